@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "cpuset.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <string.h>
+
+#include "util.h"
+
+int cpuset_first(const vn_cpuset *s)
+{
+    return cpuset_next(s, -1);
+}
+
+int cpuset_next(const vn_cpuset *s, int prev)
+{
+    unsigned start = (unsigned)(prev + 1);
+    for (unsigned wi = start / 64; wi < VN_CPUSET_WORDS; wi++) {
+        uint64_t w = s->w[wi];
+        if (wi == start / 64)
+            w &= ~0ULL << (start % 64);
+        if (w)
+            return (int)(wi * 64 + (unsigned)__builtin_ctzll(w));
+    }
+    return -1;
+}
+
+static void bitmap_freep(hwloc_bitmap_t *b)
+{
+    if (*b)
+        hwloc_bitmap_free(*b);
+}
+
+int cpuset_parse(const char *str, vn_cpuset *out)
+{
+    _cleanup_(bitmap_freep) hwloc_bitmap_t b = NULL;
+    vn_cpuset tmp;
+
+    if (!str)
+        return -EINVAL;
+    /* hwloc's list parser is lenient about garbage after a number; insist on the
+     * characters a Linux cpu list can contain before handing it over. */
+    if (str[strspn(str, "0123456789,-")] != '\0')
+        return -EINVAL;
+    if (str[0] == '\0') {
+        cpuset_zero(out);
+        return 0;
+    }
+    b = hwloc_bitmap_alloc();
+    if (!b)
+        return -ENOMEM;
+    if (hwloc_bitmap_list_sscanf(b, str) < 0)
+        return -EINVAL;
+    /* hwloc_bitmap_last() is -1 for an infinite set ("3-" parses as one) */
+    if (hwloc_bitmap_weight(b) < 0 || hwloc_bitmap_last(b) < 0)
+        return -EINVAL;
+    if (hwloc_bitmap_last(b) >= VN_MAX_CPUS)
+        return -ERANGE;
+    cpuset_zero(&tmp);
+    for (int i = hwloc_bitmap_first(b); i >= 0; i = hwloc_bitmap_next(b, i))
+        cpuset_set(&tmp, (unsigned)i);
+    *out = tmp;
+    return 0;
+}
+
+int cpuset_format(const vn_cpuset *s, char *buf, size_t len)
+{
+    _cleanup_(bitmap_freep) hwloc_bitmap_t b = hwloc_bitmap_alloc();
+    int r;
+
+    if (!b || len == 0)
+        return -ENOMEM;
+    CPUSET_FOREACH(cpu, s)
+        hwloc_bitmap_set(b, (unsigned)cpu);
+    if (hwloc_bitmap_iszero(b)) {
+        buf[0] = '\0';
+        return 0;
+    }
+    r = hwloc_bitmap_list_snprintf(buf, len, b);
+    if (r < 0 || (size_t)r >= len)
+        return -ENOSPC;
+    return 0;
+}

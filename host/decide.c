@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The decide stage. Pure: reads only its arguments, allocates only the plan.
+ *
+ * Domains are placed one cell at a time, in a fixed order (domains in auto
+ * mode first, then by priority, busy vCPUs and name; advise domains are
+ * decided last, against the result, and keep their load where it is). For
+ * each cell:
+ *
+ *   1. rule 2 (cpuset skip): memory bound to one node -> bring the vCPUs there
+ *      or leave the cell alone; its memory is never touched;
+ *   2. every feasible node gets a cost (cell_cost(), one screen), the cheapest
+ *      wins, and the current home keeps the cell unless another node wins by
+ *      more than the switch margin (hysteresis);
+ *   3. vCPUs are pinned to their allowed CPUs on the target node;
+ *   4. memory on other nodes moves to the target, hot ranges first, gated by
+ *      rule 3 (early migration / two-stage filter), the free-memory reserve of
+ *      the target, and the minimum gain.
+ *
+ * Loads and free memory consumed by earlier cells are accounted before later
+ * cells are placed, so the result does not depend on the input order.
+ */
+#include "decide.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "util.h"
+
+void config_defaults(vn_config *c)
+{
+    *c = (vn_config){
+        .busy_threshold = 0.25,
+        .reserve_bytes = 256 * VN_MIB,
+        .reserve_fraction = 0.03,
+        .min_gain_points = 5.0,
+        .switch_margin = 0.25,
+        .early_passes = EARLY_MIGRATION_PASSES,
+    };
+}
+
+/* What the pass has committed so far, per node index. */
+typedef struct pass_state {
+    double load[VN_MAX_NODES];      /* busy vCPUs (plus unmanaged busy CPUs) placed */
+    uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
+} pass_state;
+
+/* Per-cell facts derived once from the snapshot. */
+typedef struct cell_view {
+    const snap_cell *cell;
+    uint64_t bytes;                 /* resident bytes, all nodes */
+    double busy;                    /* busy vCPUs (count above the threshold) */
+    double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
+    double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
+    int home;                       /* node its vCPUs are confined to, -1 none */
+    bool mem_movable;               /* binding allows moving memory */
+} cell_view;
+
+/* The cost terms of one candidate node, kept apart so the plan can say which
+ * rule changed the choice. */
+typedef struct node_cost {
+    bool feasible;
+    bool over_capacity; /* CPUs would be oversubscribed */
+    bool no_room;       /* target lacks room above its reserve for the incoming memory */
+    double mem, vcpu, share, imbalance;
+} node_cost;
+
+static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
+{
+    uint64_t frac = (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction);
+
+    return VN_MAX(c->reserve_bytes, frac);
+}
+
+static uint64_t node_free(const topology *t, const snapshot *s, unsigned n)
+{
+    return s->free_known[n] ? s->free_bytes[n] : t->nodes[n].mem_free;
+}
+
+static bool vcpu_is_busy(const snap_vcpu *v, const vn_config *c)
+{
+    return v->busy > c->busy_threshold;
+}
+
+static unsigned topo_cpu_nodes(const topology *t)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        n += !t->nodes[i].cpuless;
+    return n;
+}
+
+/* Node index whose CPUs contain cpu, or -1. */
+static int cpu_node(const topology *t, int cpu)
+{
+    if (cpu < 0)
+        return -1;
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        if (cpuset_isset(&t->nodes[n].cpus, (unsigned)cpu))
+            return (int)n;
+    return -1;
+}
+
+/*
+ * Where a vCPU runs, as a share per node: the node of the CPU it last ran on
+ * when that CPU is inside its affinity, else spread over its affinity.
+ */
+static void vcpu_node_share(const topology *t, const snap_vcpu *v, double out[VN_MAX_NODES])
+{
+    unsigned total = cpuset_weight(&v->pinned);
+    int n = v->cpu >= 0 && cpuset_isset(&v->pinned, (unsigned)v->cpu) ? cpu_node(t, v->cpu) : -1;
+
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        out[i] = 0;
+    if (n >= 0) {
+        out[n] = 1;
+        return;
+    }
+    for (unsigned i = 0; i < t->nr_nodes && total; i++) {
+        vn_cpuset in;
+        cpuset_and(&in, &v->pinned, &t->nodes[i].cpus);
+        out[i] = (double)cpuset_weight(&in) / total;
+    }
+}
+
+static void cell_view_init(const topology *t, const snap_domain *d, const snap_cell *cell,
+                           const vn_config *c, cell_view *cv)
+{
+    double wsum = 0;
+    bool all_idle = true;
+
+    memset(cv, 0, sizeof(*cv));
+    cv->cell = cell;
+    cv->home = -1;
+    for (unsigned i = 0; i < cell->nr_vcpus; i++)
+        if (vcpu_is_busy(&cell->vcpus[i], c))
+            all_idle = false;
+    /* Busy vCPUs weigh by how busy they are; a cell with none weighs all equally. */
+    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
+        const snap_vcpu *v = &cell->vcpus[i];
+        double w = all_idle ? 1.0 : (vcpu_is_busy(v, c) ? v->busy : 0.0);
+        double share[VN_MAX_NODES];
+
+        if (vcpu_is_busy(v, c))
+            cv->busy += 1;
+        vcpu_node_share(t, v, share);
+        for (unsigned n = 0; n < t->nr_nodes; n++)
+            cv->weight_on[n] += w * share[n];
+        wsum += w;
+    }
+    for (unsigned n = 0; n < t->nr_nodes && wsum > 0; n++)
+        cv->weight_on[n] /= wsum;
+
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        cv->bytes += cell->pages[n] * cell->page_size;
+    for (unsigned n = 0; n < t->nr_nodes && cv->bytes; n++)
+        cv->mem_frac[n] = (double)(cell->pages[n] * cell->page_size) / (double)cv->bytes;
+
+    /* Home: every vCPU's affinity inside one node (what vnumad's own pins produce). */
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        bool inside = cell->nr_vcpus > 0;
+        for (unsigned i = 0; i < cell->nr_vcpus && inside; i++)
+            inside = cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus);
+        if (inside) {
+            cv->home = (int)n;
+            break;
+        }
+    }
+    /* Interleaving is an explicit choice to spread memory: respect it. */
+    cv->mem_movable = cell->binding.mode != VN_MEM_INTERLEAVE;
+    (void)d;
+}
+
+/* Locality in percent: the busy-weighted share of memory on the node its vCPU runs on. */
+static double locality(const topology *t, const double weight_on[], const double mem_frac[])
+{
+    double l = 0;
+
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        l += weight_on[n] * mem_frac[n];
+    return 100.0 * l;
+}
+
+static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const cell_view *cv,
+                                  unsigned n)
+{
+    const snap_cell *cell = cv->cell;
+    const vn_mem_binding *b = &cell->binding;
+
+    if (t->nodes[n].cpuless)
+        return false; /* never a home for vCPUs */
+    if (d->allowed_nodes && !(d->allowed_nodes & (1ULL << n)))
+        return false;
+    if ((b->mode == VN_MEM_STRICT || b->mode == VN_MEM_RESTRICTIVE) && b->nodes &&
+        !(b->nodes & (1ULL << n)))
+        return false; /* memory could not follow */
+    for (unsigned i = 0; i < cell->nr_vcpus; i++)
+        if (!cpuset_intersects(&cell->vcpus[i].allowed, &t->nodes[n].cpus))
+            return false; /* never a CPU outside the allowed set */
+    return true;
+}
+
+/* Sharing weight between two cells of one domain: the larger of what either
+ * side's hints say, or the sibling default. */
+static double share_weight(const snap_cell *a, const snap_cell *b)
+{
+    double w = -1;
+
+    for (unsigned i = 0; i < a->nr_shares; i++)
+        if (a->shares[i].cell == b->id)
+            w = VN_MAX(w, a->shares[i].weight);
+    for (unsigned i = 0; i < b->nr_shares; i++)
+        if (b->shares[i].cell == a->id)
+            w = VN_MAX(w, b->shares[i].weight);
+    return w < 0 ? SHARE_SIBLING_DEFAULT : w;
+}
+
+/* Lowest load among feasible nodes other than n, or the load of n when alone. */
+static double min_other_load(const topology *t, const pass_state *ps, const node_cost costs[],
+                             unsigned n)
+{
+    double m = -1;
+
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        if (i != n && costs[i].feasible && (m < 0 || ps->load[i] < m))
+            m = ps->load[i];
+    return m < 0 ? ps->load[n] : m;
+}
+
+/*
+ * The placement objective for one cell on node n (lower is better):
+ *
+ *   mem       = COST_MEM_MOVE  * share of the cell's memory not on n
+ *   vcpu      = COST_VCPU_MOVE * share of the cell's vCPU weight not on n
+ *   share     = COST_SHARE * sum over already placed cells it shares with of
+ *               weight * (distance(n, their node) - local) / local
+ *   imbalance = COST_IMBALANCE * min(1, 2 * excess / busy), where excess is
+ *               what rule 1's adjust_numa_imbalance() leaves of the imbalance
+ *               (half the difference between n's busy load after placing the
+ *               cell and the least loaded other node, as the kernel's
+ *               nr_diff >> 1), with n's own imb_numa_nr
+ *
+ * Moving memory costs twice moving vCPUs, so equal gains move vCPUs. Infeasible:
+ * CPU-less nodes, nodes outside the domain's allowed nodes or memory binding,
+ * nodes where a vCPU has no allowed CPU.
+ */
+static void cell_cost(const topology *t, const snap_domain *d, const cell_view *cv,
+                      const pass_state *ps, const int placed_node[], node_cost costs[])
+{
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        node_cost *nc = &costs[n];
+        memset(nc, 0, sizeof(*nc));
+        nc->feasible = node_allowed_for_cell(t, d, cv, n);
+        if (!nc->feasible)
+            continue;
+        nc->mem = cv->mem_movable ? COST_MEM_MOVE * (cv->bytes ? 1.0 - cv->mem_frac[n] : 0) : 0;
+        nc->vcpu = COST_VCPU_MOVE * (1.0 - cv->weight_on[n]);
+        for (unsigned k = 0; k < d->nr_cells; k++) {
+            int pn = placed_node[k];
+            if (pn < 0 || &d->cells[k] == cv->cell)
+                continue;
+            nc->share += COST_SHARE * share_weight(cv->cell, &d->cells[k]) *
+                         ((double)topo_distance(t, n, (unsigned)pn) - TOPO_DISTANCE_LOCAL) /
+                         TOPO_DISTANCE_LOCAL;
+        }
+        nc->over_capacity = ps->load[n] + cv->busy > (double)t->nodes[n].nr_cpus;
+        nc->no_room = cv->mem_movable &&
+                      cv->bytes - cv->cell->pages[n] * cv->cell->page_size > ps->free_left[n];
+    }
+    /* Rule 1 needs the other nodes' feasibility, so it runs in a second sweep. */
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        node_cost *nc = &costs[n];
+        double after, diff, excess;
+        if (!nc->feasible || cv->busy <= 0)
+            continue;
+        after = ps->load[n] + cv->busy;
+        /* busy vCPUs that would have to move to even out, as the kernel's nr_diff >> 1 */
+        diff = after - min_other_load(t, ps, costs, n);
+        excess = rule_adjust_numa_imbalance(diff > 0 ? (int)(diff / 2) : 0, (int)lround(after),
+                                            (int)t->nodes[n].imb_numa_nr);
+        if (excess > 0)
+            nc->imbalance = COST_IMBALANCE * VN_MIN(1.0, 2.0 * excess / cv->busy);
+    }
+}
+
+typedef struct cost_mask {
+    bool no_imbalance, no_share, no_capacity, no_room;
+} cost_mask;
+
+/* Cheapest node under a mask of ignored terms; capacity and room are hard
+ * constraints that only give way when no node meets them. Ties: lower index. */
+static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
+{
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: capacity and room hold; 1: room relaxed; 2: both relaxed */
+        int best = -1;
+        double best_cost = 0;
+        for (unsigned n = 0; n < t->nr_nodes; n++) {
+            const node_cost *nc = &costs[n];
+            double cost;
+            if (!nc->feasible)
+                continue;
+            if (pass < 2 && !m.no_capacity && nc->over_capacity)
+                continue;
+            if (pass < 1 && !m.no_room && nc->no_room)
+                continue;
+            cost = nc->mem + nc->vcpu + (m.no_share ? 0 : nc->share) +
+                   (m.no_imbalance ? 0 : nc->imbalance);
+            if (best < 0 || cost < best_cost - 1e-9) {
+                best = (int)n;
+                best_cost = cost;
+            }
+        }
+        if (best >= 0)
+            return best;
+    }
+    return -1;
+}
+
+static double total_cost(const node_cost *nc)
+{
+    return nc->mem + nc->vcpu + nc->share + nc->imbalance;
+}
+
+/* Append pins moving every vCPU of the cell onto its allowed CPUs of node n. */
+static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_rules rules,
+                     plan_cell *pc)
+{
+    pc->pins = calloc(cell->nr_vcpus, sizeof(*pc->pins));
+    if (!pc->pins)
+        return -ENOMEM;
+    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
+        vn_cpuset want;
+        cpuset_and(&want, &cell->vcpus[i].allowed, &t->nodes[n].cpus);
+        if (cpuset_equal(&want, &cell->vcpus[i].pinned))
+            continue;
+        pc->pins[pc->nr_pins++] = (plan_pin){.vcpu = cell->vcpus[i].id, .cpus = want, .rules = rules};
+    }
+    if (pc->nr_pins == 0) {
+        free(pc->pins);
+        pc->pins = NULL;
+    }
+    return 0;
+}
+
+static int cmp_source(const void *a, const void *b, void *arg)
+{
+    const snap_cell *cell = arg;
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+    if (cell->pages[x] != cell->pages[y])
+        return cell->pages[x] > cell->pages[y] ? -1 : 1;
+    return x < y ? -1 : 1;
+}
+
+/*
+ * Memory moves of a cell to node `to`: hot ranges from guest hints first
+ * (ordering directives for the act stage; their bytes are part of the bulk
+ * moves that follow), then each other node's pages, largest first, cut at the
+ * target's room above its reserve. Returns 0 or -ENOMEM; *moved gets the bulk
+ * bytes planned.
+ */
+static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool shared_ok,
+                       vn_rules base, uint64_t room, plan_cell *pc, uint64_t *moved)
+{
+    const snap_cell *cell = cv->cell;
+    unsigned order[VN_MAX_NODES], nr_src = 0;
+    uint64_t left = room / cell->page_size * cell->page_size;
+
+    *moved = 0;
+    pc->moves = calloc(cell->nr_hot + t->nr_nodes, sizeof(*pc->moves));
+    if (!pc->moves)
+        return -ENOMEM;
+    for (unsigned i = 0; i < cell->nr_hot; i++) {
+        const snap_hot_range *h = &cell->hot[i];
+        if (h->shared && !shared_ok)
+            continue; /* rule 3's caveat: shared memory waits for the filter */
+        pc->moves[pc->nr_moves++] = (plan_move){
+            .from_node = -1, .to_node = (int)to, .bytes = h->length, .gpa = h->gpa,
+            .length = h->length, .is_range = true, .gain_points = 0,
+            .rules = base | RULE_BIT(RULE_HOT_FIRST)};
+    }
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        if (n != to && cell->pages[n])
+            order[nr_src++] = n;
+    qsort_r(order, nr_src, sizeof(order[0]), cmp_source, (void *)cell);
+    for (unsigned i = 0; i < nr_src; i++) {
+        unsigned n = order[i];
+        uint64_t bytes = cell->pages[n] * cell->page_size;
+        vn_rules r = base;
+        if (bytes > left) {
+            bytes = left;
+            r |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+            pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+        }
+        if (bytes == 0)
+            break;
+        left -= bytes;
+        *moved += bytes;
+        pc->moves[pc->nr_moves++] = (plan_move){
+            .from_node = (int)n, .to_node = (int)to, .bytes = bytes,
+            .gain_points = 100.0 * (double)bytes / (double)cv->bytes, .rules = r};
+    }
+    if (*moved == 0) {
+        /* without bulk moves, range directives have nothing to order */
+        free(pc->moves);
+        pc->moves = NULL;
+        pc->nr_moves = 0;
+    }
+    return 0;
+}
+
+/* Does any vCPU of the cell run (or may run) outside node n? */
+static bool vcpus_outside(const topology *t, const snap_cell *cell, unsigned n)
+{
+    for (unsigned i = 0; i < cell->nr_vcpus; i++)
+        if (!cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus))
+            return true;
+    return false;
+}
+
+/* Chen Yu's refinement: vCPUs can follow when the node's CPUs are all allowed. */
+static bool vcpus_can_follow(const topology *t, const snap_cell *cell, unsigned n)
+{
+    if (t->nodes[n].cpuless)
+        return false;
+    for (unsigned i = 0; i < cell->nr_vcpus; i++)
+        if (!cpuset_subset(&t->nodes[n].cpus, &cell->vcpus[i].allowed))
+            return false;
+    return true;
+}
+
+static void account_load(const topology *t, const cell_view *cv, int target, pass_state *ps)
+{
+    if (target >= 0) {
+        ps->load[target] += cv->busy;
+        return;
+    }
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        ps->load[n] += cv->busy * cv->weight_on[n];
+}
+
+/*
+ * Rule 2 for one cell. Sets *handled when the rule decided the cell (pins may
+ * have been planned). Returns 0 or -ENOMEM.
+ */
+static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cell_view *cv,
+                              pass_state *ps, plan_cell *pc, bool *handled)
+{
+    const snap_cell *cell = cv->cell;
+    int bound = -1;
+    rule_cpuset_verdict v;
+
+    int n = rule_binding_single_node(&cell->binding);
+
+    *handled = false;
+    if (n < 0)
+        return 0;
+    v = rule_cpuset_skip(&cell->binding,
+                         vcpus_can_follow(t, cell, (unsigned)n) &&
+                             (!d->allowed_nodes || (d->allowed_nodes & (1ULL << n))) &&
+                             ps->load[n] + cv->busy <= (double)t->nodes[n].nr_cpus,
+                         vcpus_outside(t, cell, (unsigned)n), &bound);
+    if (v == CPUSET_NOT_BOUND)
+        return 0;
+    *handled = true;
+    pc->rules |= RULE_BIT(RULE_CPUSET_SKIP);
+    pc->target_node = bound;
+    pc->candidate_node = bound;
+    pc->locality_after = pc->locality_before;
+    if (v == CPUSET_MOVE_VCPUS) {
+        int r = plan_pins(t, cell, (unsigned)bound,
+                          RULE_BIT(RULE_CPUSET_SKIP) | RULE_BIT(RULE_ALLOWED_CPUS), pc);
+        if (r < 0)
+            return r;
+        pc->locality_after = 100.0 * cv->mem_frac[bound];
+        account_load(t, cv, bound, ps);
+    } else {
+        account_load(t, cv, vcpus_outside(t, cell, (unsigned)bound) ? -1 : bound, ps);
+    }
+    pc->reason = pc->nr_pins ? REASON_NONE : REASON_CPUSET_SKIP;
+    return 0;
+}
+
+static int decide_cell(const topology *t, const snapshot *s, const snap_domain *d,
+                       const vn_config *c, const cell_view *cv, pass_state *ps, int placed_node[],
+                       unsigned cell_idx, plan_cell *pc)
+{
+    const snap_cell *cell = cv->cell;
+    node_cost costs[VN_MAX_NODES];
+    unsigned nr_feasible = 0;
+    int best, target, r;
+    uint64_t moved_total = 0;
+    bool handled;
+    vn_rules why = RULE_BIT(RULE_LOCALITY) | RULE_BIT(RULE_ALLOWED_CPUS);
+
+    pc->cell_id = cell->id;
+    pc->current_node = cv->home;
+    pc->target_node = -1;
+    pc->candidate_node = -1;
+    pc->locality_before = locality(t, cv->weight_on, cv->mem_frac);
+    pc->locality_after = pc->locality_before;
+
+    r = decide_cpuset_skip(t, d, cv, ps, pc, &handled);
+    if (r < 0 || handled) {
+        placed_node[cell_idx] = pc->target_node;
+        return r;
+    }
+
+    cell_cost(t, d, cv, ps, placed_node, costs);
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        nr_feasible += costs[n].feasible;
+    best = pick_node(t, costs, (cost_mask){0});
+    if (best < 0) {
+        pc->reason = REASON_NO_FEASIBLE_NODE;
+        account_load(t, cv, -1, ps);
+        return 0;
+    }
+
+    /* Which rules changed the choice: compare with the choice made without them. */
+    if (pick_node(t, costs, (cost_mask){.no_imbalance = true}) != best)
+        why |= RULE_BIT(RULE_ALLOWED_IMBALANCE);
+    if (pick_node(t, costs, (cost_mask){.no_share = true}) != best)
+        why |= RULE_BIT(RULE_SHARED_PROXIMITY);
+    if (pick_node(t, costs, (cost_mask){.no_capacity = true}) != best)
+        why |= RULE_BIT(RULE_CPU_CAPACITY);
+    if (pick_node(t, costs, (cost_mask){.no_room = true}) != best)
+        why |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+    if (cv->mem_frac[best] >= 0.5 && cv->weight_on[best] < 1.0)
+        why |= RULE_BIT(RULE_PREFER_VCPU_MOVE);
+
+    /* Hysteresis: the current home keeps the cell unless another node wins clearly. */
+    target = best;
+    if (cv->home >= 0 && cv->home != best && costs[cv->home].feasible &&
+        !costs[cv->home].over_capacity &&
+        total_cost(&costs[cv->home]) - total_cost(&costs[best]) <= c->switch_margin) {
+        target = cv->home;
+        why = (why & ~RULE_BIT(RULE_PREFER_VCPU_MOVE)) | RULE_BIT(RULE_HYSTERESIS);
+    }
+    pc->target_node = target;
+    pc->candidate_node = target;
+    pc->cpu_overcommit = costs[target].over_capacity;
+    pc->rules |= why;
+    placed_node[cell_idx] = target;
+
+    r = plan_pins(t, cell, (unsigned)target, why, pc);
+    if (r < 0)
+        return r;
+
+    /* Memory: what is not on the target yet, if the rules let it move now. */
+    if (cv->mem_movable && cv->bytes && cv->mem_frac[target] < 1.0) {
+        double gain = 100.0 * (1.0 - cv->mem_frac[target]);
+        rule_migrate_verdict priv = rule_migrate_filter(
+            d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
+        rule_migrate_verdict shared = rule_migrate_filter(
+            d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, true);
+
+        if (gain < c->min_gain_points) {
+            pc->rules |= RULE_BIT(RULE_HYSTERESIS);
+            if (!pc->nr_pins)
+                pc->reason = REASON_HYSTERESIS;
+        } else if (priv == MIGRATE_WAIT) {
+            pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
+            if (!pc->nr_pins)
+                pc->reason = REASON_FILTER_PENDING;
+        } else {
+            vn_rules mr = why | RULE_BIT(RULE_LOCK_HOLD) |
+                          RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION
+                                                             : RULE_TWO_STAGE_FILTER);
+            uint64_t free_t = ps->free_left[target], reserve = node_reserve(t, c, (unsigned)target);
+            uint64_t room = free_t > reserve ? free_t - reserve : 0, moved = 0;
+            uint64_t total_pages = cv->bytes / cell->page_size;
+
+            pc->rules |= mr;
+            r = plan_memory(t, cv, (unsigned)target, shared != MIGRATE_WAIT, mr, room, pc, &moved);
+            if (r < 0)
+                return r;
+            pc->batch_pages = rule_lock_hold_walk(total_pages).window_pages;
+            ps->free_left[target] -= moved;
+            if (!pc->nr_moves) {
+                pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+                if (!pc->nr_pins)
+                    pc->reason = REASON_NO_ROOM;
+            }
+            moved_total = moved;
+        }
+    }
+    /* After the plan every vCPU runs on the target. */
+    pc->locality_after =
+        cv->bytes ? 100.0 * (cv->mem_frac[target] + (double)moved_total / (double)cv->bytes) : 0;
+    account_load(t, cv, target, ps);
+
+    if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE) {
+        if (!cv->bytes)
+            pc->reason = REASON_NO_MEMORY_INFO;
+        else if (nr_feasible == 1 && topo_cpu_nodes(t) == 1)
+            pc->reason = REASON_SINGLE_HOST_NODE;
+        else
+            pc->reason = REASON_ALREADY_LOCAL;
+    }
+    (void)s;
+    return 0;
+}
+
+typedef struct dom_order {
+    const snap_domain *d;
+    double busy;
+    unsigned input_idx;
+} dom_order;
+
+static int cmp_domain(const void *a, const void *b)
+{
+    const dom_order *x = a, *y = b;
+
+    if (x->d->mode != y->d->mode) /* domains that act first, advice on the result */
+        return x->d->mode == VN_MODE_AUTO ? -1 : 1;
+    if (x->d->priority != y->d->priority)
+        return x->d->priority > y->d->priority ? -1 : 1;
+    if (x->busy != y->busy)
+        return x->busy > y->busy ? -1 : 1;
+    return strcmp(x->d->name, y->d->name);
+}
+
+static bool domain_planned(const snap_domain *d)
+{
+    return d->mode == VN_MODE_AUTO || d->mode == VN_MODE_ADVISE;
+}
+
+static int decide_domain(const topology *t, const snapshot *s, const snap_domain *d,
+                         const vn_config *c, pass_state *ps, plan_domain *pd)
+{
+    _cleanup_free_ int *placed = NULL;
+    cell_view cv;
+
+    snprintf(pd->name, sizeof(pd->name), "%s", d->name);
+    pd->mode = d->mode;
+    pd->cells = calloc(d->nr_cells ? d->nr_cells : 1, sizeof(*pd->cells));
+    placed = malloc((d->nr_cells ? d->nr_cells : 1) * sizeof(*placed));
+    if (!pd->cells || !placed)
+        return -ENOMEM;
+    pd->nr_cells = d->nr_cells;
+    for (unsigned k = 0; k < d->nr_cells; k++)
+        placed[k] = -1;
+    for (unsigned k = 0; k < d->nr_cells; k++) {
+        int r;
+        cell_view_init(t, d, &d->cells[k], c, &cv);
+        if (d->mode == VN_MODE_AUTO) {
+            r = decide_cell(t, s, d, c, &cv, ps, placed, k, &pd->cells[k]);
+        } else {
+            /* Advice is never carried out: decide on a scratch copy without the cell's
+             * own load, so the pass keeps the cell where it is. */
+            pass_state scratch = *ps;
+            for (unsigned n = 0; n < t->nr_nodes; n++)
+                scratch.load[n] -= cv.busy * cv.weight_on[n];
+            r = decide_cell(t, s, d, c, &cv, &scratch, placed, k, &pd->cells[k]);
+        }
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
+{
+    _cleanup_free_ dom_order *order = NULL;
+    _cleanup_free_ int *slot = NULL;
+    plan p = {.pass = s->pass};
+    pass_state ps;
+    unsigned nr = 0;
+    int r = 0;
+
+    memset(&ps, 0, sizeof(ps));
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        ps.load[n] = s->other_busy[n];
+        ps.free_left[n] = node_free(t, s, n);
+    }
+    order = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*order));
+    slot = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*slot));
+    if (!order || !slot)
+        return -ENOMEM;
+    for (unsigned i = 0; i < s->nr_domains; i++) {
+        const snap_domain *d = &s->domains[i];
+        if (!domain_planned(d))
+            continue; /* not opted in: never planned, never touched */
+        order[nr] = (dom_order){.d = d, .input_idx = i};
+        for (unsigned k = 0; k < d->nr_cells; k++)
+            for (unsigned v = 0; v < d->cells[k].nr_vcpus; v++)
+                order[nr].busy += d->cells[k].vcpus[v].busy > c->busy_threshold;
+        slot[i] = (int)nr;
+        nr++;
+        if (d->mode != VN_MODE_AUTO) {
+            /* an advised domain stays where it is: its load is there for the whole pass */
+            for (unsigned k = 0; k < d->nr_cells; k++) {
+                cell_view cv;
+                cell_view_init(t, d, &d->cells[k], c, &cv);
+                account_load(t, &cv, -1, &ps);
+            }
+        }
+    }
+    /* The plan lists domains in input order; they are placed in priority order. */
+    p.domains = calloc(nr ? nr : 1, sizeof(*p.domains));
+    if (!p.domains)
+        return -ENOMEM;
+    p.nr_domains = nr;
+    qsort(order, nr, sizeof(*order), cmp_domain);
+    for (unsigned i = 0; i < nr && r == 0; i++)
+        r = decide_domain(t, s, order[i].d, c, &ps, &p.domains[slot[order[i].input_idx]]);
+    if (r < 0) {
+        plan_clear(&p);
+        return r;
+    }
+    *ret = p;
+    return 0;
+}
+
+void plan_clear(plan *p)
+{
+    if (!p)
+        return;
+    for (unsigned i = 0; i < p->nr_domains; i++) {
+        plan_domain *pd = &p->domains[i];
+        for (unsigned k = 0; k < pd->nr_cells; k++) {
+            free(pd->cells[k].pins);
+            free(pd->cells[k].moves);
+        }
+        free(pd->cells);
+    }
+    free(p->domains);
+    memset(p, 0, sizeof(*p));
+}
+
+unsigned plan_nr_actions(const plan *p)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < p->nr_domains; i++)
+        for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
+            n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
+    return n;
+}
+
+int snapshot_copy(const snapshot *s, snapshot *ret)
+{
+    snapshot c = *s;
+
+    c.domains = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*c.domains));
+    if (!c.domains)
+        return -ENOMEM;
+    c.nr_domains = 0;
+    for (unsigned i = 0; i < s->nr_domains; i++) {
+        const snap_domain *sd = &s->domains[i];
+        snap_domain *dd = &c.domains[i];
+        *dd = *sd;
+        dd->cells = calloc(sd->nr_cells ? sd->nr_cells : 1, sizeof(*dd->cells));
+        dd->nr_cells = 0;
+        c.nr_domains = i + 1;
+        if (!dd->cells)
+            goto error;
+        for (unsigned k = 0; k < sd->nr_cells; k++) {
+            const snap_cell *sc = &sd->cells[k];
+            snap_cell *dc = &dd->cells[k];
+            *dc = *sc;
+            dc->vcpus = NULL;
+            dc->hot = NULL;
+            dc->shares = NULL;
+            dd->nr_cells = k + 1;
+            dc->vcpus = malloc((sc->nr_vcpus ? sc->nr_vcpus : 1) * sizeof(*dc->vcpus));
+            dc->hot = malloc((sc->nr_hot ? sc->nr_hot : 1) * sizeof(*dc->hot));
+            dc->shares = malloc((sc->nr_shares ? sc->nr_shares : 1) * sizeof(*dc->shares));
+            if (!dc->vcpus || !dc->hot || !dc->shares)
+                goto error;
+            memcpy(dc->vcpus, sc->vcpus, sc->nr_vcpus * sizeof(*dc->vcpus));
+            memcpy(dc->hot, sc->hot, sc->nr_hot * sizeof(*dc->hot));
+            memcpy(dc->shares, sc->shares, sc->nr_shares * sizeof(*dc->shares));
+        }
+    }
+    *ret = c;
+    return 0;
+error:
+    snapshot_clear(&c);
+    return -ENOMEM;
+}
+
+static snap_domain *find_domain(snapshot *s, const char *name)
+{
+    for (unsigned i = 0; i < s->nr_domains; i++)
+        if (strcmp(s->domains[i].name, name) == 0)
+            return &s->domains[i];
+    return NULL;
+}
+
+static snap_vcpu *find_vcpu(snap_cell *cell, unsigned id)
+{
+    for (unsigned i = 0; i < cell->nr_vcpus; i++)
+        if (cell->vcpus[i].id == id)
+            return &cell->vcpus[i];
+    return NULL;
+}
+
+static void apply_cell(const topology *t, snapshot *n, snap_cell *cell, const plan_cell *pc)
+{
+    for (unsigned i = 0; i < pc->nr_pins; i++) {
+        snap_vcpu *v = find_vcpu(cell, pc->pins[i].vcpu);
+        if (!v)
+            continue;
+        v->pinned = pc->pins[i].cpus;
+        if (v->cpu < 0 || !cpuset_isset(&v->pinned, (unsigned)v->cpu))
+            v->cpu = cpuset_first(&v->pinned);
+    }
+    for (unsigned i = 0; i < pc->nr_moves; i++) {
+        const plan_move *m = &pc->moves[i];
+        uint64_t pages;
+        if (m->is_range || m->from_node < 0)
+            continue; /* ordering directives: their bytes are in the bulk moves */
+        pages = VN_MIN(m->bytes / cell->page_size, cell->pages[m->from_node]);
+        cell->pages[m->from_node] -= pages;
+        cell->pages[m->to_node] += pages;
+        for (int side = 0; side < 2; side++) {
+            unsigned node = (unsigned)(side ? m->to_node : m->from_node);
+            if (!n->free_known[node]) {
+                n->free_known[node] = true;
+                n->free_bytes[node] = t->nodes[node].mem_free;
+            }
+        }
+        n->free_bytes[m->from_node] += pages * cell->page_size;
+        n->free_bytes[m->to_node] -= VN_MIN(n->free_bytes[m->to_node], pages * cell->page_size);
+    }
+    cell->last_candidate = pc->candidate_node;
+}
+
+int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret)
+{
+    snapshot n;
+    int r = snapshot_copy(s, &n);
+
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < p->nr_domains; i++) {
+        const plan_domain *pd = &p->domains[i];
+        snap_domain *d = find_domain(&n, pd->name);
+        int main_node = -1;
+        uint64_t main_bytes = 0;
+        if (!d)
+            continue;
+        for (unsigned k = 0; k < pd->nr_cells && k < d->nr_cells; k++) {
+            const plan_cell *pc = &pd->cells[k];
+            snap_cell *cell = &d->cells[k];
+            uint64_t bytes = 0;
+            if (pd->mode == VN_MODE_AUTO)
+                apply_cell(t, &n, cell, pc);
+            else
+                cell->last_candidate = pc->candidate_node;
+            for (unsigned m = 0; m < t->nr_nodes; m++)
+                bytes += cell->pages[m] * cell->page_size;
+            if (pc->target_node >= 0 && (main_node < 0 || bytes > main_bytes)) {
+                main_node = pc->target_node;
+                main_bytes = bytes;
+            }
+        }
+        if (pd->mode == VN_MODE_AUTO && main_node >= 0)
+            d->preferred_node = main_node;
+    }
+    for (unsigned i = 0; i < n.nr_domains; i++)
+        n.domains[i].age_passes++;
+    n.pass++;
+    *ret = n;
+    return 0;
+}

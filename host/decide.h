@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stage 3 of the pipeline: decide. Pure: no I/O, no clock, no globals. Given
+ * the host topology, a snapshot of the domains and the configuration, produce
+ * a plan in which every action names the rule(s) behind it.
+ */
+#pragma once
+
+#include "model.h"
+#include "topology.h"
+
+/* ---- the placement objective's weights (docs/ARCHITECTURE.md, "Objective") ---- */
+
+/* Cost of having to move all of a cell's memory: twice that of moving all its vCPUs,
+ * so when the gain is equal vCPUs move and memory stays. */
+#define COST_MEM_MOVE 2.0
+#define COST_VCPU_MOVE 1.0
+/* Cost per unit of (distance - local) / local between a cell and a cell it shares with. */
+#define COST_SHARE 1.0
+/* Sharing weight assumed between sibling cells of one domain when hints say nothing. */
+#define SHARE_SIBLING_DEFAULT 0.3
+/* Cost of placing a cell where the allowed imbalance (rule 1) is exceeded, at full excess. */
+#define COST_IMBALANCE 4.0
+
+/*
+ * Decide where each cell of each opted-in domain (mode auto or advise) should
+ * live and what to do to get it there. Domains with mode off never appear in
+ * the plan. Returns 0 and fills *ret (release with plan_clear), or -ENOMEM.
+ */
+int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret);
+
+/*
+ * The state that carrying out plan p on snapshot s would produce, as a new
+ * snapshot in *ret: pins applied, planned bytes moved (whole pages), free
+ * memory adjusted, each domain one pass older, rule 3's candidates fed back.
+ * Used by the advisor's "after" view and by the property tests. Returns 0 or
+ * -ENOMEM.
+ */
+int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret);
+
+/* Deep copy of a snapshot. Returns 0 or -ENOMEM. */
+int snapshot_copy(const snapshot *s, snapshot *ret);

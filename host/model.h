@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Every node number in these structures is a topology node *index*
+ * (0..topology.nr_nodes-1); the kernel's node numbers (os_index) appear only
+ * at the edges (JSON in and out, libnuma calls).
+ *
+ * The values that flow through the pipeline:
+ *
+ *   topology (topology.h) + snapshot + config  --decide-->  plan
+ *
+ * A snapshot is what the sample stage saw of the opted-in domains in one pass
+ * (or what `vnumad --advise --snapshot FILE.json` reads, see
+ * docs/snapshot-format.md). A plan is what the decide stage wants done, every
+ * action naming the rule(s) behind it. All of these are plain data: no
+ * handles, no I/O.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "topology.h"
+
+/* ---- limits on what one snapshot may hold (also the JSON parser's bounds) ---- */
+#define SNAP_MAX_DOMAINS 4096
+#define SNAP_MAX_CELLS_PER_DOMAIN 64
+#define SNAP_MAX_VCPUS_PER_CELL 1024
+#define SNAP_MAX_HOT_RANGES 256
+#define SNAP_MAX_SHARES 64
+#define SNAP_NAME_MAX 256 /* bytes incl. NUL; libvirt domain names are shorter in practice */
+#define SNAP_UUID_MAX 37
+
+typedef enum vn_mode {
+    VN_MODE_OFF,    /* not opted in (or mode="off"): never touched, never planned */
+    VN_MODE_ADVISE, /* decide and record, never act */
+    VN_MODE_AUTO,   /* decide and act */
+    VN_MODE_MAX,
+} vn_mode;
+
+/* libvirt <numatune><memory mode=...>; NONE when the domain has no numatune. */
+typedef enum vn_mem_mode {
+    VN_MEM_NONE,
+    VN_MEM_STRICT,
+    VN_MEM_RESTRICTIVE,
+    VN_MEM_PREFERRED,
+    VN_MEM_INTERLEAVE,
+    VN_MEM_MAX,
+} vn_mem_mode;
+
+typedef struct vn_mem_binding {
+    vn_mem_mode mode;
+    uint64_t nodes; /* bitmask of host node indexes (bit i = topology node i) */
+} vn_mem_binding;
+
+typedef struct snap_vcpu {
+    unsigned id;       /* libvirt vCPU number */
+    double busy;       /* fraction of one CPU used over the last window, 0..1 */
+    vn_cpuset allowed; /* CPUs the domain may use for this vCPU (libvirt/cgroup limit) */
+    vn_cpuset pinned;  /* current affinity */
+    int cpu;           /* CPU it last ran on, -1 when unknown */
+} snap_vcpu;
+
+typedef struct snap_hot_range {
+    uint64_t gpa;    /* guest-physical start, bytes */
+    uint64_t length; /* bytes */
+    double heat;     /* 0..1, from guest hints */
+    bool shared;     /* touched by processes running in several cells */
+} snap_hot_range;
+
+typedef struct snap_share {
+    unsigned cell; /* id of another cell of the same domain */
+    double weight; /* 0..1: how much memory traffic the two cells share */
+} snap_share;
+
+typedef struct snap_cell {
+    unsigned id;
+    unsigned nr_vcpus;
+    snap_vcpu *vcpus;
+    uint64_t page_size;                   /* bytes per page of the backend */
+    uint64_t pages[VN_MAX_NODES];         /* resident pages on each node index */
+    vn_mem_binding binding;               /* per-cell memnode binding, or the domain's */
+    int last_candidate;                   /* node index proposed last pass, -1 none (rule 3) */
+    unsigned nr_hot;
+    snap_hot_range *hot;                  /* hints, hottest first after parsing */
+    unsigned nr_shares;
+    snap_share *shares;
+} snap_cell;
+
+typedef struct snap_domain {
+    char name[SNAP_NAME_MAX];
+    char uuid[SNAP_UUID_MAX];
+    vn_mode mode;
+    int priority;          /* higher is placed first, 0 default, -100..100 */
+    uint64_t allowed_nodes; /* bitmask of node indexes; 0 = all nodes */
+    unsigned age_passes;   /* balancing passes since vnumad first saw the domain */
+    int preferred_node;    /* node index it settled on, -1 none yet (rule 3) */
+    unsigned nr_cells;
+    snap_cell *cells;
+} snap_domain;
+
+typedef struct snapshot {
+    uint64_t pass;          /* pass number */
+    unsigned nr_domains;
+    snap_domain *domains;
+    /* Per node index: free bytes (overrides the topology's), and busy CPUs used
+     * by everything vnumad does not manage. */
+    bool free_known[VN_MAX_NODES];
+    uint64_t free_bytes[VN_MAX_NODES];
+    double other_busy[VN_MAX_NODES];
+} snapshot;
+
+/* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
+void snapshot_clear(snapshot *s);
+
+/* ---- configuration the decide stage reads ---- */
+typedef struct vn_config {
+    double busy_threshold;       /* a vCPU above this fraction of a CPU is busy */
+    uint64_t reserve_bytes;      /* free memory each node keeps; never a destination below it */
+    double reserve_fraction;     /* ... or this fraction of the node's memory, whichever is larger */
+    double min_gain_points;      /* hysteresis: smaller locality gains do not move memory */
+    double switch_margin;        /* hysteresis: cost a new home must win by */
+    unsigned early_passes;       /* rule 3: early fast migration lasts this many passes */
+} vn_config;
+
+/* The documented defaults (docs/ARCHITECTURE.md). */
+void config_defaults(vn_config *c);
+
+/* ---- the plan ---- */
+
+/* Rules and reasons a plan can name. Keep rule_name() in rules.c in sync. */
+typedef enum vn_rule {
+    RULE_ALLOWED_IMBALANCE, /* rule 1 */
+    RULE_CPUSET_SKIP,       /* rule 2 */
+    RULE_EARLY_MIGRATION,   /* rule 3, first passes */
+    RULE_TWO_STAGE_FILTER,  /* rule 3, later */
+    RULE_SCAN_BUDGET,       /* rule 4 */
+    RULE_LOCK_HOLD,         /* rule 5 */
+    RULE_LOCALITY,          /* objective: vCPUs and memory of a cell on one node */
+    RULE_PREFER_VCPU_MOVE,  /* objective: move vCPUs rather than memory */
+    RULE_SHARED_PROXIMITY,  /* objective: cells that share go near each other */
+    RULE_CPU_CAPACITY,      /* objective: a node's CPUs are not oversubscribed */
+    RULE_FREE_MEM_RESERVE,  /* objective: never a destination below its reserve */
+    RULE_ALLOWED_CPUS,      /* objective: never outside the vCPU's allowed set */
+    RULE_HYSTERESIS,        /* objective: small gains move nothing */
+    RULE_HOT_FIRST,         /* guest hints: hot ranges first */
+    RULE_MAX,
+} vn_rule;
+
+typedef uint32_t vn_rules; /* bitmask of 1u << vn_rule */
+#define RULE_BIT(r) (1u << (r))
+
+/* Why a cell got no action. */
+typedef enum vn_reason {
+    REASON_NONE,             /* the cell has actions */
+    REASON_ALREADY_LOCAL,    /* vCPUs and memory are where they should be */
+    REASON_CPUSET_SKIP,      /* rule 2: memory bound to one node, nothing to do */
+    REASON_HYSTERESIS,       /* a better place exists but the gain is too small */
+    REASON_SINGLE_HOST_NODE, /* only one node could hold the cell, and it is there */
+    REASON_FILTER_PENDING,   /* rule 3: memory waits for a second agreeing sample */
+    REASON_NO_ROOM,          /* no node has room above its free-memory reserve */
+    REASON_NO_FEASIBLE_NODE, /* no node satisfies the allowed CPUs / nodes */
+    REASON_NO_MEMORY_INFO,   /* no resident pages known for the cell */
+    REASON_MAX,
+} vn_reason;
+
+typedef struct plan_pin {
+    unsigned vcpu;  /* libvirt vCPU number */
+    vn_cpuset cpus; /* new affinity */
+    vn_rules rules;
+} plan_pin;
+
+typedef struct plan_move {
+    int from_node;       /* node index, -1 for "every node but the target" (hot range) */
+    int to_node;         /* node index */
+    uint64_t bytes;      /* bytes to move (estimate for hot ranges) */
+    uint64_t gpa;        /* hot range start, when is_range */
+    uint64_t length;     /* hot range length, when is_range */
+    bool is_range;       /* a guest-physical range from hints, else bulk from from_node */
+    double gain_points;  /* expected locality gain, percentage points of the cell */
+    vn_rules rules;
+} plan_move;
+
+typedef struct plan_cell {
+    unsigned cell_id;
+    int current_node;    /* node index where the cell mostly is now, -1 spread/unknown */
+    int target_node;     /* node index chosen, -1 none */
+    int candidate_node;  /* feed back as last_candidate next pass (rule 3) */
+    double locality_before; /* percent, busy-weighted share of memory local to its vCPU */
+    double locality_after;  /* percent, expected once the plan is done */
+    unsigned nr_pins;
+    plan_pin *pins;
+    unsigned nr_moves;
+    plan_move *moves;        /* in priority order */
+    uint32_t batch_pages;    /* rule 5: pages per move_pages call */
+    bool cpu_overcommit;     /* no allowed node had CPUs to spare: placed on the least bad */
+    vn_rules rules;          /* every rule that shaped this cell's decision */
+    vn_reason reason;        /* why nothing happens, REASON_NONE when actions exist */
+} plan_cell;
+
+typedef struct plan_domain {
+    char name[SNAP_NAME_MAX];
+    vn_mode mode;
+    unsigned nr_cells;
+    plan_cell *cells;
+} plan_domain;
+
+typedef struct plan {
+    uint64_t pass;
+    unsigned nr_domains;
+    plan_domain *domains;
+} plan;
+
+/* Frees everything a plan owns and zeroes it. NULL-safe. */
+void plan_clear(plan *p);
+
+/* Number of actions (pins + moves) in the plan. */
+unsigned plan_nr_actions(const plan *p);

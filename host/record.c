@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "record.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "rules.h"
+#include "util.h"
+
+static void json_putp(struct json_object **o)
+{
+    if (*o)
+        json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_putp)
+
+/* The kernel's number of node index n, or -1 (JSON null) for "none". */
+static struct json_object *node_json(const topology *t, int n)
+{
+    if (n < 0 || (unsigned)n >= t->nr_nodes)
+        return NULL;
+    return json_object_new_int((int)t->nodes[n].os_index);
+}
+
+static struct json_object *rules_json(vn_rules rules)
+{
+    struct json_object *a = json_object_new_array();
+
+    for (unsigned r = 0; a && r < RULE_MAX; r++)
+        if (rules & RULE_BIT(r))
+            json_object_array_add(a, json_object_new_string(rule_name((vn_rule)r)));
+    return a;
+}
+
+void record_rules_str(vn_rules rules, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    for (unsigned r = 0; r < RULE_MAX; r++) {
+        int w;
+        if (!(rules & RULE_BIT(r)))
+            continue;
+        w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", rule_name((vn_rule)r));
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    if (used == 0)
+        snprintf(buf, len, "-");
+}
+
+static double round1(double x)
+{
+    return round(x * 10.0) / 10.0;
+}
+
+static struct json_object *cell_json(const topology *t, const plan_cell *pc)
+{
+    _cleanup_json_ struct json_object *o = json_object_new_object();
+    struct json_object *pins = json_object_new_array(), *moves = json_object_new_array();
+    char buf[4096];
+
+    if (!o || !pins || !moves) {
+        if (pins)
+            json_object_put(pins);
+        if (moves)
+            json_object_put(moves);
+        return NULL;
+    }
+    json_object_object_add(o, "cell", json_object_new_int((int)pc->cell_id));
+    json_object_object_add(o, "current_node", node_json(t, pc->current_node));
+    json_object_object_add(o, "target_node", node_json(t, pc->target_node));
+    json_object_object_add(o, "candidate_node", node_json(t, pc->candidate_node));
+    json_object_object_add(o, "locality_before", json_object_new_double(round1(pc->locality_before)));
+    json_object_object_add(o, "locality_after", json_object_new_double(round1(pc->locality_after)));
+    json_object_object_add(o, "reason", json_object_new_string(reason_name(pc->reason)));
+    json_object_object_add(o, "rules", rules_json(pc->rules));
+    for (unsigned i = 0; i < pc->nr_pins; i++) {
+        struct json_object *p = json_object_new_object();
+        (void)cpuset_format(&pc->pins[i].cpus, buf, sizeof(buf));
+        json_object_object_add(p, "vcpu", json_object_new_int((int)pc->pins[i].vcpu));
+        json_object_object_add(p, "cpus", json_object_new_string(buf));
+        json_object_object_add(p, "rules", rules_json(pc->pins[i].rules));
+        json_object_array_add(pins, p);
+    }
+    json_object_object_add(o, "pins", pins);
+    for (unsigned i = 0; i < pc->nr_moves; i++) {
+        const plan_move *m = &pc->moves[i];
+        struct json_object *j = json_object_new_object();
+        if (m->is_range) {
+            json_object_object_add(j, "gpa", json_object_new_uint64(m->gpa));
+            json_object_object_add(j, "length", json_object_new_uint64(m->length));
+        } else {
+            json_object_object_add(j, "from_node", node_json(t, m->from_node));
+        }
+        json_object_object_add(j, "to_node", node_json(t, m->to_node));
+        json_object_object_add(j, "bytes", json_object_new_uint64(m->bytes));
+        json_object_object_add(j, "gain_points", json_object_new_double(round1(m->gain_points)));
+        json_object_object_add(j, "rules", rules_json(m->rules));
+        json_object_array_add(moves, j);
+    }
+    json_object_object_add(o, "moves", moves);
+    if (pc->nr_moves)
+        json_object_object_add(o, "batch_pages", json_object_new_int((int)pc->batch_pages));
+    return VN_TAKE_PTR(o);
+}
+
+struct json_object *record_plan_json(const topology *t, const plan *p)
+{
+    _cleanup_json_ struct json_object *o = json_object_new_object();
+    struct json_object *doms = json_object_new_array(), *sum = json_object_new_object();
+    unsigned cells = 0, pins = 0, moves = 0;
+    uint64_t bytes = 0;
+
+    if (!o || !doms || !sum) {
+        if (doms)
+            json_object_put(doms);
+        if (sum)
+            json_object_put(sum);
+        return NULL;
+    }
+    json_object_object_add(o, "pass", json_object_new_uint64(p->pass));
+    json_object_object_add(o, "topology", json_object_new_string(t->source));
+    for (unsigned i = 0; i < p->nr_domains; i++) {
+        const plan_domain *pd = &p->domains[i];
+        struct json_object *d = json_object_new_object(), *ca = json_object_new_array();
+        json_object_object_add(d, "name", json_object_new_string(pd->name));
+        json_object_object_add(d, "mode", json_object_new_string(mode_name(pd->mode)));
+        for (unsigned k = 0; k < pd->nr_cells; k++) {
+            const plan_cell *pc = &pd->cells[k];
+            struct json_object *cj = cell_json(t, pc);
+            if (!cj) {
+                json_object_put(d);
+                json_object_put(ca);
+                json_object_put(doms);
+                json_object_put(sum);
+                return NULL;
+            }
+            json_object_array_add(ca, cj);
+            cells++;
+            pins += pc->nr_pins;
+            moves += pc->nr_moves;
+            for (unsigned m = 0; m < pc->nr_moves; m++)
+                if (!pc->moves[m].is_range)
+                    bytes += pc->moves[m].bytes;
+        }
+        json_object_object_add(d, "cells", ca);
+        json_object_array_add(doms, d);
+    }
+    json_object_object_add(o, "domains", doms);
+    json_object_object_add(sum, "domains", json_object_new_int((int)p->nr_domains));
+    json_object_object_add(sum, "cells", json_object_new_int((int)cells));
+    json_object_object_add(sum, "pins", json_object_new_int((int)pins));
+    json_object_object_add(sum, "moves", json_object_new_int((int)moves));
+    json_object_object_add(sum, "bytes_to_move", json_object_new_uint64(bytes));
+    json_object_object_add(o, "summary", sum);
+    return VN_TAKE_PTR(o);
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t len)
+{
+    if (b >= VN_GIB)
+        snprintf(buf, len, "%.1f GiB", (double)b / (double)VN_GIB);
+    else if (b >= VN_MIB)
+        snprintf(buf, len, "%.1f MiB", (double)b / (double)VN_MIB);
+    else
+        snprintf(buf, len, "%" PRIu64 " B", b);
+}
+
+static void node_str(const topology *t, int n, char *buf, size_t len)
+{
+    if (n < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%u", t->nodes[n].os_index);
+}
+
+void record_plan_table(const topology *t, const plan *p, FILE *f)
+{
+    char rules[512], cur[16], tgt[16], bytes[32], cpus[4096];
+
+    fprintf(f, "%-20s %4s %-6s %4s %6s %16s %4s %10s  %s\n", "DOMAIN", "CELL", "MODE", "NOW",
+            "TARGET", "LOCALITY", "PINS", "MOVE", "DECISION");
+    for (unsigned i = 0; i < p->nr_domains; i++) {
+        const plan_domain *pd = &p->domains[i];
+        for (unsigned k = 0; k < pd->nr_cells; k++) {
+            const plan_cell *pc = &pd->cells[k];
+            uint64_t b = 0;
+            char loc[32];
+            for (unsigned m = 0; m < pc->nr_moves; m++)
+                if (!pc->moves[m].is_range)
+                    b += pc->moves[m].bytes;
+            node_str(t, pc->current_node, cur, sizeof(cur));
+            node_str(t, pc->target_node, tgt, sizeof(tgt));
+            human_bytes(b, bytes, sizeof(bytes));
+            record_rules_str(pc->rules, rules, sizeof(rules));
+            snprintf(loc, sizeof(loc), "%3.0f%% -> %3.0f%%", pc->locality_before,
+                     pc->locality_after);
+            fprintf(f, "%-20.20s %4u %-6s %4s %6s %16s %4u %10s  %s: %s\n", pd->name, pc->cell_id,
+                    mode_name(pd->mode), cur, tgt, loc, pc->nr_pins, b ? bytes : "-",
+                    reason_name(pc->reason), rules);
+            for (unsigned m = 0; m < pc->nr_pins; m++) {
+                (void)cpuset_format(&pc->pins[m].cpus, cpus, sizeof(cpus));
+                fprintf(f, "    pin vcpu %u -> cpus %s\n", pc->pins[m].vcpu, cpus);
+            }
+            for (unsigned m = 0; m < pc->nr_moves; m++) {
+                const plan_move *mv = &pc->moves[m];
+                human_bytes(mv->bytes, bytes, sizeof(bytes));
+                node_str(t, mv->to_node, tgt, sizeof(tgt));
+                if (mv->is_range) {
+                    fprintf(f, "    move hot range gpa 0x%" PRIx64 "+0x%" PRIx64 " -> node %s first\n",
+                            mv->gpa, mv->length, tgt);
+                } else {
+                    node_str(t, mv->from_node, cur, sizeof(cur));
+                    fprintf(f, "    move %s node %s -> node %s (+%.1f points)\n", bytes, cur, tgt,
+                            mv->gain_points);
+                }
+            }
+        }
+    }
+    fprintf(f, "%u actions\n", plan_nr_actions(p));
+}
+
+void record_snapshot_table(const topology *t, const snapshot *s, FILE *f)
+{
+    char b[32];
+
+    fprintf(f, "%-20s %4s", "DOMAIN", "CELL");
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        fprintf(f, "   node%-3u", t->nodes[n].os_index);
+    fprintf(f, "   (memory; vCPUs per node)\n");
+    for (unsigned i = 0; i < s->nr_domains; i++) {
+        const snap_domain *d = &s->domains[i];
+        if (d->mode == VN_MODE_OFF)
+            continue;
+        for (unsigned k = 0; k < d->nr_cells; k++) {
+            const snap_cell *c = &d->cells[k];
+            fprintf(f, "%-20.20s %4u", d->name, c->id);
+            for (unsigned n = 0; n < t->nr_nodes; n++) {
+                human_bytes(c->pages[n] * c->page_size, b, sizeof(b));
+                fprintf(f, " %10s", c->pages[n] ? b : "-");
+            }
+            fprintf(f, "\n%-25s", "");
+            for (unsigned n = 0; n < t->nr_nodes; n++) {
+                unsigned on = 0;
+                for (unsigned v = 0; v < c->nr_vcpus; v++)
+                    on += cpuset_subset(&c->vcpus[v].pinned, &t->nodes[n].cpus);
+                fprintf(f, " %6u cpu", on);
+            }
+            fprintf(f, "\n");
+        }
+    }
+}

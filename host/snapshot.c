@@ -1,0 +1,1475 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Snapshot JSON (docs/snapshot-format.md) to a `snapshot` value.
+ *
+ * The input is untrusted. Each parse_* function below takes one JSON value,
+ * checks it completely (type, range, unknown fields, counts) and writes its
+ * out-parameter only on success. The JSON path of the value being checked is
+ * kept in snap_ctx.path, so the one place that detects an error also formats
+ * it, once, as "ORIGIN: PATH: reason".
+ *
+ * Everything is built into a temporary snapshot that is freed on error, so the
+ * caller's *ret is written only when the whole document is valid.
+ */
+#include "snapshot.h"
+
+#include <assert.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rules.h"
+#include "util.h"
+
+/* The only format version this parser reads. */
+#define SNAP_VERSION 1
+/* Field limits of the format (docs/snapshot-format.md lists them too). */
+#define SNAP_MAX_AGE_PASSES    1000000000u
+#define SNAP_PRIORITY_MIN      (-100)
+#define SNAP_PRIORITY_MAX      100
+#define SNAP_MAX_CELL_ID       1023
+#define SNAP_MAX_VCPU_ID       4095
+#define SNAP_PAGE_SIZE_DEFAULT 4096u
+#define SNAP_PAGE_SIZE_MIN     4096u
+#define SNAP_PAGE_SIZE_MAX     VN_GIB
+#define SNAP_UUID_LEN          36
+/* Largest kernel node number accepted before the topology lookup. */
+#define SNAP_MAX_NODE_NUMBER INT_MAX
+
+/* Room for the deepest path ("domains[4095].cells[63].hints.hot_ranges[255].length") plus a
+ * quoted unknown key. */
+#define SNAP_PATH_MAX 256
+/* Bytes of an unknown key, or of a bad value, quoted in an error message. */
+#define SNAP_SHOWN_MAX 48
+/* Bytes of the reason part of an error message. */
+#define SNAP_REASON_MAX 512
+/* Initial read buffer of snap_load_file() for inputs whose size is unknown. */
+#define SNAP_READ_CHUNK (64u * 1024)
+
+typedef struct snap_ctx {
+    const char *origin;
+    const topology *t;
+    char *err;
+    size_t errlen;
+    char path[SNAP_PATH_MAX];
+    size_t pathlen;
+} snap_ctx;
+
+static void json_putp(struct json_object **o)
+{
+    if (*o)
+        (void)json_object_put(*o);
+}
+
+static void tokener_freep(struct json_tokener **tok)
+{
+    if (*tok)
+        json_tokener_free(*tok);
+}
+
+void snapshot_clear(snapshot *s)
+{
+    if (!s)
+        return;
+    for (unsigned d = 0; d < s->nr_domains && s->domains; d++) {
+        snap_domain *dom = &s->domains[d];
+        for (unsigned c = 0; c < dom->nr_cells && dom->cells; c++) {
+            free(dom->cells[c].vcpus);
+            free(dom->cells[c].hot);
+            free(dom->cells[c].shares);
+        }
+        free(dom->cells);
+    }
+    free(s->domains);
+    memset(s, 0, sizeof(*s));
+}
+
+/* ---- paths and errors ---- */
+
+/* Copy up to SNAP_SHOWN_MAX bytes of untrusted text, printable ASCII only ('?' otherwise). */
+static void copy_shown(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+    size_t n = 0;
+
+    assert(dstlen > 4);
+    for (size_t i = 0; i < srclen && n + 4 < dstlen; i++) {
+        if (i == SNAP_SHOWN_MAX) {
+            memcpy(dst + n, "...", 3);
+            n += 3;
+            break;
+        }
+        unsigned char ch = (unsigned char)src[i];
+        dst[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+    }
+    dst[n] = '\0';
+}
+
+static void path_append(snap_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void path_append(snap_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(c->path + c->pathlen, sizeof(c->path) - c->pathlen, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        c->pathlen = VN_MIN(c->pathlen + (size_t)n, sizeof(c->path) - 1);
+}
+
+/*
+ * Append ".key" (or "key" at the top level), or ["key"] when the key is not an
+ * identifier ("0", "a b"). Returns the length to restore with path_pop().
+ */
+static size_t path_push_key(snap_ctx *c, const char *key)
+{
+    size_t mark = c->pathlen;
+    char shown[SNAP_SHOWN_MAX + 8];
+    size_t len = strlen(key);
+    bool plain =
+        len > 0 && !(key[0] >= '0' && key[0] <= '9') &&
+        strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len;
+
+    copy_shown(shown, sizeof(shown), key, len);
+    if (plain)
+        path_append(c, "%s%s", c->pathlen ? "." : "", shown);
+    else
+        path_append(c, "[\"%s\"]", shown);
+    return mark;
+}
+
+/* Append "[i]". */
+static size_t path_push_index(snap_ctx *c, size_t i)
+{
+    size_t mark = c->pathlen;
+
+    path_append(c, "[%zu]", i);
+    return mark;
+}
+
+static void path_pop(snap_ctx *c, size_t mark)
+{
+    c->pathlen = mark;
+    c->path[mark] = '\0';
+}
+
+/* Format "ORIGIN: PATH: reason" (or "ORIGIN: reason" at the top level) and return error. */
+static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
+{
+    char reason[SNAP_REASON_MAX];
+    va_list ap;
+
+    if (!c->err || c->errlen == 0)
+        return error;
+    va_start(ap, fmt);
+    (void)vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (c->pathlen)
+        (void)snprintf(c->err, c->errlen, "%s: %s: %s", c->origin, c->path, reason);
+    else
+        (void)snprintf(c->err, c->errlen, "%s: %s", c->origin, reason);
+    return error;
+}
+
+/* A short description of a JSON value, for "got ..." in errors. */
+static const char *describe(struct json_object *v, char *buf, size_t len)
+{
+    const char *s;
+
+    switch (json_object_get_type(v)) {
+    case json_type_null:
+        return "null";
+    case json_type_object:
+        return "an object";
+    case json_type_array:
+        return "an array";
+    default:
+        s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        copy_shown(buf, len, s ? s : "?", s ? strlen(s) : 1);
+        return buf;
+    }
+}
+
+/* "expected WHAT, got VALUE" */
+static int fail_expected(snap_ctx *c, struct json_object *v, const char *what)
+{
+    char shown[SNAP_SHOWN_MAX + 8];
+
+    return snap_fail(c, -EINVAL, "expected %s, got %s", what, describe(v, shown, sizeof(shown)));
+}
+
+static int fail_missing(snap_ctx *c, const char *key)
+{
+    size_t mark = path_push_key(c, key);
+    int r = snap_fail(c, -EINVAL, "missing required field");
+
+    path_pop(c, mark);
+    return r;
+}
+
+/* ---- scalar values ---- */
+
+/*
+ * json-c saturates integers it cannot represent (in strict mode too) to
+ * INT64_MIN / UINT64_MAX; those two values are therefore refused everywhere.
+ */
+static int parse_uint(snap_ctx *c, struct json_object *v, uint64_t max, uint64_t *out)
+{
+    char what[64];
+    int64_t s;
+    uint64_t u;
+
+    (void)snprintf(what, sizeof(what), "an integer from 0 to %" PRIu64, max);
+    if (!json_object_is_type(v, json_type_int))
+        return fail_expected(c, v, what);
+    s = json_object_get_int64(v);
+    if (s < 0)
+        return fail_expected(c, v, what);
+    u = s == INT64_MAX ? json_object_get_uint64(v) : (uint64_t)s;
+    if (u == UINT64_MAX)
+        return snap_fail(c, -EINVAL, "expected %s, got a number too large to represent", what);
+    if (u > max)
+        return fail_expected(c, v, what);
+    *out = u;
+    return 0;
+}
+
+static int parse_int(snap_ctx *c, struct json_object *v, int64_t min, int64_t max, int64_t *out)
+{
+    char what[80];
+    int64_t s;
+
+    assert(min > INT64_MIN && max < INT64_MAX);
+    (void)snprintf(what, sizeof(what), "an integer from %" PRId64 " to %" PRId64, min, max);
+    if (!json_object_is_type(v, json_type_int))
+        return fail_expected(c, v, what);
+    s = json_object_get_int64(v);
+    if (s == INT64_MIN)
+        return snap_fail(c, -EINVAL, "expected %s, got a number too small to represent", what);
+    if (s < min || s > max) /* INT64_MAX also stands for every larger value */
+        return fail_expected(c, v, what);
+    *out = s;
+    return 0;
+}
+
+/* A JSON number (integer or not), finite, min..max. */
+static int parse_number(snap_ctx *c, struct json_object *v, double min, double max, double *out)
+{
+    char what[80];
+    double d;
+
+    (void)snprintf(what, sizeof(what), "a number from %g to %g", min, max);
+    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+        return fail_expected(c, v, what);
+    d = json_object_get_double(v);
+    if (!isfinite(d) || d < min || d > max)
+        return fail_expected(c, v, what);
+    *out = d;
+    return 0;
+}
+
+static int parse_bool(snap_ctx *c, struct json_object *v, bool *out)
+{
+    if (!json_object_is_type(v, json_type_boolean))
+        return fail_expected(c, v, "true or false");
+    *out = json_object_get_boolean(v);
+    return 0;
+}
+
+/* A string without NUL bytes (json-c has already checked it is UTF-8). */
+static int parse_string(snap_ctx *c, struct json_object *v, const char **out, size_t *ret_len)
+{
+    const char *s;
+    int len;
+
+    if (!json_object_is_type(v, json_type_string))
+        return fail_expected(c, v, "a string");
+    s = json_object_get_string(v);
+    len = json_object_get_string_len(v);
+    if (!s || len < 0)
+        return fail_expected(c, v, "a string");
+    if (memchr(s, '\0', (size_t)len))
+        return snap_fail(c, -EINVAL, "string contains a NUL character");
+    *out = s;
+    *ret_len = (size_t)len;
+    return 0;
+}
+
+/* Print the topology's node numbers ("0,2,5") for error messages. */
+static const char *node_numbers(const topology *t, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (unsigned i = 0; i < t->nr_nodes && n < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%u", i ? "," : "", t->nodes[i].os_index);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    return buf;
+}
+
+/* A kernel node number to a topology node index, -EINVAL naming it when unknown. */
+static int node_lookup(snap_ctx *c, int64_t number, int *ret_index)
+{
+    char nodes[VN_MAX_NODES * 4 + 1];
+    int idx = number >= 0 && number <= SNAP_MAX_NODE_NUMBER
+                  ? topo_node_index(c->t, (unsigned)number)
+                  : -1;
+
+    if (idx < 0)
+        return snap_fail(c, -EINVAL, "unknown host node %" PRId64 " (the topology has nodes %s)",
+                         number, node_numbers(c->t, nodes, sizeof(nodes)));
+    *ret_index = idx;
+    return 0;
+}
+
+/* A node number (or -1 when allow_none) to a node index (or -1). */
+static int parse_node(snap_ctx *c, struct json_object *v, bool allow_none, int *ret_index)
+{
+    const char *what = allow_none ? "a host node number or -1" : "a host node number";
+    int64_t n;
+    int idx = -1, r;
+
+    if (!json_object_is_type(v, json_type_int))
+        return fail_expected(c, v, what);
+    n = json_object_get_int64(v);
+    if (n == -1 && allow_none) {
+        *ret_index = -1;
+        return 0;
+    }
+    if (n < 0 || n > SNAP_MAX_NODE_NUMBER)
+        return fail_expected(c, v, what);
+    r = node_lookup(c, n, &idx);
+    if (r < 0)
+        return r;
+    *ret_index = idx;
+    return 0;
+}
+
+/* ---- containers ---- */
+
+static int expect_object(snap_ctx *c, struct json_object *v)
+{
+    return json_object_is_type(v, json_type_object) ? 0 : fail_expected(c, v, "an object");
+}
+
+/* An array of min..max entries; more than max is -E2BIG. */
+static int expect_array(snap_ctx *c, struct json_object *v, size_t min, size_t max, size_t *ret_n)
+{
+    size_t n;
+
+    if (!json_object_is_type(v, json_type_array))
+        return fail_expected(c, v, "an array");
+    n = json_object_array_length(v);
+    if (n > max)
+        return snap_fail(c, -E2BIG, "too many entries (%zu, at most %zu)", n, max);
+    if (n < min)
+        return snap_fail(c, -EINVAL, "expected at least %zu entr%s, got %zu", min,
+                         min == 1 ? "y" : "ies", n);
+    *ret_n = n;
+    return 0;
+}
+
+/* Refuse every key of obj that is not in the NULL-terminated list `known`. */
+static int check_fields(snap_ctx *c, struct json_object *obj, const char *const *known)
+{
+    struct json_object_iterator it = json_object_iter_begin(obj);
+    struct json_object_iterator end = json_object_iter_end(obj);
+
+    for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+        const char *key = json_object_iter_peek_name(&it);
+        bool found = false;
+
+        for (const char *const *k = known; *k && !found; k++)
+            found = strcmp(*k, key) == 0;
+        if (!found) {
+            (void)path_push_key(c, key);
+            return snap_fail(c, -EINVAL, "unknown field");
+        }
+    }
+    return 0;
+}
+
+/*
+ * Field accessors: look `key` up in `obj`, and when present check it with the
+ * matching parse_* function under the path ".key". An absent optional field
+ * leaves *out untouched (the caller sets the default) and returns 0; an absent
+ * required one is an error. They return 1 when the field was present.
+ */
+static int field_get(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                     struct json_object **v)
+{
+    if (json_object_object_get_ex(obj, key, v))
+        return 1;
+    return required ? fail_missing(c, key) : 0;
+}
+
+#define FIELD_WRAP(call)                                                                           \
+    ({                                                                                             \
+        struct json_object *v_ = NULL;                                                             \
+        int r_ = field_get(c, obj, key, required, &v_);                                            \
+        if (r_ > 0) {                                                                              \
+            size_t mark_ = path_push_key(c, key);                                                  \
+            struct json_object *v = v_;                                                            \
+            r_ = (call);                                                                           \
+            if (r_ >= 0) {                                                                         \
+                path_pop(c, mark_);                                                                \
+                r_ = 1;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        r_;                                                                                        \
+    })
+
+static int field_uint(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                      uint64_t max, uint64_t *out)
+{
+    return FIELD_WRAP(parse_uint(c, v, max, out));
+}
+
+static int field_int(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                     int64_t min, int64_t max, int64_t *out)
+{
+    return FIELD_WRAP(parse_int(c, v, min, max, out));
+}
+
+static int field_number(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                        double min, double max, double *out)
+{
+    return FIELD_WRAP(parse_number(c, v, min, max, out));
+}
+
+static int field_bool(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                      bool *out)
+{
+    return FIELD_WRAP(parse_bool(c, v, out));
+}
+
+static int field_node(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                      bool allow_none, int *out)
+{
+    return FIELD_WRAP(parse_node(c, v, allow_none, out));
+}
+
+/*
+ * Leaves the path pointing at the field on success too, so the caller can go
+ * on checking the string's content; the caller pops it with path_pop(c, *mark).
+ */
+static int field_string(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                        const char **out, size_t *len, size_t *mark)
+{
+    struct json_object *v = NULL;
+    int r = field_get(c, obj, key, required, &v);
+
+    if (r <= 0)
+        return r;
+    *mark = path_push_key(c, key);
+    r = parse_string(c, v, out, len);
+    return r < 0 ? r : 1;
+}
+
+/* ---- composite values ---- */
+
+/* An array of distinct node numbers, at least one, to a bitmask of node indexes. */
+static int parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
+{
+    uint64_t mask = 0;
+    size_t n;
+    int r;
+
+    r = expect_array(c, v, 1, VN_MAX_NODES, &n);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        size_t mark = path_push_index(c, i);
+        struct json_object *e = json_object_array_get_idx(v, i);
+        int idx;
+
+        r = parse_node(c, e, false, &idx);
+        if (r < 0)
+            return r;
+        if (mask & (1ULL << idx))
+            return snap_fail(c, -EINVAL, "host node %u listed twice", c->t->nodes[idx].os_index);
+        mask |= 1ULL << idx;
+        path_pop(c, mark);
+    }
+    *out = mask;
+    return 0;
+}
+
+/* Name (mode_name / mem_mode_name) to enum value, -1 when unknown. */
+static int mode_from_name(const char *s, size_t len, bool mem)
+{
+    unsigned max = mem ? VN_MEM_MAX : VN_MODE_MAX;
+
+    for (unsigned m = 0; m < max; m++) {
+        const char *name = mem ? mem_mode_name((vn_mem_mode)m) : mode_name((vn_mode)m);
+        if (strlen(name) == len && memcmp(name, s, len) == 0)
+            return (int)m;
+    }
+    return -1;
+}
+
+/* {"mode": "strict"|..., "nodes": [...]}: nodes non-empty unless mode is "none". */
+static int parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out)
+{
+    static const char *const known[] = {"mode", "nodes", NULL};
+    vn_mem_binding b = {VN_MEM_NONE, 0};
+    struct json_object *nodes = NULL;
+    const char *s;
+    size_t len, mark;
+    int m, r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_string(c, obj, "mode", true, &s, &len, &mark);
+    if (r < 0)
+        return r;
+    m = mode_from_name(s, len, true);
+    if (m < 0)
+        return snap_fail(c, -EINVAL,
+                         "expected \"strict\", \"restrictive\", \"preferred\", \"interleave\" or "
+                         "\"none\"");
+    path_pop(c, mark);
+    b.mode = (vn_mem_mode)m;
+    r = field_get(c, obj, "nodes", b.mode != VN_MEM_NONE, &nodes);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "nodes");
+        if (b.mode == VN_MEM_NONE) {
+            if (!json_object_is_type(nodes, json_type_array) || json_object_array_length(nodes) > 0)
+                return snap_fail(c, -EINVAL, "must be absent or empty with mode \"none\"");
+        } else {
+            r = parse_node_set(c, nodes, &b.nodes);
+            if (r < 0)
+                return r;
+        }
+        path_pop(c, mark);
+    }
+    *out = b;
+    return 0;
+}
+
+/*
+ * A Linux CPU list, checked strictly before hwloc's (lenient) parser sees it:
+ * "N" or "N-M" items with N <= M, separated by single commas.
+ */
+static int check_cpulist_syntax(snap_ctx *c, const char *s, const char *shown)
+{
+    const char *p = s;
+
+    for (;;) {
+        unsigned long a, b;
+        char *end;
+
+        /* at most 9 digits: no overflow, and far above VN_MAX_CPUS anyway */
+        if (*p < '0' || *p > '9' || strspn(p, "0123456789") > 9)
+            break;
+        a = b = strtoul(p, &end, 10);
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9' || strspn(p, "0123456789") > 9)
+                break;
+            b = strtoul(p, &end, 10);
+            p = end;
+            if (b < a)
+                return snap_fail(c, -EINVAL, "malformed CPU list \"%s\": range %lu-%lu is reversed",
+                                 shown, a, b);
+        }
+        if (*p == '\0')
+            return 0;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return snap_fail(c, -EINVAL, "malformed CPU list \"%s\"", shown);
+}
+
+/* A non-empty CPU list string whose CPUs all belong to the topology. */
+static int parse_cpulist(snap_ctx *c, struct json_object *v, vn_cpuset *out)
+{
+    char shown[SNAP_SHOWN_MAX + 8], cpus[256];
+    vn_cpuset set, outside;
+    const char *s;
+    size_t len;
+    int r;
+
+    r = parse_string(c, v, &s, &len);
+    if (r < 0)
+        return r;
+    if (len == 0)
+        return snap_fail(c, -EINVAL, "empty CPU list");
+    copy_shown(shown, sizeof(shown), s, len);
+    r = check_cpulist_syntax(c, s, shown);
+    if (r < 0)
+        return r;
+    r = cpuset_parse(s, &set);
+    if (r == -ERANGE)
+        return snap_fail(c, -EINVAL, "CPU list \"%s\" names a CPU above %d", shown,
+                         VN_MAX_CPUS - 1);
+    if (r < 0)
+        return snap_fail(c, r, "malformed CPU list \"%s\"", shown);
+    if (cpuset_empty(&set))
+        return snap_fail(c, -EINVAL, "empty CPU list");
+    for (unsigned i = 0; i < VN_CPUSET_WORDS; i++)
+        outside.w[i] = set.w[i] & ~c->t->cpus.w[i];
+    if (!cpuset_empty(&outside)) {
+        if (cpuset_format(&c->t->cpus, cpus, sizeof(cpus)) < 0)
+            (void)snprintf(cpus, sizeof(cpus), "...");
+        return snap_fail(c, -EINVAL, "CPU %d is not a CPU of the host topology (%s)",
+                         cpuset_first(&outside), cpus);
+    }
+    *out = set;
+    return 0;
+}
+
+/* A pages-object key: a node number in canonical decimal ("0", "17"; not "01", "-1", "+1"). */
+static int parse_node_key(snap_ctx *c, const char *key, int *ret_index)
+{
+    size_t len = strlen(key);
+    unsigned long n;
+
+    if (len == 0 || len > 9 || strspn(key, "0123456789") != len || (key[0] == '0' && len > 1))
+        return snap_fail(c, -EINVAL, "expected a host node number in decimal as the key");
+    n = strtoul(key, NULL, 10);
+    return node_lookup(c, (int64_t)n, ret_index);
+}
+
+/* {"<node>": pages, ...}; pages * page_size fits and fits on the node. */
+static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
+                       uint64_t pages[VN_MAX_NODES])
+{
+    uint64_t tmp[VN_MAX_NODES] = {0};
+    struct json_object_iterator it, end;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    it = json_object_iter_begin(obj);
+    end = json_object_iter_end(obj);
+    for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+        const char *key = json_object_iter_peek_name(&it);
+        struct json_object *v = json_object_iter_peek_value(&it);
+        size_t mark = path_push_key(c, key);
+        uint64_t n, bytes;
+        int idx = -1;
+
+        r = parse_node_key(c, key, &idx);
+        if (r < 0)
+            return r;
+        r = parse_uint(c, v, UINT64_MAX, &n);
+        if (r < 0)
+            return r;
+        if (__builtin_mul_overflow(n, page_size, &bytes))
+            return snap_fail(c, -EINVAL,
+                             "%" PRIu64 " pages of %" PRIu64 " bytes overflow a 64-bit byte count",
+                             n, page_size);
+        if (bytes > c->t->nodes[idx].mem_total)
+            return snap_fail(c, -EINVAL,
+                             "%" PRIu64 " bytes of pages exceed the %" PRIu64
+                             " bytes of host node %s",
+                             bytes, c->t->nodes[idx].mem_total, key);
+        tmp[idx] = n;
+        path_pop(c, mark);
+    }
+    memcpy(pages, tmp, sizeof(tmp));
+    return 0;
+}
+
+static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen, snap_vcpu *out)
+{
+    static const char *const known[] = {"id", "busy", "allowed", "pinned", "cpu", NULL};
+    snap_vcpu vc = {.cpu = -1};
+    struct json_object *v = NULL;
+    uint64_t id = 0;
+    int64_t cpu = -1;
+    size_t mark;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_uint(c, obj, "id", true, SNAP_MAX_VCPU_ID, &id);
+    if (r < 0)
+        return r;
+    if (vcpu_seen[id / 64] & (1ULL << (id % 64))) {
+        (void)path_push_key(c, "id");
+        return snap_fail(c, -EINVAL, "duplicate vCPU id %" PRIu64 " in this domain", id);
+    }
+    vc.id = (unsigned)id;
+    r = field_number(c, obj, "busy", false, 0.0, 1.0, &vc.busy);
+    if (r < 0)
+        return r;
+    r = field_get(c, obj, "allowed", true, &v);
+    if (r < 0)
+        return r;
+    mark = path_push_key(c, "allowed");
+    r = parse_cpulist(c, v, &vc.allowed);
+    if (r < 0)
+        return r;
+    path_pop(c, mark);
+    vc.pinned = vc.allowed;
+    r = field_get(c, obj, "pinned", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "pinned");
+        r = parse_cpulist(c, v, &vc.pinned);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    r = field_int(c, obj, "cpu", false, -1, VN_MAX_CPUS - 1, &cpu);
+    if (r < 0)
+        return r;
+    if (cpu >= 0 && !cpuset_isset(&c->t->cpus, (unsigned)cpu)) {
+        (void)path_push_key(c, "cpu");
+        return snap_fail(c, -EINVAL, "CPU %" PRId64 " is not a CPU of the host topology", cpu);
+    }
+    vc.cpu = (int)cpu;
+    vcpu_seen[id / 64] |= 1ULL << (id % 64);
+    *out = vc;
+    return 0;
+}
+
+static int parse_hot_range(snap_ctx *c, struct json_object *obj, snap_hot_range *out)
+{
+    static const char *const known[] = {"gpa", "length", "heat", "shared", NULL};
+    snap_hot_range h = {0};
+    uint64_t end;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_uint(c, obj, "gpa", true, UINT64_MAX, &h.gpa);
+    if (r < 0)
+        return r;
+    r = field_uint(c, obj, "length", true, UINT64_MAX, &h.length);
+    if (r < 0)
+        return r;
+    if (h.length == 0 || __builtin_add_overflow(h.gpa, h.length, &end)) {
+        (void)path_push_key(c, "length");
+        if (h.length == 0)
+            return snap_fail(c, -EINVAL, "a hot range cannot be empty");
+        return snap_fail(c, -EINVAL, "gpa + length overflows a 64-bit address");
+    }
+    r = field_number(c, obj, "heat", true, 0.0, 1.0, &h.heat);
+    if (r < 0)
+        return r;
+    r = field_bool(c, obj, "shared", false, &h.shared);
+    if (r < 0)
+        return r;
+    *out = h;
+    return 0;
+}
+
+static int parse_share(snap_ctx *c, struct json_object *obj, snap_share *out)
+{
+    static const char *const known[] = {"cell", "weight", NULL};
+    snap_share sh = {0};
+    uint64_t cell = 0;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_uint(c, obj, "cell", true, SNAP_MAX_CELL_ID, &cell);
+    if (r < 0)
+        return r;
+    sh.cell = (unsigned)cell;
+    r = field_number(c, obj, "weight", true, 0.0, 1.0, &sh.weight);
+    if (r < 0)
+        return r;
+    *out = sh;
+    return 0;
+}
+
+/* Hottest first; equal heat: lower gpa first; stable otherwise (insertion sort, n is small). */
+static void sort_hot_ranges(snap_hot_range *h, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++) {
+        snap_hot_range x = h[i];
+        unsigned j = i;
+
+        while (j > 0 &&
+               (h[j - 1].heat < x.heat || (h[j - 1].heat == x.heat && h[j - 1].gpa > x.gpa))) {
+            h[j] = h[j - 1];
+            j--;
+        }
+        h[j] = x;
+    }
+}
+
+/* Parse array `key` of obj (0..max entries) into a calloc'ed array of `size`-byte elements. */
+static int parse_list(snap_ctx *c, struct json_object *obj, const char *key, size_t max,
+                      size_t size, int (*parse_one)(snap_ctx *, struct json_object *, void *),
+                      void **ret, unsigned *ret_n)
+{
+    _cleanup_free_ void *arr = NULL;
+    struct json_object *v = NULL;
+    size_t n, mark;
+    int r;
+
+    r = field_get(c, obj, key, false, &v);
+    if (r <= 0)
+        return r;
+    mark = path_push_key(c, key);
+    r = expect_array(c, v, 0, max, &n);
+    if (r < 0)
+        return r;
+    if (n > 0) {
+        arr = calloc(n, size);
+        if (!arr)
+            return snap_fail(c, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t imark = path_push_index(c, i);
+        r = parse_one(c, json_object_array_get_idx(v, i), (char *)arr + i * size);
+        if (r < 0)
+            return r;
+        path_pop(c, imark);
+    }
+    path_pop(c, mark);
+    *ret = VN_TAKE_PTR(arr);
+    *ret_n = (unsigned)n;
+    return 0;
+}
+
+static int parse_hot_one(snap_ctx *c, struct json_object *v, void *out)
+{
+    return parse_hot_range(c, v, out);
+}
+
+static int parse_share_one(snap_ctx *c, struct json_object *v, void *out)
+{
+    return parse_share(c, v, out);
+}
+
+/* "hints": {"hot_ranges": [...], "shares": [...]}; fills cell->hot/shares. */
+static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
+{
+    static const char *const known[] = {"hot_ranges", "shares", NULL};
+    void *hot = NULL, *shares = NULL;
+    unsigned nr_hot = 0, nr_shares = 0;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = parse_list(c, obj, "hot_ranges", SNAP_MAX_HOT_RANGES, sizeof(snap_hot_range), parse_hot_one,
+                   &hot, &nr_hot);
+    if (r < 0)
+        return r;
+    r = parse_list(c, obj, "shares", SNAP_MAX_SHARES, sizeof(snap_share), parse_share_one, &shares,
+                   &nr_shares);
+    if (r < 0) {
+        free(hot);
+        return r;
+    }
+    sort_hot_ranges(hot, nr_hot);
+    cell->hot = hot;
+    cell->nr_hot = nr_hot;
+    cell->shares = shares;
+    cell->nr_shares = nr_shares;
+    return 0;
+}
+
+/*
+ * One cell. *out is zeroed by the caller and owned by the snapshot being
+ * built: what is allocated into it is freed by snapshot_clear() on error.
+ */
+static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding *dom_binding,
+                      uint64_t *cell_seen, uint64_t *vcpu_seen, snap_cell *out)
+{
+    static const char *const known[] = {"id",    "numatune", "page_size", "pages", "last_candidate",
+                                        "vcpus", "hints",    NULL};
+    struct json_object *v = NULL;
+    uint64_t id = 0;
+    size_t n, mark;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_uint(c, obj, "id", true, SNAP_MAX_CELL_ID, &id);
+    if (r < 0)
+        return r;
+    if (cell_seen[id / 64] & (1ULL << (id % 64))) {
+        (void)path_push_key(c, "id");
+        return snap_fail(c, -EINVAL, "duplicate cell id %" PRIu64 " in this domain", id);
+    }
+    cell_seen[id / 64] |= 1ULL << (id % 64);
+    out->id = (unsigned)id;
+    out->last_candidate = -1;
+    out->binding = *dom_binding;
+    out->page_size = SNAP_PAGE_SIZE_DEFAULT;
+
+    r = field_get(c, obj, "numatune", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "numatune");
+        r = parse_binding(c, v, &out->binding);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    r = field_uint(c, obj, "page_size", false, SNAP_PAGE_SIZE_MAX, &out->page_size);
+    if (r < 0)
+        return r;
+    if (out->page_size < SNAP_PAGE_SIZE_MIN || (out->page_size & (out->page_size - 1))) {
+        (void)path_push_key(c, "page_size");
+        return snap_fail(c, -EINVAL, "expected a power of two from %u to %llu, got %" PRIu64,
+                         SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, out->page_size);
+    }
+    r = field_get(c, obj, "pages", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "pages");
+        r = parse_pages(c, v, out->page_size, out->pages);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    r = field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
+    if (r < 0)
+        return r;
+
+    r = field_get(c, obj, "vcpus", true, &v);
+    if (r < 0)
+        return r;
+    mark = path_push_key(c, "vcpus");
+    r = expect_array(c, v, 1, SNAP_MAX_VCPUS_PER_CELL, &n);
+    if (r < 0)
+        return r;
+    out->vcpus = calloc(n, sizeof(*out->vcpus));
+    if (!out->vcpus)
+        return snap_fail(c, -ENOMEM, "out of memory");
+    out->nr_vcpus = (unsigned)n;
+    for (size_t i = 0; i < n; i++) {
+        size_t imark = path_push_index(c, i);
+        r = parse_vcpu(c, json_object_array_get_idx(v, i), vcpu_seen, &out->vcpus[i]);
+        if (r < 0)
+            return r;
+        path_pop(c, imark);
+    }
+    path_pop(c, mark);
+
+    r = field_get(c, obj, "hints", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "hints");
+        r = parse_hints(c, v, out);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    return 0;
+}
+
+/* Every share names another cell of the domain, each at most once. */
+static int check_shares(snap_ctx *c, const snap_domain *d, const uint64_t *cell_seen)
+{
+    for (unsigned ci = 0; ci < d->nr_cells; ci++) {
+        const snap_cell *cell = &d->cells[ci];
+        for (unsigned si = 0; si < cell->nr_shares; si++) {
+            unsigned other = cell->shares[si].cell;
+            const char *reason = NULL;
+
+            if (other == cell->id)
+                reason = "a cell cannot share with itself";
+            else if (!(cell_seen[other / 64] & (1ULL << (other % 64))))
+                reason = "no cell with this id in the domain";
+            for (unsigned sj = 0; sj < si && !reason; sj++)
+                if (cell->shares[sj].cell == other)
+                    reason = "cell listed twice in shares";
+            if (reason) {
+                (void)path_push_key(c, "cells");
+                (void)path_push_index(c, ci);
+                path_append(c, ".hints.shares[%u].cell", si);
+                return snap_fail(c, -EINVAL, "%s (cell %u)", reason, other);
+            }
+        }
+    }
+    return 0;
+}
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", hex digits of either case. */
+static bool uuid_valid(const char *s, size_t len)
+{
+    if (len != SNAP_UUID_LEN)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || s[i] == '\0')
+            return false;
+    }
+    return true;
+}
+
+/* "balancer": {"mode": ..., "priority": ..., "nodes": [...]} */
+static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
+{
+    static const char *const known[] = {"mode", "priority", "nodes", NULL};
+    struct json_object *v = NULL;
+    int64_t prio = 0;
+    const char *s;
+    size_t len, mark;
+    int m, r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = field_string(c, obj, "mode", true, &s, &len, &mark);
+    if (r < 0)
+        return r;
+    m = mode_from_name(s, len, false);
+    if (m < 0)
+        return snap_fail(c, -EINVAL, "expected \"auto\", \"advise\" or \"off\"");
+    path_pop(c, mark);
+    r = field_int(c, obj, "priority", false, SNAP_PRIORITY_MIN, SNAP_PRIORITY_MAX, &prio);
+    if (r < 0)
+        return r;
+    r = field_get(c, obj, "nodes", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "nodes");
+        r = parse_node_set(c, v, &d->allowed_nodes);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    d->mode = (vn_mode)m;
+    d->priority = (int)prio;
+    return 0;
+}
+
+/* One domain; *d is zeroed by the caller and owned by the snapshot being built. */
+static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
+{
+    static const char *const known[] = {"name",           "uuid",     "balancer", "age_passes",
+                                        "preferred_node", "numatune", "cells",    NULL};
+    uint64_t cell_seen[(SNAP_MAX_CELL_ID + 1) / 64] = {0};
+    uint64_t vcpu_seen[(SNAP_MAX_VCPU_ID + 1) / 64] = {0};
+    vn_mem_binding binding = {VN_MEM_NONE, 0};
+    struct json_object *v = NULL;
+    uint64_t age = 0;
+    const char *s;
+    size_t len, n, mark;
+    int r;
+
+    r = expect_object(c, obj);
+    if (r < 0)
+        return r;
+    r = check_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    d->mode = VN_MODE_OFF;
+    d->preferred_node = -1;
+
+    r = field_string(c, obj, "name", true, &s, &len, &mark);
+    if (r < 0)
+        return r;
+    if (len == 0 || len >= SNAP_NAME_MAX)
+        return snap_fail(c, -EINVAL, "expected 1 to %d bytes, got %zu", SNAP_NAME_MAX - 1, len);
+    memcpy(d->name, s, len);
+    path_pop(c, mark);
+
+    r = field_string(c, obj, "uuid", false, &s, &len, &mark);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        if (!uuid_valid(s, len))
+            return snap_fail(c, -EINVAL,
+                             "expected a UUID like "
+                             "\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
+        memcpy(d->uuid, s, len);
+        path_pop(c, mark);
+    }
+
+    r = field_get(c, obj, "balancer", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "balancer");
+        r = parse_balancer(c, v, d);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+    r = field_uint(c, obj, "age_passes", false, SNAP_MAX_AGE_PASSES, &age);
+    if (r < 0)
+        return r;
+    d->age_passes = (unsigned)age;
+    r = field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
+    if (r < 0)
+        return r;
+    r = field_get(c, obj, "numatune", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "numatune");
+        r = parse_binding(c, v, &binding);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+
+    r = field_get(c, obj, "cells", true, &v);
+    if (r < 0)
+        return r;
+    mark = path_push_key(c, "cells");
+    r = expect_array(c, v, 1, SNAP_MAX_CELLS_PER_DOMAIN, &n);
+    if (r < 0)
+        return r;
+    d->cells = calloc(n, sizeof(*d->cells));
+    if (!d->cells)
+        return snap_fail(c, -ENOMEM, "out of memory");
+    d->nr_cells = (unsigned)n;
+    for (size_t i = 0; i < n; i++) {
+        size_t imark = path_push_index(c, i);
+        r = parse_cell(c, json_object_array_get_idx(v, i), &binding, cell_seen, vcpu_seen,
+                       &d->cells[i]);
+        if (r < 0)
+            return r;
+        path_pop(c, imark);
+    }
+    path_pop(c, mark);
+    return check_shares(c, d, cell_seen);
+}
+
+static int compare_domain_names(const void *a, const void *b)
+{
+    const snap_domain *x = *(const snap_domain *const *)a, *y = *(const snap_domain *const *)b;
+    int r = strcmp(x->name, y->name);
+
+    return r ? r : (x > y) - (x < y);
+}
+
+/* Domain names are unique; the error names the first duplicate in input order. */
+static int check_domain_names(snap_ctx *c, const snapshot *s)
+{
+    _cleanup_free_ const snap_domain **sorted = NULL;
+    char shown[SNAP_SHOWN_MAX + 8];
+    size_t dup = SIZE_MAX, first = 0;
+
+    if (s->nr_domains < 2)
+        return 0;
+    sorted = calloc(s->nr_domains, sizeof(*sorted));
+    if (!sorted)
+        return snap_fail(c, -ENOMEM, "out of memory");
+    for (unsigned i = 0; i < s->nr_domains; i++)
+        sorted[i] = &s->domains[i];
+    qsort(sorted, s->nr_domains, sizeof(*sorted), compare_domain_names);
+    for (unsigned i = 1; i < s->nr_domains; i++) {
+        size_t idx = (size_t)(sorted[i] - s->domains);
+        if (strcmp(sorted[i]->name, sorted[i - 1]->name) == 0 && idx < dup) {
+            /* sorted[i - 1] is the run's first occurrence only when it differs from its
+             * predecessor; walk back to it for the message. */
+            unsigned j = i - 1;
+            while (j > 0 && strcmp(sorted[j - 1]->name, sorted[i]->name) == 0)
+                j--;
+            dup = idx;
+            first = (size_t)(sorted[j] - s->domains);
+        }
+    }
+    if (dup == SIZE_MAX)
+        return 0;
+    copy_shown(shown, sizeof(shown), s->domains[dup].name, strlen(s->domains[dup].name));
+    (void)path_push_key(c, "domains");
+    (void)path_push_index(c, dup);
+    (void)path_push_key(c, "name");
+    return snap_fail(c, -EINVAL, "duplicate domain name \"%s\" (also domains[%zu])", shown, first);
+}
+
+/* "nodes": [{"node": N, "free_bytes": B, "other_busy": X}, ...] */
+static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
+{
+    static const char *const known[] = {"node", "free_bytes", "other_busy", NULL};
+    uint64_t seen = 0;
+    size_t n;
+    int r;
+
+    r = expect_array(c, arr, 0, VN_MAX_NODES, &n);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        size_t mark = path_push_index(c, i);
+        struct json_object *obj = json_object_array_get_idx(arr, i);
+        const topo_node *tn;
+        uint64_t free_bytes = 0;
+        double busy = 0;
+        int idx = -1;
+
+        r = expect_object(c, obj);
+        if (r < 0)
+            return r;
+        r = check_fields(c, obj, known);
+        if (r < 0)
+            return r;
+        r = field_node(c, obj, "node", true, false, &idx);
+        if (r < 0)
+            return r;
+        tn = &c->t->nodes[idx];
+        if (seen & (1ULL << idx)) {
+            (void)path_push_key(c, "node");
+            return snap_fail(c, -EINVAL, "host node %u listed twice", tn->os_index);
+        }
+        seen |= 1ULL << idx;
+        r = field_uint(c, obj, "free_bytes", false, tn->mem_total, &free_bytes);
+        if (r < 0)
+            return r;
+        if (r > 0) {
+            s->free_known[idx] = true;
+            s->free_bytes[idx] = free_bytes;
+        }
+        r = field_number(c, obj, "other_busy", false, 0.0, (double)tn->nr_cpus, &busy);
+        if (r < 0)
+            return r;
+        s->other_busy[idx] = busy;
+        path_pop(c, mark);
+    }
+    return 0;
+}
+
+static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
+{
+    static const char *const known[] = {"version", "pass", "nodes", "domains", NULL};
+    struct json_object *v = NULL;
+    int64_t version = 0;
+    size_t n, mark;
+    int r;
+
+    r = expect_object(c, root);
+    if (r < 0)
+        return r;
+    /* The version first: a newer document may well have fields this parser does not know. */
+    r = field_int(c, root, "version", true, 0, INT32_MAX, &version);
+    if (r < 0)
+        return r;
+    if (version != SNAP_VERSION) {
+        (void)path_push_key(c, "version");
+        return snap_fail(c, -EINVAL,
+                         "unsupported version %" PRId64 " (this vnuma reads version %d)", version,
+                         SNAP_VERSION);
+    }
+    r = check_fields(c, root, known);
+    if (r < 0)
+        return r;
+    r = field_uint(c, root, "pass", false, UINT64_MAX, &s->pass);
+    if (r < 0)
+        return r;
+    r = field_get(c, root, "nodes", false, &v);
+    if (r < 0)
+        return r;
+    if (r > 0) {
+        mark = path_push_key(c, "nodes");
+        r = parse_host_nodes(c, v, s);
+        if (r < 0)
+            return r;
+        path_pop(c, mark);
+    }
+
+    r = field_get(c, root, "domains", true, &v);
+    if (r < 0)
+        return r;
+    mark = path_push_key(c, "domains");
+    r = expect_array(c, v, 0, SNAP_MAX_DOMAINS, &n);
+    if (r < 0)
+        return r;
+    if (n > 0) {
+        s->domains = calloc(n, sizeof(*s->domains));
+        if (!s->domains)
+            return snap_fail(c, -ENOMEM, "out of memory");
+        s->nr_domains = (unsigned)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t imark = path_push_index(c, i);
+        r = parse_domain(c, json_object_array_get_idx(v, i), &s->domains[i]);
+        if (r < 0)
+            return r;
+        path_pop(c, imark);
+    }
+    path_pop(c, mark);
+    return check_domain_names(c, s);
+}
+
+static bool only_whitespace(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return false;
+    return true;
+}
+
+/* "line L, column C" of byte offset `off` in text, as the path of a syntax error. */
+static void path_set_position(snap_ctx *c, const char *text, size_t off)
+{
+    size_t line = 1, col = 1;
+
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    path_pop(c, 0);
+    path_append(c, "line %zu, column %zu", line, col);
+}
+
+int snap_parse(const char *text, size_t len, const char *origin, const topology *t, snapshot *ret,
+               char *err, size_t errlen)
+{
+    _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
+    _cleanup_(json_putp) struct json_object *root = NULL;
+    _cleanup_(snapshot_clear) snapshot tmp = {0};
+    snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen};
+    enum json_tokener_error jerr;
+    size_t end;
+    int r;
+
+    assert(t && ret && (text || len == 0));
+    if (len > SNAP_MAX_FILE_BYTES)
+        return snap_fail(&c, -E2BIG, "input is %zu bytes, at most %u accepted", len,
+                         SNAP_MAX_FILE_BYTES);
+    if (only_whitespace(text, len))
+        return snap_fail(&c, -EINVAL, "empty input");
+
+    tok = json_tokener_new_ex(SNAP_MAX_DEPTH);
+    if (!tok)
+        return snap_fail(&c, -ENOMEM, "out of memory");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    root = json_tokener_parse_ex(tok, text, (int)len);
+    jerr = json_tokener_get_error(tok);
+    end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue) {
+        /* All input consumed: a NUL byte ends a bare top-level scalar ("null"), or shows the
+         * document is truncated. */
+        root = json_tokener_parse_ex(tok, "", 1);
+        if (json_tokener_get_error(tok) != json_tokener_success) {
+            path_set_position(&c, text, len);
+            return snap_fail(&c, -EINVAL, "unexpected end of input");
+        }
+        jerr = json_tokener_success;
+        end = len;
+    }
+    if (jerr != json_tokener_success) {
+        path_set_position(&c, text, VN_MIN(end, len));
+        if (jerr == json_tokener_error_depth)
+            return snap_fail(&c, -E2BIG, "nesting deeper than %d levels", SNAP_MAX_DEPTH);
+        return snap_fail(&c, -EINVAL, "%s", json_tokener_error_desc(jerr));
+    }
+    /* Anything but whitespace after the top-level value (json-c stops at a NUL byte). */
+    if (!only_whitespace(text + end, len - end)) {
+        path_set_position(&c, text, end);
+        return snap_fail(&c, -EINVAL, "unexpected data after the top-level value");
+    }
+
+    r = parse_root(&c, root, &tmp);
+    if (r < 0)
+        return r;
+    *ret = tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    return 0;
+}
+
+int snap_load_file(const char *path, const topology *t, snapshot *ret, char *err, size_t errlen)
+{
+    _cleanup_close_ int fd = -1;
+    _cleanup_free_ char *buf = NULL;
+    snap_ctx c = {.origin = path, .t = t, .err = err, .errlen = errlen};
+    size_t len = 0, cap;
+    struct stat st;
+    int r;
+
+    assert(path && t && ret);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        r = -errno;
+        return snap_fail(&c, r, "cannot open: %s", strerror(-r));
+    }
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        return snap_fail(&c, r, "cannot stat: %s", strerror(-r));
+    }
+    if (S_ISDIR(st.st_mode))
+        return snap_fail(&c, -EISDIR, "is a directory");
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > SNAP_MAX_FILE_BYTES)
+        return snap_fail(&c, -E2BIG, "file is %jd bytes, at most %u accepted", (intmax_t)st.st_size,
+                         SNAP_MAX_FILE_BYTES);
+    /* Read one byte more than the limit, so an input that grew (or a pipe) is caught too. */
+    cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : SNAP_READ_CHUNK;
+    buf = malloc(cap);
+    if (!buf)
+        return snap_fail(&c, -ENOMEM, "out of memory");
+    for (;;) {
+        ssize_t n;
+
+        if (len == cap) {
+            size_t ncap = VN_MIN(cap * 2, (size_t)SNAP_MAX_FILE_BYTES + 1);
+            char *nbuf;
+
+            if (ncap == cap)
+                return snap_fail(&c, -E2BIG, "input is over %u bytes", SNAP_MAX_FILE_BYTES);
+            nbuf = realloc(buf, ncap);
+            if (!nbuf)
+                return snap_fail(&c, -ENOMEM, "out of memory");
+            buf = nbuf;
+            cap = ncap;
+        }
+        n = read(fd, buf + len, cap - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            return snap_fail(&c, r, "cannot read: %s", strerror(-r));
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    if (len > SNAP_MAX_FILE_BYTES)
+        return snap_fail(&c, -E2BIG, "input is over %u bytes", SNAP_MAX_FILE_BYTES);
+    return snap_parse(buf, len, path, t, ret, err, errlen);
+}

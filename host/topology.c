@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stage 1: read the host topology with hwloc and turn it into the plain
+ * `topology` value of topology.h. This is the only file that walks an hwloc
+ * topology; nothing hwloc-typed leaves it.
+ *
+ * Points where hwloc's view differs from what a VM balancer needs:
+ *  - A CPU-less NUMA node (KNL MCDRAM, HBM, CXL, GPU memory) gets the cpuset of
+ *    the CPUs near it, i.e. the same cpuset as its DRAM sibling. The kernel
+ *    gives each CPU exactly one node, so each allowed PU is assigned to the
+ *    most local node containing it (smallest cpuset, a normal-memory node
+ *    before a special one, then the lowest os_index); a node left without PUs
+ *    is memory-only.
+ *  - hwloc drops disallowed PUs and nodes (cgroup cpuset) by default, but an
+ *    allowed node can still have no allowed CPU (it is memory-only for us),
+ *    and allowed CPUs can belong to a disallowed node (they count in
+ *    topology.cpus but in no node).
+ *  - An "L3Cache" of subtype MemorySideCache (KNL cache mode) sits above NUMA
+ *    nodes and is a cache of memory, not of the CPUs: it is not an LLC.
+ *  - hwloc_topology_set_xml()/set_synthetic() failing does not make the
+ *    following hwloc_topology_load() fail: it silently discovers the live
+ *    host instead. Their results are checked before loading.
+ */
+#include "topology.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "util.h"
+
+/* A cpu list of VN_MAX_CPUS alternate CPUs ("0,2,4,...,1022") fits in this. */
+#define TOPO_CPULIST_MAX 4096
+
+static void topo_hwloc_destroyp(hwloc_topology_t *h)
+{
+    if (*h)
+        hwloc_topology_destroy(*h);
+}
+
+static void topo_json_putp(json_object **o)
+{
+    if (*o)
+        (void)json_object_put(*o);
+}
+
+__attribute__((format(printf, 3, 4))) static void topo_err(char *err, size_t errlen,
+                                                           const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* The name a source is reported by: "live", the path, or "synthetic:<string>". */
+static void topo_source_name(topo_source_kind kind, const char *arg, char *buf, size_t len)
+{
+    switch (kind) {
+    case TOPO_SOURCE_XML:
+        (void)snprintf(buf, len, "%s", arg ? arg : "(null)");
+        break;
+    case TOPO_SOURCE_SYNTHETIC:
+        (void)snprintf(buf, len, "synthetic:%s", arg ? arg : "(null)");
+        break;
+    default:
+        (void)snprintf(buf, len, "live");
+        break;
+    }
+}
+
+/* Copy an hwloc bitmap into a vn_cpuset; -E2BIG when an index is >= VN_MAX_CPUS. */
+static int topo_cpuset_from_hwloc(hwloc_const_bitmap_t b, vn_cpuset *out)
+{
+    vn_cpuset tmp;
+    int i;
+
+    /* weight -1: infinite set */
+    if (hwloc_bitmap_weight(b) < 0 || hwloc_bitmap_last(b) >= VN_MAX_CPUS)
+        return -E2BIG;
+    cpuset_zero(&tmp);
+    hwloc_bitmap_foreach_begin(i, b)
+    {
+        cpuset_set(&tmp, (unsigned)i);
+    }
+    hwloc_bitmap_foreach_end();
+    *out = tmp;
+    return 0;
+}
+
+/* True for NUMA nodes of ordinary memory (DRAM); false for MCDRAM, HBM, GPU memory... */
+static bool topo_node_is_normal_memory(hwloc_obj_t node)
+{
+    return !node->subtype || strcmp(node->subtype, "DRAM") == 0;
+}
+
+/*
+ * The node a PU belongs to, in the kernel's sense, among hwloc NUMA nodes
+ * nodes[0..n-1] (sorted by os_index): the most local node containing it.
+ * Returns an index into nodes, or -1 when no allowed node contains the PU.
+ */
+static int topo_pu_home(hwloc_obj_t *nodes, unsigned n, unsigned pu)
+{
+    int best = -1;
+
+    for (unsigned i = 0; i < n; i++) {
+        hwloc_obj_t c = nodes[i];
+
+        if (!c->cpuset || !hwloc_bitmap_isset(c->cpuset, pu))
+            continue;
+        if (best < 0) {
+            best = (int)i;
+            continue;
+        }
+        int cw = hwloc_bitmap_weight(c->cpuset);
+        int bw = hwloc_bitmap_weight(nodes[best]->cpuset);
+        /* ties keep the earlier (lower os_index) node */
+        if (cw < bw ||
+            (cw == bw && topo_node_is_normal_memory(c) && !topo_node_is_normal_memory(nodes[best])))
+            best = (int)i;
+    }
+    return best;
+}
+
+static int topo_cmp_obj_os_index(const void *a, const void *b)
+{
+    const hwloc_obj_t x = *(const hwloc_obj_t *)a, y = *(const hwloc_obj_t *)b;
+
+    return (x->os_index > y->os_index) - (x->os_index < y->os_index);
+}
+
+static int topo_cmp_cpuset_first(const void *a, const void *b)
+{
+    int x = cpuset_first(a), y = cpuset_first(b);
+
+    return (x > y) - (x < y);
+}
+
+/* Cores and SMT width of every node, from hwloc Core objects (a PU is its own core without). */
+static void topo_fill_cores(hwloc_topology_t h, topology *t)
+{
+    int nr_cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        topo_node *node = &t->nodes[n];
+
+        node->nr_cores = 0;
+        node->smt = 0;
+        if (nr_cores <= 0) {
+            node->nr_cores = node->nr_cpus;
+            node->smt = node->nr_cpus ? 1 : 0;
+            continue;
+        }
+        for (int i = 0; i < nr_cores; i++) {
+            hwloc_obj_t core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)i);
+            vn_cpuset cs, in_node;
+
+            if (!core || !core->cpuset || topo_cpuset_from_hwloc(core->cpuset, &cs) < 0)
+                continue;
+            cpuset_and(&in_node, &cs, &node->cpus);
+            unsigned w = cpuset_weight(&in_node);
+            if (w == 0)
+                continue;
+            node->nr_cores++;
+            node->smt = VN_MAX(node->smt, w);
+        }
+    }
+}
+
+/* LLC (L3) groups of every node; returns 0 or -E2BIG (index of the node in *ret_node). */
+static int topo_fill_llc(hwloc_topology_t h, topology *t, unsigned *ret_node)
+{
+    bool any_l3 = false;
+
+    for (hwloc_obj_t l3 = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_L3CACHE, NULL); l3;
+         l3 = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_L3CACHE, l3)) {
+        vn_cpuset cs;
+
+        /* a cache of memory (KNL MCDRAM in cache mode), not of the CPUs */
+        if (l3->subtype && strcmp(l3->subtype, "MemorySideCache") == 0)
+            continue;
+        if (!l3->cpuset || topo_cpuset_from_hwloc(l3->cpuset, &cs) < 0)
+            continue;
+        any_l3 = true;
+        for (unsigned n = 0; n < t->nr_nodes; n++) {
+            topo_node *node = &t->nodes[n];
+            vn_cpuset part;
+
+            cpuset_and(&part, &cs, &node->cpus);
+            if (cpuset_empty(&part))
+                continue;
+            if (node->nr_llc >= VN_MAX_LLC_PER_NODE) {
+                *ret_node = n;
+                return -E2BIG;
+            }
+            node->llc[node->nr_llc++] = part;
+        }
+    }
+
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        topo_node *node = &t->nodes[n];
+
+        if (node->cpuless) {
+            node->nr_llc = 0;
+            continue;
+        }
+        /* no L3 reported (or none over these CPUs): the node is one LLC */
+        if (!any_l3 || node->nr_llc == 0) {
+            node->nr_llc = 1;
+            node->llc[0] = node->cpus;
+        }
+        qsort(node->llc, node->nr_llc, sizeof(node->llc[0]), topo_cmp_cpuset_first);
+    }
+    return 0;
+}
+
+/* Whether every node of t is an object of distance matrix d. */
+static unsigned topo_distances_coverage(const topology *t, const struct hwloc_distances_s *d)
+{
+    unsigned covered = 0;
+
+    for (unsigned i = 0; i < d->nbobjs; i++)
+        if (d->objs[i] && topo_node_index(t, d->objs[i]->os_index) >= 0)
+            covered++;
+    return covered;
+}
+
+/*
+ * Fill t->distance from the best NUMA latency matrix: one the OS reported and
+ * covering every node, else any latency matrix covering every node, else the
+ * first latency matrix (defaults for the pairs it lacks).
+ */
+static void topo_fill_distances(hwloc_topology_t h, topology *t)
+{
+    struct hwloc_distances_s *all[16];
+    unsigned nr = VN_ARRAY_SIZE(all);
+    int best = -1, best_rank = 0;
+
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        for (unsigned j = 0; j < t->nr_nodes; j++)
+            t->distance[i * t->nr_nodes + j] =
+                i == j ? TOPO_DISTANCE_LOCAL : TOPO_DISTANCE_REMOTE_DEFAULT;
+    /* one node: the only distance is the local one, nothing to learn */
+    t->distances_known = t->nr_nodes == 1;
+
+    if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, all,
+                                    HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) < 0)
+        return;
+    nr = VN_MIN(nr, (unsigned)VN_ARRAY_SIZE(all));
+    for (unsigned k = 0; k < nr; k++) {
+        unsigned covered = topo_distances_coverage(t, all[k]);
+        int rank;
+
+        if (covered == 0)
+            continue;
+        rank = covered == t->nr_nodes ? 2 : 0;
+        if (all[k]->kind & HWLOC_DISTANCES_KIND_FROM_OS)
+            rank++;
+        if (best < 0 || rank > best_rank) {
+            best = (int)k;
+            best_rank = rank;
+        }
+    }
+
+    if (best >= 0) {
+        const struct hwloc_distances_s *d = all[best];
+        unsigned filled = 0;
+
+        for (unsigned a = 0; a < d->nbobjs; a++) {
+            int i = d->objs[a] ? topo_node_index(t, d->objs[a]->os_index) : -1;
+            if (i < 0)
+                continue;
+            for (unsigned b = 0; b < d->nbobjs; b++) {
+                int j = d->objs[b] ? topo_node_index(t, d->objs[b]->os_index) : -1;
+                if (j < 0)
+                    continue;
+                hwloc_uint64_t v = d->values[a * d->nbobjs + b];
+                t->distance[(unsigned)i * t->nr_nodes + (unsigned)j] =
+                    v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+                filled++;
+            }
+        }
+        t->distances_known = t->distances_known || filled == t->nr_nodes * t->nr_nodes;
+    }
+    for (unsigned k = 0; k < nr; k++)
+        hwloc_distances_release(h, all[k]);
+}
+
+/* Build *t from a loaded hwloc topology. Returns 0 or -errno with a reason in err. */
+static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t errlen)
+{
+    hwloc_const_cpuset_t allowed_cpus = hwloc_topology_get_allowed_cpuset(h);
+    hwloc_const_nodeset_t allowed_nodes = hwloc_topology_get_allowed_nodeset(h);
+    hwloc_obj_t nodes[VN_MAX_NODES];
+    unsigned nr = 0;
+    int pu, r;
+
+    if (!allowed_cpus || !allowed_nodes) {
+        topo_err(err, errlen, "topology %s: cannot load: no allowed CPU or node set", t->source);
+        return -EINVAL;
+    }
+
+    for (hwloc_obj_t o = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); o;
+         o = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, o)) {
+        if (!hwloc_bitmap_isset(allowed_nodes, o->os_index))
+            continue;
+        if (nr >= VN_MAX_NODES) {
+            topo_err(err, errlen, "topology %s: more than %u NUMA nodes, vnuma handles %u",
+                     t->source, (unsigned)VN_MAX_NODES, (unsigned)VN_MAX_NODES);
+            return -E2BIG;
+        }
+        nodes[nr++] = o;
+    }
+    if (nr == 0) {
+        topo_err(err, errlen, "topology %s: cannot load: no allowed NUMA node", t->source);
+        return -ENODEV;
+    }
+    qsort(nodes, nr, sizeof(nodes[0]), topo_cmp_obj_os_index);
+
+    r = topo_cpuset_from_hwloc(allowed_cpus, &t->cpus);
+    if (r < 0) {
+        topo_err(err, errlen, "topology %s: CPU %d is beyond the %u CPUs vnuma handles", t->source,
+                 hwloc_bitmap_last(allowed_cpus), (unsigned)VN_MAX_CPUS);
+        return r;
+    }
+    t->nr_cpus = cpuset_weight(&t->cpus);
+
+    t->nr_nodes = nr;
+    for (unsigned i = 0; i < nr; i++) {
+        topo_node *node = &t->nodes[i];
+
+        node->os_index = nodes[i]->os_index;
+        node->mem_total = nodes[i]->attr ? nodes[i]->attr->numanode.local_memory : 0;
+        node->mem_free = node->mem_total;
+        node->mem_free_known = false;
+        cpuset_zero(&node->cpus);
+    }
+    hwloc_bitmap_foreach_begin(pu, allowed_cpus)
+    {
+        int home = topo_pu_home(nodes, nr, (unsigned)pu);
+        if (home >= 0)
+            cpuset_set(&t->nodes[home].cpus, (unsigned)pu);
+    }
+    hwloc_bitmap_foreach_end();
+
+    for (unsigned i = 0; i < nr; i++) {
+        topo_node *node = &t->nodes[i];
+
+        node->nr_cpus = cpuset_weight(&node->cpus);
+        node->cpuless = node->nr_cpus == 0;
+    }
+    topo_fill_cores(h, t);
+
+    unsigned bad_node = 0;
+    r = topo_fill_llc(h, t, &bad_node);
+    if (r < 0) {
+        topo_err(err, errlen, "topology %s: node %u has more than %u LLCs, vnuma handles %u",
+                 t->source, t->nodes[bad_node].os_index, (unsigned)VN_MAX_LLC_PER_NODE,
+                 (unsigned)VN_MAX_LLC_PER_NODE);
+        return r;
+    }
+    for (unsigned i = 0; i < nr; i++) {
+        topo_node *node = &t->nodes[i];
+
+        node->imb_numa_nr = node->cpuless ? 0 : rule_imb_numa_nr(node->nr_cpus, node->nr_llc);
+    }
+    topo_fill_distances(h, t);
+    return 0;
+}
+
+/* errno after a failed hwloc call, never 0. */
+static int topo_errno(void)
+{
+    return errno > 0 ? errno : EINVAL;
+}
+
+int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, topology *ret,
+              char *err, size_t errlen)
+{
+    _cleanup_(topo_hwloc_destroyp) hwloc_topology_t h = NULL;
+    _cleanup_free_ topology *t = NULL;
+    int r;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!ret || (int)kind < 0 || kind >= TOPO_SOURCE_MAX ||
+        (kind != TOPO_SOURCE_LIVE && (!arg || !*arg))) {
+        topo_err(err, errlen, "topology: invalid source");
+        return -EINVAL;
+    }
+
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        topo_err(err, errlen, "topology: out of memory");
+        return -ENOMEM;
+    }
+    topo_source_name(kind, arg, t->source, sizeof(t->source));
+
+    if (hwloc_topology_init(&h) < 0) {
+        h = NULL;
+        r = -topo_errno();
+        topo_err(err, errlen, "topology %s: cannot load: hwloc init failed: %s", t->source,
+                 strerror(-r));
+        return r;
+    }
+    /* only what the balancer reads: no I/O devices, no instruction caches */
+    (void)hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+    (void)hwloc_topology_set_icache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+
+    /* a failed set_xml/set_synthetic would let load() discover the live host instead */
+    errno = 0;
+    if (kind == TOPO_SOURCE_XML && hwloc_topology_set_xml(h, arg) < 0) {
+        r = -topo_errno();
+        topo_err(err, errlen, "topology %s: cannot load: %s", t->source,
+                 r == -EINVAL ? "not a valid hwloc XML topology" : strerror(-r));
+        return r;
+    }
+    if (kind == TOPO_SOURCE_SYNTHETIC && hwloc_topology_set_synthetic(h, arg) < 0) {
+        r = -topo_errno();
+        topo_err(err, errlen, "topology %s: cannot load: %s", t->source,
+                 r == -EINVAL ? "not a valid hwloc synthetic description" : strerror(-r));
+        return r;
+    }
+    errno = 0;
+    if (hwloc_topology_load(h) < 0) {
+        r = -topo_errno();
+        topo_err(err, errlen, "topology %s: cannot load: %s", t->source, strerror(-r));
+        return r;
+    }
+
+    r = topo_from_hwloc(h, t, err, errlen);
+    if (r < 0)
+        return r;
+
+    /* a host without per-node meminfo (some containers) keeps mem_free_known == false */
+    if (kind == TOPO_SOURCE_LIVE)
+        (void)topo_refresh_free(t, sysfs_root);
+
+    memcpy(ret, t, sizeof(*t));
+    return 0;
+}
+
+int topo_node_index(const topology *t, unsigned os_index)
+{
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        if (t->nodes[i].os_index == os_index)
+            return (int)i;
+    return -1;
+}
+
+/* MemFree of one node from its meminfo file, in bytes. Returns 0 or -errno. */
+static int topo_read_memfree(const char *root, unsigned os_index, uint64_t *ret_bytes)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[4096], line[256];
+    int n;
+
+    n = snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/meminfo", root, os_index);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned node;
+        uint64_t kb;
+
+        /* "Node 0 MemFree:         4950944 kB" */
+        if (sscanf(line, "Node %u MemFree: %" SCNu64 " kB", &node, &kb) == 2) {
+            if (node != os_index || kb > UINT64_MAX / 1024)
+                return -EINVAL;
+            *ret_bytes = kb * 1024;
+            return 0;
+        }
+    }
+    return ferror(f) ? -EIO : -ENODATA;
+}
+
+int topo_refresh_free(topology *t, const char *sysfs_root)
+{
+    const char *root = sysfs_root && *sysfs_root ? sysfs_root : "/";
+    char base[4096];
+    size_t len;
+    int ret = 0;
+
+    if (!t)
+        return -EINVAL;
+    /* "/" and "/tmp/x/" become "" and "/tmp/x": paths are built as base + "/sys/..." */
+    len = strlen(root);
+    if (len >= sizeof(base))
+        return -ENAMETOOLONG;
+    memcpy(base, root, len + 1);
+    while (len > 0 && base[len - 1] == '/')
+        base[--len] = '\0';
+
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        uint64_t bytes = 0;
+        int r = topo_read_memfree(base, t->nodes[i].os_index, &bytes);
+
+        if (r < 0) {
+            if (ret == 0)
+                ret = r;
+            continue;
+        }
+        t->nodes[i].mem_free = bytes;
+        t->nodes[i].mem_free_known = true;
+    }
+    return ret;
+}
+
+static void topo_print_json(const topology *t, FILE *f)
+{
+    _cleanup_(topo_json_putp) json_object *root = json_object_new_object();
+    json_object *nodes = json_object_new_array();
+    json_object *dist = json_object_new_array();
+    char buf[TOPO_CPULIST_MAX];
+
+    if (!root || !nodes || !dist) {
+        if (nodes)
+            (void)json_object_put(nodes);
+        if (dist)
+            (void)json_object_put(dist);
+        return;
+    }
+    json_object_object_add(root, "source", json_object_new_string(t->source));
+    json_object_object_add(root, "distances_known", json_object_new_boolean(t->distances_known));
+    json_object_object_add(root, "nodes", nodes);
+    json_object_object_add(root, "distances", dist);
+
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        const topo_node *n = &t->nodes[i];
+        json_object *o = json_object_new_object();
+        json_object *llcs = json_object_new_array();
+
+        if (!o || !llcs) {
+            if (o)
+                (void)json_object_put(o);
+            if (llcs)
+                (void)json_object_put(llcs);
+            return;
+        }
+        json_object_object_add(o, "node", json_object_new_int64(n->os_index));
+        (void)cpuset_format(&n->cpus, buf, sizeof(buf));
+        json_object_object_add(o, "cpus", json_object_new_string(buf));
+        json_object_object_add(o, "nr_cpus", json_object_new_int64(n->nr_cpus));
+        json_object_object_add(o, "cores", json_object_new_int64(n->nr_cores));
+        json_object_object_add(o, "smt", json_object_new_int64(n->smt));
+        for (unsigned l = 0; l < n->nr_llc && l < VN_MAX_LLC_PER_NODE; l++) {
+            (void)cpuset_format(&n->llc[l], buf, sizeof(buf));
+            json_object_array_add(llcs, json_object_new_string(buf));
+        }
+        json_object_object_add(o, "llcs", llcs);
+        json_object_object_add(o, "nr_llc", json_object_new_int64(n->nr_llc));
+        json_object_object_add(o, "imb_numa_nr", json_object_new_int64(n->imb_numa_nr));
+        json_object_object_add(o, "mem_total", json_object_new_uint64(n->mem_total));
+        json_object_object_add(o, "mem_free",
+                               n->mem_free_known ? json_object_new_uint64(n->mem_free) : NULL);
+        json_object_object_add(o, "cpuless", json_object_new_boolean(n->cpuless));
+        json_object_array_add(nodes, o);
+    }
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        json_object *row = json_object_new_array();
+
+        if (!row)
+            return;
+        for (unsigned j = 0; j < t->nr_nodes; j++)
+            json_object_array_add(row, json_object_new_int64(topo_distance(t, i, j)));
+        json_object_array_add(dist, row);
+    }
+    fprintf(f, "%s\n",
+            json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* "15.6 GiB" */
+static void topo_format_gib(uint64_t bytes, char *buf, size_t len)
+{
+    (void)snprintf(buf, len, "%.1f GiB", (double)bytes / (double)VN_GIB);
+}
+
+static void topo_print_table(const topology *t, FILE *f)
+{
+    char cpus[TOPO_CPULIST_MAX], total[32], freeb[32];
+    int w = 4;
+
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        (void)cpuset_format(&t->nodes[i].cpus, cpus, sizeof(cpus));
+        w = VN_MAX(w, (int)strlen(cpus));
+    }
+
+    fprintf(f, "%4s  %-*s  %5s  %5s  %3s  %4s  %11s  %10s  %10s\n", "node", w, "cpus", "#cpus",
+            "cores", "smt", "llcs", "imb_numa_nr", "mem total", "mem free");
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        const topo_node *n = &t->nodes[i];
+
+        (void)cpuset_format(&n->cpus, cpus, sizeof(cpus));
+        topo_format_gib(n->mem_total, total, sizeof(total));
+        if (n->mem_free_known)
+            topo_format_gib(n->mem_free, freeb, sizeof(freeb));
+        else
+            (void)snprintf(freeb, sizeof(freeb), "-");
+        fprintf(f, "%4u  %-*s  %5u  %5u  %3u  %4u  %11u  %10s  %10s%s\n", n->os_index, w,
+                n->cpuless ? "-" : cpus, n->nr_cpus, n->nr_cores, n->smt, n->nr_llc, n->imb_numa_nr,
+                total, freeb, n->cpuless ? "  memory-only" : "");
+    }
+
+    fprintf(f, "\ndistances%s:\n%4s", t->distances_known ? "" : " (defaults: source has none)",
+            "node");
+    for (unsigned j = 0; j < t->nr_nodes; j++)
+        fprintf(f, " %4u", t->nodes[j].os_index);
+    fprintf(f, "\n");
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        fprintf(f, "%4u", t->nodes[i].os_index);
+        for (unsigned j = 0; j < t->nr_nodes; j++)
+            fprintf(f, " %4u", topo_distance(t, i, j));
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nsource: %s\n", t->source);
+}
+
+void topo_print(const topology *t, bool json, FILE *f)
+{
+    if (json)
+        topo_print_json(t, f);
+    else
+        topo_print_table(t, f);
+}

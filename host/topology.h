@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stage 1 of the pipeline: the host topology, read with hwloc from the live
+ * host, an hwloc XML export or an hwloc synthetic description. The result is a
+ * plain value (no hwloc types leak out) that the decide stage reads.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cpuset.h"
+
+/* Most NUMA nodes vnuma handles on one host (Linux allows more; no host we know has). */
+#define VN_MAX_NODES 64
+/* Most LLC (L3) groups recorded per node. */
+#define VN_MAX_LLC_PER_NODE 32
+/* SLIT distance of a node to itself, and the remote default when the source has no matrix. */
+#define TOPO_DISTANCE_LOCAL 10
+#define TOPO_DISTANCE_REMOTE_DEFAULT 20
+
+typedef struct topo_node {
+    unsigned os_index;      /* the kernel's node number */
+    vn_cpuset cpus;         /* allowed CPUs of the node (empty: memory-only node) */
+    unsigned nr_cpus;       /* weight of cpus */
+    unsigned nr_cores;      /* cores with at least one allowed PU */
+    unsigned smt;           /* most allowed PUs on one core (1: no SMT) */
+    uint64_t mem_total;     /* bytes of memory local to the node */
+    uint64_t mem_free;      /* bytes free at load time; == mem_total when unknown */
+    bool mem_free_known;    /* mem_free came from the running kernel */
+    bool cpuless;           /* no allowed CPU: never a home for vCPUs */
+    unsigned nr_llc;        /* LLC (L3) groups intersecting the node; 1 when no L3 */
+    vn_cpuset llc[VN_MAX_LLC_PER_NODE]; /* allowed CPUs of each LLC group in this node */
+    unsigned imb_numa_nr;   /* rule 1: allowed imbalance, see rule_imb_numa_nr() */
+} topo_node;
+
+typedef struct topology {
+    char source[256];       /* "live", the XML path, or "synthetic:<string>" */
+    unsigned nr_nodes;
+    topo_node nodes[VN_MAX_NODES];
+    /* distance[i * nr_nodes + j]: SLIT-style distance between node indexes i and j */
+    unsigned distance[VN_MAX_NODES * VN_MAX_NODES];
+    bool distances_known;   /* false: defaults were filled in */
+    vn_cpuset cpus;         /* all allowed CPUs */
+    unsigned nr_cpus;
+} topology;
+
+typedef enum topo_source_kind {
+    TOPO_SOURCE_LIVE,
+    TOPO_SOURCE_XML,
+    TOPO_SOURCE_SYNTHETIC,
+    TOPO_SOURCE_MAX,
+} topo_source_kind;
+
+/*
+ * Load a topology. For TOPO_SOURCE_XML arg is a file path, for
+ * TOPO_SOURCE_SYNTHETIC an hwloc synthetic string, for LIVE it is ignored.
+ * For the live host, free memory per node is read from sysfs below sysfs_root
+ * ("/" normally; tests point it at a fixture tree; NULL means "/").
+ * Returns 0 and fills *ret, or -errno; on error a one-line reason naming the
+ * source is written to err (may be NULL).
+ */
+int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, topology *ret,
+              char *err, size_t errlen);
+
+/* Index (0..nr_nodes-1) of the node with kernel number os_index, or -1. */
+int topo_node_index(const topology *t, unsigned os_index);
+
+/* Distance between node indexes a and b. */
+static inline unsigned topo_distance(const topology *t, unsigned a, unsigned b)
+{
+    return t->distance[a * t->nr_nodes + b];
+}
+
+/*
+ * Read MemFree of each node from <sysfs_root>/sys/devices/system/node/nodeN/meminfo
+ * into t->nodes[].mem_free. Returns 0 or -errno (nodes that cannot be read keep
+ * their previous value).
+ */
+int topo_refresh_free(topology *t, const char *sysfs_root);
+
+/* Print the topology as a human table (json=false) or JSON to f. */
+void topo_print(const topology *t, bool json, FILE *f);

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vnumad: the vnuma host daemon.
+ *
+ * This build provides the offline advisor:
+ *   vnumad --advise [--topology FILE.xml | --synthetic STRING] --snapshot FILE.json
+ *          [--json | --table] [--passes N]
+ * which runs the topology -> decide -> record stages on a saved snapshot and
+ * touches nothing. The daemon that samples and acts on live libvirt domains is
+ * built on the same stages (docs/ARCHITECTURE.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "record.h"
+#include "snapshot.h"
+#include "topology.h"
+#include "util.h"
+
+#define VNUMA_VERSION "0.1.0"
+#define ADVISE_MAX_PASSES 100
+
+typedef enum output_kind {
+    OUTPUT_BOTH,
+    OUTPUT_JSON,
+    OUTPUT_TABLE,
+    OUTPUT_MAX,
+} output_kind;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: vnumad --advise [--topology FILE.xml | --synthetic STRING] --snapshot "
+               "FILE.json [--json | --table] [--passes N]\n"
+               "       vnumad --version | --help\n"
+               "\n"
+               "  --advise          decide on a saved snapshot and print the plan; touch nothing\n"
+               "  --topology FILE   hwloc XML export of the host (default: this host)\n"
+               "  --synthetic STR   hwloc synthetic topology, e.g. \"pack:2 numa:2 core:8 pu:2\"\n"
+               "  --snapshot FILE   domains as JSON (docs/snapshot-format.md)\n"
+               "  --json            print the plan as JSON only\n"
+               "  --table           print the human table only\n"
+               "  --passes N        simulate N passes, applying each plan to the snapshot\n"
+               "                    (stops once a pass plans nothing for auto domains)\n");
+}
+
+static void plan_clearp(plan *p)
+{
+    plan_clear(p);
+}
+
+static void snapshot_clearp(snapshot *s)
+{
+    snapshot_clear(s);
+}
+
+/* Actions the daemon would carry out: advise domains only ever get advice. */
+static unsigned plan_auto_actions(const plan *p)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < p->nr_domains; i++)
+        for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
+            if (p->domains[i].mode == VN_MODE_AUTO)
+                n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
+    return n;
+}
+
+static int print_pass(const topology *t, const plan *p, output_kind out, struct json_object *arr)
+{
+    if (out != OUTPUT_JSON) {
+        printf("== pass %llu ==\n", (unsigned long long)p->pass);
+        record_plan_table(t, p, stdout);
+    }
+    if (out != OUTPUT_TABLE) {
+        struct json_object *j = record_plan_json(t, p);
+        if (!j)
+            return -ENOMEM;
+        json_object_array_add(arr, j);
+    }
+    return 0;
+}
+
+static int advise(const topology *t, const char *snap_path, output_kind out, unsigned passes)
+{
+    _cleanup_(snapshot_clearp) snapshot s = {0};
+    struct json_object *arr = json_object_new_array();
+    vn_config cfg;
+    char err[1024];
+    unsigned done = 0;
+    bool converged = false;
+    int r;
+
+    if (!arr)
+        return -ENOMEM;
+    config_defaults(&cfg);
+    r = snap_load_file(snap_path, t, &s, err, sizeof(err));
+    if (r < 0) {
+        fprintf(stderr, "vnumad: %s\n", err);
+        json_object_put(arr);
+        return r;
+    }
+    if (out != OUTPUT_JSON) {
+        printf("topology: %s, %u nodes, %u CPUs\nbefore:\n", t->source, t->nr_nodes, t->nr_cpus);
+        record_snapshot_table(t, &s, stdout);
+    }
+    for (done = 0; done < passes; done++) {
+        _cleanup_(plan_clearp) plan p = {0};
+        snapshot next = {0};
+        r = decide(t, &s, &cfg, &p);
+        if (r >= 0)
+            r = print_pass(t, &p, out, arr);
+        if (r < 0)
+            break;
+        if (passes == 1 || plan_auto_actions(&p) == 0) {
+            done++;
+            converged = plan_auto_actions(&p) == 0;
+            break;
+        }
+        r = plan_apply(t, &s, &p, &next);
+        if (r < 0)
+            break;
+        snapshot_clear(&s);
+        s = next;
+    }
+    if (r < 0) {
+        fprintf(stderr, "vnumad: advise failed: %s\n", strerror(-r));
+        json_object_put(arr);
+        return r;
+    }
+    if (out != OUTPUT_JSON && passes > 1) {
+        printf("after %u pass%s (%s):\n", done, done == 1 ? "" : "es",
+               converged ? "converged: the last pass planned nothing for auto domains"
+                         : "not converged yet");
+        record_snapshot_table(t, &s, stdout);
+    }
+    if (out != OUTPUT_TABLE) {
+        struct json_object *doc = arr;
+        if (passes > 1) {
+            doc = json_object_new_object();
+            json_object_object_add(doc, "passes", arr);
+        } else {
+            doc = json_object_get(json_object_array_get_idx(arr, 0));
+            json_object_put(arr);
+        }
+        printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(doc);
+    } else {
+        json_object_put(arr);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"advise", no_argument, NULL, 'a'},      {"topology", required_argument, NULL, 't'},
+        {"synthetic", required_argument, NULL, 'y'}, {"snapshot", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},        {"table", no_argument, NULL, 'T'},
+        {"passes", required_argument, NULL, 'p'}, {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    _cleanup_free_ topology *t = NULL;
+    const char *topo_arg = NULL, *snap_path = NULL;
+    topo_source_kind kind = TOPO_SOURCE_LIVE;
+    output_kind out = OUTPUT_BOTH;
+    bool do_advise = false;
+    unsigned long passes = 1;
+    char err[1024], *end;
+    int c, r;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            do_advise = true;
+            break;
+        case 't':
+            kind = TOPO_SOURCE_XML;
+            topo_arg = optarg;
+            break;
+        case 'y':
+            kind = TOPO_SOURCE_SYNTHETIC;
+            topo_arg = optarg;
+            break;
+        case 's':
+            snap_path = optarg;
+            break;
+        case 'j':
+            out = OUTPUT_JSON;
+            break;
+        case 'T':
+            out = OUTPUT_TABLE;
+            break;
+        case 'p':
+            errno = 0;
+            passes = strtoul(optarg, &end, 10);
+            if (errno || *end || optarg[0] == '-' || passes < 1 || passes > ADVISE_MAX_PASSES) {
+                fprintf(stderr, "vnumad: --passes: expected 1..%d, got '%s'\n", ADVISE_MAX_PASSES,
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'V':
+            printf("vnumad %s\n", VNUMA_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vnumad: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!do_advise) {
+        fprintf(stderr, "vnumad: this build runs only the offline advisor (--advise); "
+                        "see vnumad --help\n");
+        return 2;
+    }
+    if (!snap_path) {
+        fprintf(stderr, "vnumad: --advise needs --snapshot FILE.json\n");
+        return 2;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        fprintf(stderr, "vnumad: out of memory\n");
+        return 1;
+    }
+    r = topo_load(kind, topo_arg, NULL, t, err, sizeof(err));
+    if (r < 0) {
+        fprintf(stderr, "vnumad: %s\n", err);
+        return 1;
+    }
+    r = advise(t, snap_path, out, (unsigned)passes);
+    return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+#!/bin/bash
+# vnumad --advise end to end: every bundled topology with its example snapshot, the demo and its
+# golden plan, convergence, the properties checked from outside (allowed sets, opt-in), and bad
+# input (a clear error naming file and field, non-zero exit, no plan printed).
+set -u
+BUILD=${BUILD:-build}
+VNUMAD=$BUILD/vnumad
+n=0 pass=0 fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Checks a plan (JSON on stdin-file $1) against its snapshot $2 and topology JSON $3 from outside:
+# domains that did not opt in are absent, every pin is inside the vCPU's allowed set and one
+# node's CPUs, no vCPU is pinned to a CPU-less node.
+check_plan() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+def cpus(s):
+    out = set()
+    for part in filter(None, s.split(',')):
+        a, _, b = part.partition('-')
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+plan = json.load(open(sys.argv[1])); snap = json.load(open(sys.argv[2])); topo = json.load(open(sys.argv[3]))
+if 'passes' in plan: plans = plan['passes']
+else: plans = [plan]
+node_cpus = {n['node']: cpus(n['cpus']) for n in topo['nodes']}
+doms = {d['name']: d for d in snap['domains']}
+for p in plans:
+    for d in p['domains']:
+        sd = doms[d['name']]
+        mode = sd.get('balancer', {}).get('mode', 'off')
+        assert mode in ('auto', 'advise'), f"{d['name']} did not opt in but is planned"
+        allowed = {v['id']: cpus(v['allowed']) for c in sd['cells'] for v in c['vcpus']}
+        for c in d['cells']:
+            for pin in c['pins']:
+                s = cpus(pin['cpus'])
+                assert s and s <= allowed[pin['vcpu']], f"pin outside allowed set: {d['name']} {pin}"
+                assert s <= node_cpus[c['target_node']], f"pin outside target node: {pin}"
+                assert node_cpus[c['target_node']], "pinned to a CPU-less node"
+                assert pin['rules'], "pin without rules"
+            for m in c['moves']:
+                assert m['rules'] and m['to_node'] == c['target_node'], f"bad move {m}"
+            assert bool(c['pins'] or c['moves']) == (c['reason'] == 'act'), f"reason mismatch {c}"
+print("plan ok")
+PY
+}
+
+for topo in tests/data/topologies/*.xml; do
+    base=$(basename "$topo" .xml)
+    snap=tests/data/snapshots/$base.json
+    if [ ! -f "$snap" ]; then
+        ok 1 "$base: example snapshot $snap exists"
+        continue
+    fi
+    "$BUILD/vnumactl" topology --input "$topo" --json >"$tmp/topo.json" 2>/dev/null
+    "$VNUMAD" --advise --topology "$topo" --snapshot "$snap" --json >"$tmp/plan.json" 2>"$tmp/err"
+    ok $? "$base: vnumad --advise --json exits 0"
+    check_plan "$tmp/plan.json" "$snap" "$tmp/topo.json" >/dev/null 2>"$tmp/err"
+    ok $? "$base: plan respects opt-in and allowed sets ($(tail -n 1 "$tmp/err"))"
+    "$VNUMAD" --advise --topology "$topo" --snapshot "$snap" --table >"$tmp/table" 2>&1
+    grep -q '^DOMAIN' "$tmp/table" && grep -q ' actions$' "$tmp/table"
+    ok $? "$base: the human table is printed"
+    "$VNUMAD" --advise --topology "$topo" --snapshot "$snap" --json --passes 10 >"$tmp/passes.json" 2>&1
+    python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["passes"]
+last = p[-1]
+auto = sum(len(c["pins"]) + len(c["moves"]) for d in last["domains"] if d["mode"] == "auto" for c in d["cells"])
+sys.exit(0 if auto == 0 and len(p) <= 4 else 1)' "$tmp/passes.json"
+    ok $? "$base: converges within 4 passes and the last plans nothing for auto domains"
+done
+
+# The demo and its golden plan (VN_TEST_REGENERATE_OUTPUT=1 rewrites it).
+topo=tests/data/topologies/32em64t-2n8c2t-pci-normalio.xml
+golden=tests/golden/demo-plan.json
+"$VNUMAD" --advise --topology "$topo" --snapshot tests/data/demo-snapshot.json --json >"$tmp/demo.json"
+ok $? "demo snapshot: advise exits 0"
+if [ "${VN_TEST_REGENERATE_OUTPUT:-0}" = 1 ]; then cp "$tmp/demo.json" "$golden"; fi
+diff -u "$golden" "$tmp/demo.json" >"$tmp/diff" 2>&1
+ok $? "demo plan equals the golden file $golden ($(head -c 300 "$tmp/diff" | tr '\n' ' '))"
+python3 - "$tmp/demo.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+d = {x['name']: x for x in p['domains']}
+assert 'not-opted-in' not in d
+new0 = d['db-new']['cells'][0]
+assert 'early-migration' in new0['rules'] and new0['moves'], new0
+old = d['web-old']['cells'][0]
+assert old['reason'] == 'two-stage-filter' and not old['moves'], old
+assert d['batch-advise']['mode'] == 'advise'
+PY
+ok $? "demo: new domain moves early, old one waits for the filter, not-opted-in absent"
+"$VNUMAD" --advise --topology "$topo" --snapshot tests/data/demo-snapshot.json --json >"$tmp/demo2.json"
+cmp -s "$tmp/demo.json" "$tmp/demo2.json"
+ok $? "demo plan is deterministic across runs"
+
+# Synthetic topology and the live host (one node here).
+# hwloc synthetic nodes have 1 GiB each: drop the demo's free-memory figures
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.pop("nodes"); json.dump(d, open(sys.argv[2], "w"))' \
+    tests/data/demo-snapshot.json "$tmp/synth.json"
+"$VNUMAD" --advise --synthetic "pack:2 numa:1 l3:1 core:8 pu:2" --snapshot "$tmp/synth.json" --json >"$tmp/out" 2>"$tmp/err"
+ok $? "advise on an hwloc synthetic topology ($(head -n 1 "$tmp/err"))"
+
+# Bad input: a clear error that names the file and the field, exit 1, nothing on stdout.
+expect_bad() { # file expected-substring
+    "$VNUMAD" --advise --topology "$topo" --snapshot "$1" --json >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -ne 0 ] && [ ! -s "$tmp/out" ] && grep -q "$(basename "$1")" "$tmp/err" && grep -q -- "$2" "$tmp/err"
+    ok $? "bad snapshot $(basename "$1"): exit $rc, error '$(head -n 1 "$tmp/err")'"
+}
+expect_bad tests/data/bad/snapshot-busy-string.json 'domains\[0\].cells\[0\].vcpus\[0\].busy'
+expect_bad tests/data/bad/snapshot-busy-negative.json 'busy'
+expect_bad tests/data/bad/snapshot-pages-huge.json 'pages'
+expect_bad tests/data/bad/snapshot-unknown-field.json 'colour'
+expect_bad tests/data/bad/snapshot-cpu-out-of-range.json 'allowed'
+expect_bad tests/data/bad/snapshot-unknown-node.json '7'
+expect_bad tests/data/bad/snapshot-bad-mode.json 'mode'
+expect_bad tests/data/bad/snapshot-version-type.json 'version'
+expect_bad tests/data/bad/snapshot-truncated.json 'snapshot-truncated'
+expect_bad tests/data/bad/snapshot-trailing.json 'snapshot-trailing'
+expect_bad "$tmp/missing.json" 'missing.json'
+
+"$VNUMAD" --advise --topology tests/data/bad/topology-malformed.xml --snapshot tests/data/demo-snapshot.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q topology-malformed.xml "$tmp/err"
+ok $? "malformed topology: exit $rc, error names the file"
+"$VNUMAD" --advise --topology "$topo" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ]; ok $? "--advise without --snapshot is a usage error (exit $rc)"
+"$VNUMAD" --advise --topology "$topo" --snapshot tests/data/demo-snapshot.json --passes 0 >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ]; ok $? "--passes 0 is refused (exit $rc)"
+"$VNUMAD" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ]; ok $? "vnumad without --advise says the daemon is not in this build (exit $rc)"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

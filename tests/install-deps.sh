@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install the Debian packages vnuma needs to build and test, only those missing.
+# Idempotent: a machine that has them all runs no apt-get at all.
+set -eu
+
+PKGS="gcc make pkg-config libc6-dev
+libvirt-dev libjson-c-dev libnuma-dev libhwloc-dev hwloc libxml2-dev libxml2-utils
+numactl clang libclang-rt-14-dev valgrind groff-base man-db python3"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    echo "deps: all build and test packages present"
+    exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing packages:$missing (run make check as root, or install them)" >&2
+    exit 1
+fi
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing

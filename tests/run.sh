@@ -1,0 +1,60 @@
+#!/bin/bash
+# Runs the whole vnuma test suite: every unit test program (build/tests/test-*)
+# and every script in tests/cli/ and tests/e2e/. Each prints "N passed, N failed"
+# as its last line and exits 0 (all passed), 77 (cannot run here: counted as
+# skipped, never as passed) or anything else (failed). Prints the total as the
+# closing line and exits non-zero when anything failed.
+set -u
+BUILD=${BUILD:-build}
+export BUILD
+export VN_TOPOLOGIES=${VN_TOPOLOGIES:-$(cd "$(dirname "$0")/../.." && pwd)/shared/topologies}
+if [ ! -d "$VN_TOPOLOGIES" ]; then
+    VN_TOPOLOGIES=$(cd "$(dirname "$0")/.." && pwd)/../shared/topologies
+fi
+logdir=$BUILD/test-logs
+mkdir -p "$logdir"
+
+total_pass=0 total_fail=0 total_skip=0 failed_progs=""
+run_one() {
+    local name=$1; shift
+    local log=$logdir/${name//\//-}.log rc p f line
+    local start=$SECONDS
+    "$@" >"$log" 2>&1
+    rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    p=$(echo "$line" | sed -nE 's/^([0-9]+) passed.*/\1/p'); p=${p:-0}
+    f=$(echo "$line" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/p'); f=${f:-0}
+    if [ $rc -eq 77 ]; then
+        total_skip=$((total_skip + 1))
+        printf '%-28s SKIP (%s)\n' "$name" "$(tail -n 1 "$log")"
+        return
+    fi
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # crashed or failed without counting: that is a failure
+    fi
+    total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+    if [ $rc -ne 0 ] || [ "$f" -ne 0 ]; then
+        failed_progs="$failed_progs $name"
+        printf '%-28s FAIL (%s passed, %s failed, exit %s, %ss) log: %s\n' "$name" "$p" "$f" "$rc" $((SECONDS - start)) "$log"
+        grep -E '^not ok|error|Error|ERROR' "$log" | head -n 20 | sed 's/^/    /'
+    else
+        printf '%-28s ok   (%s passed, %ss)\n' "$name" "$p" $((SECONDS - start))
+    fi
+}
+
+for t in "$BUILD"/tests/test-*; do
+    [ -x "$t" ] || continue
+    run_one "$(basename "$t")" "$t"
+done
+for dir in tests/cli tests/e2e; do
+    for s in "$dir"/*.sh; do
+        [ -f "$s" ] || continue
+        run_one "$(basename "$dir")/$(basename "$s" .sh)" bash "$s"
+    done
+done
+
+echo
+[ -n "$failed_progs" ] && echo "failed:$failed_progs"
+[ $total_skip -gt 0 ] && echo "($total_skip test programs skipped: see above; skips are not passes)"
+echo "$total_pass passed, $total_fail failed"
+[ $total_fail -eq 0 ]

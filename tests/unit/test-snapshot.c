@@ -1,0 +1,978 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tests of the snapshot JSON parser (host/snapshot.c): valid documents checked
+ * field by field on a hand-built topology whose kernel node numbers are not
+ * 0..n-1, a table of bad documents each with the error text it must produce,
+ * and the example snapshots of tests/data/snapshots/ against their topologies.
+ *
+ * Run from the source tree (or set VN_SRCDIR to it).
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+#include "snapshot.h"
+#include "tap.h"
+#include "util.h"
+
+#define ORIGIN   "test.json"
+#define SENTINEL 0xa5
+
+/*
+ * Three nodes with kernel numbers 0, 2 and 5 (indexes 0, 1, 2): node 0 has CPUs
+ * 0-3 and 4 GiB, node 2 has CPUs 4-7 and 4 GiB, node 5 is memory-only, 8 GiB.
+ */
+static void make_topology(topology *t)
+{
+    static const unsigned os[] = {0, 2, 5};
+
+    memset(t, 0, sizeof(*t));
+    (void)snprintf(t->source, sizeof(t->source), "hand-built");
+    t->nr_nodes = 3;
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        topo_node *n = &t->nodes[i];
+        n->os_index = os[i];
+        n->mem_total = (i == 2 ? 8 : 4) * VN_GIB;
+        n->mem_free = n->mem_total;
+        n->nr_llc = 1;
+        if (i < 2) {
+            for (unsigned cpu = 4 * i; cpu < 4 * i + 4; cpu++)
+                cpuset_set(&n->cpus, cpu);
+            n->nr_cpus = n->nr_cores = 4;
+            n->smt = 1;
+            n->llc[0] = n->cpus;
+        } else {
+            n->cpuless = true;
+        }
+        cpuset_or(&t->cpus, &t->cpus, &n->cpus);
+        for (unsigned j = 0; j < t->nr_nodes; j++)
+            t->distance[i * t->nr_nodes + j] = i == j ? 10 : 20;
+    }
+    t->nr_cpus = cpuset_weight(&t->cpus);
+    t->distances_known = true;
+}
+
+static topology topo;
+
+static int parse_len(const char *json, size_t len, snapshot *s, char *err, size_t errlen)
+{
+    return snap_parse(json, len, ORIGIN, &topo, s, err, errlen);
+}
+
+static int parse(const char *json, snapshot *s, char *err, size_t errlen)
+{
+    return parse_len(json, strlen(json), s, err, errlen);
+}
+
+static bool cpuset_is(const vn_cpuset *s, const char *list)
+{
+    vn_cpuset want;
+    return cpuset_parse(list, &want) == 0 && cpuset_equal(s, &want);
+}
+
+/* ---- valid documents ---- */
+
+static void test_minimal(void)
+{
+    snapshot s;
+    char err[512] = "";
+    int r = parse("{\"version\": 1, \"domains\": []}\n", &s, err, sizeof(err));
+
+    CHECK(r == 0, "minimal document parses (%d: %s)", r, err);
+    if (r < 0)
+        return;
+    CHECK(s.pass == 0 && s.nr_domains == 0 && s.domains == NULL, "minimal: no domains, pass 0");
+    CHECK(!s.free_known[0] && !s.free_known[1] && !s.free_known[2] && s.other_busy[1] == 0,
+          "minimal: no node data");
+    snapshot_clear(&s);
+}
+
+static const char full_doc[] =
+    "{\n"
+    "  \"version\": 1,\n"
+    "  \"pass\": 42,\n"
+    "  \"nodes\": [\n"
+    "    {\"node\": 5, \"free_bytes\": 1073741824},\n"
+    "    {\"node\": 2, \"free_bytes\": 4294967296, \"other_busy\": 1.5},\n"
+    "    {\"node\": 0, \"other_busy\": 4}\n"
+    "  ],\n"
+    "  \"domains\": [\n"
+    "    {\n"
+    "      \"name\": \"web1\",\n"
+    "      \"uuid\": \"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\",\n"
+    "      \"balancer\": {\"mode\": \"auto\", \"priority\": -100, \"nodes\": [2, 0]},\n"
+    "      \"age_passes\": 1000000000,\n"
+    "      \"preferred_node\": 2,\n"
+    "      \"numatune\": {\"mode\": \"strict\", \"nodes\": [5]},\n"
+    "      \"cells\": [\n"
+    "        {\n"
+    "          \"id\": 1023,\n"
+    "          \"page_size\": 2097152,\n"
+    "          \"pages\": {\"0\": 10, \"5\": 4096},\n"
+    "          \"last_candidate\": 5,\n"
+    "          \"vcpus\": [\n"
+    "            {\"id\": 4095, \"busy\": 1, \"allowed\": \"0-7\", \"pinned\": \"4-5,7\", "
+    "\"cpu\": 7},\n"
+    "            {\"id\": 3, \"busy\": 0.25, \"allowed\": \"1\"}\n"
+    "          ],\n"
+    "          \"hints\": {\n"
+    "            \"hot_ranges\": [\n"
+    "              {\"gpa\": 8192, \"length\": 4096, \"heat\": 0.5},\n"
+    "              {\"gpa\": 0, \"length\": 4096, \"heat\": 0.9, \"shared\": true},\n"
+    "              {\"gpa\": 4096, \"length\": 4096, \"heat\": 0.5, \"shared\": false},\n"
+    "              {\"gpa\": 65536, \"length\": 18446744073709486079, \"heat\": 0}\n"
+    "            ],\n"
+    "            \"shares\": [{\"cell\": 0, \"weight\": 0.5}, {\"cell\": 7, \"weight\": 1}]\n"
+    "          }\n"
+    "        },\n"
+    "        {\n"
+    "          \"id\": 0,\n"
+    "          \"numatune\": {\"mode\": \"interleave\", \"nodes\": [0, 2]},\n"
+    "          \"vcpus\": [{\"id\": 0, \"allowed\": \"0-3\"}],\n"
+    "          \"hints\": {\"shares\": [{\"cell\": 1023, \"weight\": 0}]}\n"
+    "        },\n"
+    "        {\"id\": 7, \"numatune\": {\"mode\": \"none\"}, \"vcpus\": [{\"id\": 1, "
+    "\"allowed\": \"4-7\"}], \"hints\": {}}\n"
+    "      ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"d\\u00e9j\\u00e0-vu \xe2\x9c\x93\",\n"
+    "      \"balancer\": {\"mode\": \"advise\", \"priority\": 100},\n"
+    "      \"cells\": [{\"id\": 0, \"vcpus\": [{\"id\": 0, \"allowed\": \"0\"}]}]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"plain\",\n"
+    "      \"cells\": [{\"id\": 5, \"vcpus\": [{\"id\": 9, \"allowed\": \"2-3\", \"busy\": 0}]}]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"off\", \"balancer\": {\"mode\": \"off\"},\n"
+    "      \"cells\": [{\"id\": 0, \"vcpus\": [{\"id\": 0, \"allowed\": \"0\", \"cpu\": -1}]}]\n"
+    "    }\n"
+    "  ]\n"
+    "}\n";
+
+static void test_full(void)
+{
+    snapshot s;
+    char err[512] = "";
+    int r = parse(full_doc, &s, err, sizeof(err));
+    const snap_domain *d;
+    const snap_cell *c;
+
+    CHECK(r == 0, "full document parses (%d: %s)", r, err);
+    if (r < 0)
+        return;
+    CHECK(s.pass == 42, "pass");
+    CHECK(s.nr_domains == 4, "4 domains");
+    /* nodes: kernel numbers 0, 2, 5 are indexes 0, 1, 2 */
+    CHECK(s.free_known[2] && s.free_bytes[2] == VN_GIB, "node 5 -> index 2: free_bytes");
+    CHECK(s.free_known[1] && s.free_bytes[1] == 4 * VN_GIB && s.other_busy[1] == 1.5,
+          "node 2 -> index 1: free_bytes = mem_total, other_busy");
+    CHECK(!s.free_known[0] && s.free_bytes[0] == 0 && s.other_busy[0] == 4,
+          "node 0 -> index 0: free unknown, other_busy = nr_cpus");
+    CHECK(s.other_busy[2] == 0, "node 5: other_busy default 0");
+
+    d = &s.domains[0];
+    CHECK(strcmp(d->name, "web1") == 0, "domain 0 name");
+    CHECK(strcmp(d->uuid, "8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90") == 0, "domain 0 uuid");
+    CHECK(d->mode == VN_MODE_AUTO && d->priority == -100, "domain 0 mode auto, priority -100");
+    CHECK(d->allowed_nodes == ((1u << 1) | (1u << 0)), "balancer nodes [2,0] -> indexes {0,1}");
+    CHECK(d->age_passes == 1000000000u, "age_passes at its maximum");
+    CHECK(d->preferred_node == 1, "preferred_node 2 -> index 1");
+    CHECK(d->nr_cells == 3, "3 cells");
+    if (d->nr_cells == 3) {
+        c = &d->cells[0];
+        CHECK(c->id == 1023 && c->page_size == 2 * VN_MIB, "cell 0: id 1023, 2 MiB pages");
+        CHECK(c->pages[0] == 10 && c->pages[1] == 0 && c->pages[2] == 4096,
+              "cell 0: pages {\"0\":10,\"5\":4096} -> index 0 and 2");
+        CHECK(c->last_candidate == 2, "cell 0: last_candidate 5 -> index 2");
+        CHECK(c->binding.mode == VN_MEM_STRICT && c->binding.nodes == (1u << 2),
+              "cell 0 inherits the domain's binding (strict, node 5 -> bit 2)");
+        CHECK(c->nr_vcpus == 2, "cell 0: 2 vCPUs");
+        if (c->nr_vcpus == 2) {
+            const snap_vcpu *v = &c->vcpus[0];
+            CHECK(v->id == 4095 && v->busy == 1.0 && v->cpu == 7, "vcpu 4095: id, busy, cpu");
+            CHECK(cpuset_is(&v->allowed, "0-7") && cpuset_is(&v->pinned, "4,5,7"),
+                  "vcpu 4095: allowed and pinned sets");
+            v = &c->vcpus[1];
+            CHECK(v->id == 3 && v->busy == 0.25 && v->cpu == -1, "vcpu 3: cpu default -1");
+            CHECK(cpuset_is(&v->allowed, "1") && cpuset_equal(&v->pinned, &v->allowed),
+                  "vcpu 3: pinned defaults to allowed");
+        }
+        CHECK(c->nr_hot == 4, "cell 0: 4 hot ranges");
+        if (c->nr_hot == 4) {
+            CHECK(c->hot[0].gpa == 0 && c->hot[0].heat == 0.9 && c->hot[0].shared,
+                  "hot ranges sorted: hottest first");
+            CHECK(c->hot[1].gpa == 4096 && c->hot[2].gpa == 8192 && c->hot[1].heat == 0.5 &&
+                      !c->hot[1].shared && !c->hot[2].shared,
+                  "hot ranges sorted: equal heat, lower gpa first; shared default false");
+            CHECK(c->hot[3].gpa == 65536 && c->hot[3].length == UINT64_MAX - 65536 &&
+                      c->hot[3].heat == 0,
+                  "hot range ending exactly at 2^64 accepted, coldest last");
+        }
+        CHECK(c->nr_shares == 2 && c->shares[0].cell == 0 && c->shares[0].weight == 0.5 &&
+                  c->shares[1].cell == 7 && c->shares[1].weight == 1.0,
+              "cell 0: shares in input order");
+
+        c = &d->cells[1];
+        CHECK(c->id == 0 && c->page_size == 4096 && c->last_candidate == -1,
+              "cell 1: id 0 (input order kept), page_size default, last_candidate default");
+        CHECK(c->binding.mode == VN_MEM_INTERLEAVE && c->binding.nodes == 3,
+              "cell 1: own numatune overrides the domain's (interleave 0,2 -> bits 0,1)");
+        CHECK(c->nr_hot == 0 && c->hot == NULL && c->nr_shares == 1,
+              "cell 1: no hot ranges, one share");
+        c = &d->cells[2];
+        CHECK(c->binding.mode == VN_MEM_NONE && c->binding.nodes == 0,
+              "cell 2: numatune mode none overrides the domain's");
+        CHECK(c->nr_hot == 0 && c->hot == NULL && c->nr_shares == 0 && c->shares == NULL,
+              "cell 2: empty hints");
+    }
+
+    d = &s.domains[1];
+    CHECK(strcmp(d->name, "d\xc3\xa9j\xc3\xa0-vu \xe2\x9c\x93") == 0,
+          "domain 1: UTF-8 name, escaped and raw");
+    CHECK(d->mode == VN_MODE_ADVISE && d->priority == 100 && d->allowed_nodes == 0,
+          "domain 1: advise, priority 100, all nodes");
+
+    d = &s.domains[2];
+    CHECK(strcmp(d->name, "plain") == 0 && d->mode == VN_MODE_OFF && d->priority == 0 &&
+              d->allowed_nodes == 0 && d->age_passes == 0 && d->preferred_node == -1 &&
+              d->uuid[0] == '\0',
+          "domain 2: no balancer -> off, and every domain default");
+    if (d->nr_cells == 1) {
+        c = &d->cells[0];
+        uint64_t total = 0;
+        for (unsigned i = 0; i < VN_MAX_NODES; i++)
+            total += c->pages[i];
+        CHECK(c->id == 5 && c->page_size == 4096 && total == 0 && c->last_candidate == -1 &&
+                  c->binding.mode == VN_MEM_NONE && c->binding.nodes == 0 && c->nr_hot == 0 &&
+                  c->nr_shares == 0,
+              "domain 2 cell: every cell default");
+        CHECK(c->nr_vcpus == 1 && c->vcpus[0].id == 9 && c->vcpus[0].busy == 0 &&
+                  c->vcpus[0].cpu == -1,
+              "domain 2 vcpu: defaults");
+    }
+    d = &s.domains[3];
+    CHECK(d->mode == VN_MODE_OFF && strcmp(d->name, "off") == 0, "domain 3: mode off kept");
+
+    snapshot_clear(&s);
+    CHECK(s.nr_domains == 0 && s.domains == NULL && s.pass == 0, "snapshot_clear zeroes");
+    snapshot_clear(&s);
+    snapshot_clear(NULL);
+    CHECK(1, "snapshot_clear twice and on NULL");
+}
+
+/* Boundaries that must be accepted. */
+static void test_limits_accepted(void)
+{
+    static const struct {
+        const char *name;
+        const char *json;
+    } ok[] = {
+        {"page_size 1 GiB, pages exactly mem_total",
+         "{\"version\":1,\"domains\":[{\"name\":\"a\",\"cells\":[{\"id\":0,\"page_size\":"
+         "1073741824,\"pages\":{\"5\":8},\"vcpus\":[{\"id\":0,\"allowed\":\"0\"}]}]}]}"},
+        {"numatune none with empty nodes",
+         "{\"version\":1,\"domains\":[{\"name\":\"a\",\"numatune\":{\"mode\":\"none\",\"nodes\":[]}"
+         ","
+         "\"cells\":[{\"id\":0,\"vcpus\":[{\"id\":0,\"allowed\":\"0\"}]}]}]}"},
+        {"pass 2^64-2", "{\"version\":1,\"pass\":18446744073709551614,\"domains\":[]}"},
+        {"integer where a number is expected, and -0",
+         "{\"version\":1,\"domains\":[{\"name\":\"a\",\"cells\":[{\"id\":-0,\"vcpus\":[{\"id\":0,"
+         "\"busy\":0,\"allowed\":\"0\"}]}]}]}"},
+        {"upper-case uuid",
+         "{\"version\":1,\"domains\":[{\"name\":\"a\",\"uuid\":\"8C2E2F8A-1B7D-4C1E-9A55-"
+         "0D3B6F1E2A90\",\"cells\":[{\"id\":0,\"vcpus\":[{\"id\":0,\"allowed\":\"0\"}]}]}]}"},
+        {"memory-only node in a strict binding and in pages",
+         "{\"version\":1,\"domains\":[{\"name\":\"a\",\"numatune\":{\"mode\":\"restrictive\","
+         "\"nodes\":[5]},\"cells\":[{\"id\":0,\"pages\":{\"5\":1000},\"vcpus\":[{\"id\":0,"
+         "\"allowed\":\"0-3,4-7\"}]}]}]}"},
+    };
+    for (size_t i = 0; i < VN_ARRAY_SIZE(ok); i++) {
+        snapshot s;
+        char err[512] = "";
+        int r = parse(ok[i].json, &s, err, sizeof(err));
+        CHECK(r == 0, "accepted: %s (%d: %s)", ok[i].name, r, err);
+        if (r == 0)
+            snapshot_clear(&s);
+    }
+}
+
+/* A 255-byte name is accepted; the name is stored whole. */
+static void test_long_name(void)
+{
+    char json[1024], name[SNAP_NAME_MAX];
+    snapshot s;
+    char err[512] = "";
+    int r;
+
+    memset(name, 'n', SNAP_NAME_MAX - 1);
+    name[SNAP_NAME_MAX - 1] = '\0';
+    (void)snprintf(json, sizeof(json),
+                   "{\"version\":1,\"domains\":[{\"name\":\"%s\",\"cells\":[{\"id\":0,"
+                   "\"vcpus\":[{\"id\":0,\"allowed\":\"0\"}]}]}]}",
+                   name);
+    r = parse(json, &s, err, sizeof(err));
+    CHECK(r == 0 && strcmp(s.domains[0].name, name) == 0, "255-byte name accepted (%s)", err);
+    if (r == 0)
+        snapshot_clear(&s);
+}
+
+/* ---- documents generated with a count just over (or at) a limit ---- */
+
+static char *gen_domains(unsigned n)
+{
+    static const char dom[] = "{\"name\":\"vm%05u\",\"cells\":[{\"id\":0,\"vcpus\":[{\"id\":0,"
+                              "\"allowed\":\"0\"}]}]}";
+    size_t cap = 64 + (size_t)n * (sizeof(dom) + 8), len;
+    char *buf = malloc(cap);
+
+    if (!buf)
+        return NULL;
+    len = (size_t)snprintf(buf, cap, "{\"version\":1,\"domains\":[");
+    for (unsigned i = 0; i < n; i++) {
+        if (i)
+            buf[len++] = ',';
+        len += (size_t)snprintf(buf + len, cap - len, dom, i);
+    }
+    (void)snprintf(buf + len, cap - len, "]}");
+    return buf;
+}
+
+/* One domain whose first cell's `key` array holds n copies of item (cells: n cells). */
+static char *gen_array(const char *what, unsigned n)
+{
+    size_t cap = 256 + (size_t)n * 96, len;
+    char *buf = malloc(cap);
+
+    if (!buf)
+        return NULL;
+    len = (size_t)snprintf(buf, cap, "{\"version\":1,\"domains\":[{\"name\":\"a\",\"cells\":[");
+    if (strcmp(what, "cells") == 0) {
+        for (unsigned i = 0; i < n; i++)
+            len += (size_t)snprintf(buf + len, cap - len,
+                                    "%s{\"id\":%u,\"vcpus\":[{\"id\":%u,\"allowed\":\"0\"}]}",
+                                    i ? "," : "", i, i);
+        (void)snprintf(buf + len, cap - len, "]}]}");
+        return buf;
+    }
+    len += (size_t)snprintf(buf + len, cap - len, "{\"id\":0,");
+    if (strcmp(what, "vcpus") == 0) {
+        len += (size_t)snprintf(buf + len, cap - len, "\"vcpus\":[");
+        for (unsigned i = 0; i < n; i++)
+            len += (size_t)snprintf(buf + len, cap - len, "%s{\"id\":%u,\"allowed\":\"0\"}",
+                                    i ? "," : "", i);
+        (void)snprintf(buf + len, cap - len, "]}]}]}");
+        return buf;
+    }
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "\"vcpus\":[{\"id\":0,\"allowed\":\"0\"}],\"hints\":{\"%s\":[", what);
+    for (unsigned i = 0; i < n; i++) {
+        if (strcmp(what, "hot_ranges") == 0)
+            len += (size_t)snprintf(buf + len, cap - len,
+                                    "%s{\"gpa\":%u,\"length\":4096,\"heat\":0.5}", i ? "," : "",
+                                    i * 4096);
+        else
+            len += (size_t)snprintf(buf + len, cap - len, "%s{\"cell\":1,\"weight\":0.5}",
+                                    i ? "," : "");
+    }
+    (void)snprintf(buf + len, cap - len, "]}}]}]}");
+    return buf;
+}
+
+/* ---- bad documents ---- */
+
+typedef struct bad_case {
+    const char *name;
+    const char *json; /* NULL: generated, see test_bad_generated() */
+    size_t len;       /* 0: strlen(json) */
+    int error;        /* expected return */
+    const char *want; /* substring of the error message, after "test.json: " */
+} bad_case;
+
+#define DOC(domains) "{\"version\":1,\"domains\":[" domains "]}"
+/* A domain named "d" with the given fields after its name. */
+#define DOM(fields) DOC("{\"name\":\"d\"," fields "}")
+#define VC0         "{\"id\":0,\"allowed\":\"0-3\"}"
+#define CELL0       "{\"id\":0,\"vcpus\":[" VC0 "]}"
+/* Domain "d" with domain-level fields before one cell. */
+#define DOMF(fields) DOM(fields ",\"cells\":[" CELL0 "]")
+/* Domain "d" with one cell made of the given fields. */
+#define CELL(fields) DOM("\"cells\":[{" fields "}]")
+/* Cell 0 with vcpus [VC0] and extra fields. */
+#define CELLF(fields) CELL("\"id\":0,\"vcpus\":[" VC0 "]," fields)
+/* One vCPU made of the given fields. */
+#define VCPU(fields)  CELL("\"id\":0,\"vcpus\":[{" fields "}]")
+#define VCPUF(fields) VCPU("\"id\":0,\"allowed\":\"0-3\"," fields)
+#define HINTS(h)      CELLF("\"hints\":{" h "}")
+#define HOT(fields)   HINTS("\"hot_ranges\":[{" fields "}]")
+#define SHARE(fields) HINTS("\"shares\":[{" fields "}]")
+#define NODES(n)      "{\"version\":1,\"nodes\":[" n "],\"domains\":[]}"
+
+static const bad_case bad_cases[] = {
+    /* the whole input */
+    {"empty input", "", 0, -EINVAL, "test.json: empty input"},
+    {"only whitespace", " \n\t ", 0, -EINVAL, "test.json: empty input"},
+    {"truncated", "{\"version\":1,\"domains\":[", 0, -EINVAL,
+     "line 1, column 25: unexpected end of input"},
+    {"syntax error", "{\"version\":1,\n\"domains\":[1,]}", 0, -EINVAL,
+     "line 2, column 14: unexpected character"},
+    {"trailing garbage", DOC("") " x", 0, -EINVAL, "line 1, column 28:"},
+    {"second document", DOC("") DOC(""), 0, -EINVAL, "line 1, column 27:"},
+    {"NUL byte after the document", DOC("") "\0{}", sizeof(DOC("") "\0{}") - 1, -EINVAL,
+     "unexpected data after the top-level value"},
+    {"array at the top", "[]", 0, -EINVAL, "test.json: expected an object, got an array"},
+    {"null at the top", "null", 0, -EINVAL, "test.json: expected an object, got null"},
+    {"too deep nesting",
+     "{\"version\":1,\"domains\":[],\"x\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}", 0, -E2BIG,
+     "nesting deeper than 16 levels"},
+    {"invalid UTF-8 in a name", DOM("\"name\":\"a\xff\",\"cells\":[" CELL0 "]"), 0, -EINVAL,
+     "invalid utf-8"},
+    {"comment", "/* c */" DOC(""), 0, -EINVAL, "unexpected character"},
+
+    /* top level */
+    {"version missing", "{\"domains\":[]}", 0, -EINVAL,
+     "test.json: version: missing required field"},
+    {"version 2", "{\"version\":2,\"domains\":[],\"new_field\":1}", 0, -EINVAL,
+     "version: unsupported version 2 (this vnuma reads version 1)"},
+    {"version 0", "{\"version\":0,\"domains\":[]}", 0, -EINVAL, "version: unsupported version 0"},
+    {"version as a string", "{\"version\":\"1\",\"domains\":[]}", 0, -EINVAL,
+     "version: expected an integer from 0 to 2147483647, got \"1\""},
+    {"version as a double", "{\"version\":1.0,\"domains\":[]}", 0, -EINVAL,
+     "version: expected an integer from 0 to 2147483647, got 1.0"},
+    {"unknown top-level field", "{\"version\":1,\"domains\":[],\"colour\":\"red\"}", 0, -EINVAL,
+     "test.json: colour: unknown field"},
+    {"unknown field with odd characters", "{\"version\":1,\"domains\":[],\"a b\\n\":1}", 0, -EINVAL,
+     "test.json: [\"a b?\"]: unknown field"},
+    {"domains missing", "{\"version\":1}", 0, -EINVAL, "domains: missing required field"},
+    {"domains as an object", "{\"version\":1,\"domains\":{}}", 0, -EINVAL,
+     "domains: expected an array, got an object"},
+    {"domains null", "{\"version\":1,\"domains\":null}", 0, -EINVAL,
+     "domains: expected an array, got null"},
+    {"domain not an object", DOC("1"), 0, -EINVAL, "domains[0]: expected an object, got 1"},
+    {"pass negative", "{\"version\":1,\"pass\":-1,\"domains\":[]}", 0, -EINVAL,
+     "pass: expected an integer from 0 to 18446744073709551615, got -1"},
+    {"pass 2^64", "{\"version\":1,\"pass\":18446744073709551616,\"domains\":[]}", 0, -EINVAL,
+     "pass: expected an integer from 0 to 18446744073709551615, got a number too large"},
+    {"pass 2^64-1 (what json-c saturates to)",
+     "{\"version\":1,\"pass\":18446744073709551615,\"domains\":[]}", 0, -EINVAL,
+     "pass: expected an integer from 0 to 18446744073709551615, got a number too large"},
+    {"pass 1e300", "{\"version\":1,\"pass\":1e300,\"domains\":[]}", 0, -EINVAL,
+     "pass: expected an integer from 0 to 18446744073709551615, got 1e300"},
+    {"pass true", "{\"version\":1,\"pass\":true,\"domains\":[]}", 0, -EINVAL,
+     "pass: expected an integer from 0 to 18446744073709551615, got true"},
+
+    /* nodes */
+    {"nodes as an object", "{\"version\":1,\"nodes\":{},\"domains\":[]}", 0, -EINVAL,
+     "nodes: expected an array, got an object"},
+    {"nodes: unknown node number", NODES("{\"node\":1}"), 0, -EINVAL,
+     "nodes[0].node: unknown host node 1 (the topology has nodes 0,2,5)"},
+    {"nodes: node missing", NODES("{\"free_bytes\":1}"), 0, -EINVAL,
+     "nodes[0].node: missing required field"},
+    {"nodes: node listed twice", NODES("{\"node\":2},{\"node\":5},{\"node\":2}"), 0, -EINVAL,
+     "nodes[2].node: host node 2 listed twice"},
+    {"nodes: free_bytes above mem_total", NODES("{\"node\":2,\"free_bytes\":4294967297}"), 0,
+     -EINVAL, "nodes[0].free_bytes: expected an integer from 0 to 4294967296, got 4294967297"},
+    {"nodes: other_busy above the node's CPUs", NODES("{\"node\":0,\"other_busy\":4.5}"), 0,
+     -EINVAL, "nodes[0].other_busy: expected a number from 0 to 4, got 4.5"},
+    {"nodes: other_busy on a memory-only node", NODES("{\"node\":5,\"other_busy\":0.1}"), 0,
+     -EINVAL, "nodes[0].other_busy: expected a number from 0 to 0, got 0.1"},
+    {"nodes: unknown field", NODES("{\"node\":0,\"free\":1}"), 0, -EINVAL,
+     "nodes[0].free: unknown field"},
+    {"nodes: node as a string", NODES("{\"node\":\"0\"}"), 0, -EINVAL,
+     "nodes[0].node: expected a host node number, got \"0\""},
+
+    /* domain */
+    {"name missing", DOC("{\"cells\":[" CELL0 "]}"), 0, -EINVAL,
+     "domains[0].name: missing required field"},
+    {"name as a number", DOC("{\"name\":5,\"cells\":[" CELL0 "]}"), 0, -EINVAL,
+     "domains[0].name: expected a string, got 5"},
+    {"name empty", DOC("{\"name\":\"\",\"cells\":[" CELL0 "]}"), 0, -EINVAL,
+     "domains[0].name: expected 1 to 255 bytes, got 0"},
+    {"name with \\u0000", DOC("{\"name\":\"a\\u0000b\",\"cells\":[" CELL0 "]}"), 0, -EINVAL,
+     "domains[0].name: string contains a NUL character"},
+    {"duplicate domain names",
+     DOC("{\"name\":\"x\",\"cells\":[" CELL0 "]},{\"name\":\"d\",\"cells\":[" CELL0
+         "]},{\"name\":\"x\",\"cells\":[" CELL0 "]}"),
+     0, -EINVAL, "domains[2].name: duplicate domain name \"x\" (also domains[0])"},
+    {"unknown domain field", DOMF("\"colour\":1"), 0, -EINVAL, "domains[0].colour: unknown field"},
+    {"uuid too short", DOMF("\"uuid\":\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a9\""), 0, -EINVAL,
+     "domains[0].uuid: expected a UUID"},
+    {"uuid not hex", DOMF("\"uuid\":\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a9g\""), 0, -EINVAL,
+     "domains[0].uuid: expected a UUID"},
+    {"uuid dashes misplaced", DOMF("\"uuid\":\"8c2e2f8a1-b7d-4c1e-9a55-0d3b6f1e2a90\""), 0, -EINVAL,
+     "domains[0].uuid: expected a UUID"},
+    {"balancer as an array", DOMF("\"balancer\":[]"), 0, -EINVAL,
+     "domains[0].balancer: expected an object, got an array"},
+    {"balancer mode missing", DOMF("\"balancer\":{\"priority\":1}"), 0, -EINVAL,
+     "domains[0].balancer.mode: missing required field"},
+    {"balancer mode unknown", DOMF("\"balancer\":{\"mode\":\"on\"}"), 0, -EINVAL,
+     "domains[0].balancer.mode: expected \"auto\", \"advise\" or \"off\""},
+    {"balancer mode as a number", DOMF("\"balancer\":{\"mode\":1}"), 0, -EINVAL,
+     "domains[0].balancer.mode: expected a string, got 1"},
+    {"balancer unknown field", DOMF("\"balancer\":{\"mode\":\"auto\",\"weight\":1}"), 0, -EINVAL,
+     "domains[0].balancer.weight: unknown field"},
+    {"priority 101", DOMF("\"balancer\":{\"mode\":\"auto\",\"priority\":101}"), 0, -EINVAL,
+     "domains[0].balancer.priority: expected an integer from -100 to 100, got 101"},
+    {"priority 2^63", DOMF("\"balancer\":{\"mode\":\"auto\",\"priority\":9223372036854775808}"), 0,
+     -EINVAL,
+     "domains[0].balancer.priority: expected an integer from -100 to 100, got 9223372036854775808"},
+    {"priority 2^63-1", DOMF("\"balancer\":{\"mode\":\"auto\",\"priority\":9223372036854775807}"),
+     0, -EINVAL, "priority: expected an integer from -100 to 100, got 9223372036854775807"},
+    {"priority below -2^63",
+     DOMF("\"balancer\":{\"mode\":\"auto\",\"priority\":-9223372036854775809}"), 0, -EINVAL,
+     "priority: expected an integer from -100 to 100, got a number too small to represent"},
+    {"priority as a double", DOMF("\"balancer\":{\"mode\":\"auto\",\"priority\":1.5}"), 0, -EINVAL,
+     "priority: expected an integer from -100 to 100, got 1.5"},
+    {"balancer nodes empty", DOMF("\"balancer\":{\"mode\":\"auto\",\"nodes\":[]}"), 0, -EINVAL,
+     "domains[0].balancer.nodes: expected at least 1 entry, got 0"},
+    {"balancer nodes unknown", DOMF("\"balancer\":{\"mode\":\"auto\",\"nodes\":[0,3]}"), 0, -EINVAL,
+     "domains[0].balancer.nodes[1]: unknown host node 3 (the topology has nodes 0,2,5)"},
+    {"balancer nodes twice", DOMF("\"balancer\":{\"mode\":\"auto\",\"nodes\":[5,5]}"), 0, -EINVAL,
+     "domains[0].balancer.nodes[1]: host node 5 listed twice"},
+    {"balancer nodes as a string", DOMF("\"balancer\":{\"mode\":\"auto\",\"nodes\":\"0\"}"), 0,
+     -EINVAL, "domains[0].balancer.nodes: expected an array, got \"0\""},
+    {"age_passes above 1e9", DOMF("\"age_passes\":1000000001"), 0, -EINVAL,
+     "domains[0].age_passes: expected an integer from 0 to 1000000000, got 1000000001"},
+    {"age_passes negative", DOMF("\"age_passes\":-1"), 0, -EINVAL,
+     "domains[0].age_passes: expected an integer from 0 to 1000000000, got -1"},
+    {"preferred_node unknown", DOMF("\"preferred_node\":1"), 0, -EINVAL,
+     "domains[0].preferred_node: unknown host node 1"},
+    {"preferred_node -2", DOMF("\"preferred_node\":-2"), 0, -EINVAL,
+     "domains[0].preferred_node: expected a host node number or -1, got -2"},
+    {"preferred_node huge", DOMF("\"preferred_node\":9223372036854775808"), 0, -EINVAL,
+     "domains[0].preferred_node: expected a host node number or -1, got 9223372036854775808"},
+    {"numatune strict without nodes", DOMF("\"numatune\":{\"mode\":\"strict\"}"), 0, -EINVAL,
+     "domains[0].numatune.nodes: missing required field"},
+    {"numatune unknown mode", DOMF("\"numatune\":{\"mode\":\"bind\",\"nodes\":[0]}"), 0, -EINVAL,
+     "domains[0].numatune.mode: expected \"strict\", \"restrictive\", \"preferred\", "
+     "\"interleave\" or \"none\""},
+    {"numatune none with nodes", DOMF("\"numatune\":{\"mode\":\"none\",\"nodes\":[0]}"), 0, -EINVAL,
+     "domains[0].numatune.nodes: must be absent or empty with mode \"none\""},
+    {"numatune unknown field", DOMF("\"numatune\":{\"mode\":\"none\",\"placement\":\"auto\"}"), 0,
+     -EINVAL, "domains[0].numatune.placement: unknown field"},
+    {"cells missing", DOM("\"uuid\":\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\""), 0, -EINVAL,
+     "domains[0].cells: missing required field"},
+    {"cells empty", DOM("\"cells\":[]"), 0, -EINVAL,
+     "domains[0].cells: expected at least 1 entry, got 0"},
+    {"cells as an object", DOM("\"cells\":{\"id\":0}"), 0, -EINVAL,
+     "domains[0].cells: expected an array, got an object"},
+
+    /* cell */
+    {"cell id missing", CELL("\"vcpus\":[" VC0 "]"), 0, -EINVAL,
+     "domains[0].cells[0].id: missing required field"},
+    {"cell id 1024", CELL("\"id\":1024,\"vcpus\":[" VC0 "]"), 0, -EINVAL,
+     "domains[0].cells[0].id: expected an integer from 0 to 1023, got 1024"},
+    {"cell id as a string", CELL("\"id\":\"0\",\"vcpus\":[" VC0 "]"), 0, -EINVAL,
+     "domains[0].cells[0].id: expected an integer from 0 to 1023, got \"0\""},
+    {"duplicate cell ids",
+     DOM("\"cells\":[" CELL0 ",{\"id\":0,\"vcpus\":[{\"id\":1,\"allowed\":\"0\"}]}]"), 0, -EINVAL,
+     "domains[0].cells[1].id: duplicate cell id 0 in this domain"},
+    {"unknown cell field", CELLF("\"colour\":\"red\""), 0, -EINVAL,
+     "domains[0].cells[0].colour: unknown field"},
+    {"cell numatune unknown node", CELLF("\"numatune\":{\"mode\":\"strict\",\"nodes\":[1]}"), 0,
+     -EINVAL, "domains[0].cells[0].numatune.nodes[0]: unknown host node 1"},
+    {"page_size not a power of two", CELLF("\"page_size\":6144"), 0, -EINVAL,
+     "domains[0].cells[0].page_size: expected a power of two from 4096 to 1073741824, got 6144"},
+    {"page_size below 4096", CELLF("\"page_size\":2048"), 0, -EINVAL,
+     "page_size: expected a power of two from 4096 to 1073741824, got 2048"},
+    {"page_size above 1 GiB", CELLF("\"page_size\":2147483648"), 0, -EINVAL,
+     "page_size: expected an integer from 0 to 1073741824, got 2147483648"},
+    {"pages as an array", CELLF("\"pages\":[1,2]"), 0, -EINVAL,
+     "domains[0].cells[0].pages: expected an object, got an array"},
+    {"pages key with a leading zero", CELLF("\"pages\":{\"00\":1}"), 0, -EINVAL,
+     "domains[0].cells[0].pages[\"00\"]: expected a host node number in decimal as the key"},
+    {"pages key negative", CELLF("\"pages\":{\"-1\":1}"), 0, -EINVAL,
+     "domains[0].cells[0].pages[\"-1\"]: expected a host node number in decimal"},
+    {"pages key not a number", CELLF("\"pages\":{\"x\":1}"), 0, -EINVAL,
+     "pages.x: expected a host node number in decimal"},
+    {"pages key unknown node", CELLF("\"pages\":{\"0\":1,\"3\":1}"), 0, -EINVAL,
+     "domains[0].cells[0].pages[\"3\"]: unknown host node 3"},
+    {"pages value negative", CELLF("\"pages\":{\"0\":-5}"), 0, -EINVAL,
+     "pages[\"0\"]: expected an integer from 0 to 18446744073709551615, got -5"},
+    {"pages value as a double", CELLF("\"pages\":{\"0\":1.5}"), 0, -EINVAL,
+     "pages[\"0\"]: expected an integer from 0 to 18446744073709551615, got 1.5"},
+    {"pages * page_size overflow", CELLF("\"page_size\":1073741824,\"pages\":{\"5\":17179869184}"),
+     0, -EINVAL,
+     "pages[\"5\"]: 17179869184 pages of 1073741824 bytes overflow a 64-bit byte count"},
+    {"pages above the node's memory", CELLF("\"pages\":{\"2\":1048577}"), 0, -EINVAL,
+     "pages[\"2\"]: 4294971392 bytes of pages exceed the 4294967296 bytes of host node 2"},
+    {"last_candidate unknown", CELLF("\"last_candidate\":4"), 0, -EINVAL,
+     "domains[0].cells[0].last_candidate: unknown host node 4"},
+    {"last_candidate as a double", CELLF("\"last_candidate\":0.0"), 0, -EINVAL,
+     "last_candidate: expected a host node number or -1, got 0.0"},
+    {"vcpus missing", CELL("\"id\":0"), 0, -EINVAL,
+     "domains[0].cells[0].vcpus: missing required field"},
+    {"vcpus empty", CELL("\"id\":0,\"vcpus\":[]"), 0, -EINVAL,
+     "domains[0].cells[0].vcpus: expected at least 1 entry, got 0"},
+    {"vcpus as an object", CELL("\"id\":0,\"vcpus\":" VC0), 0, -EINVAL,
+     "domains[0].cells[0].vcpus: expected an array, got an object"},
+
+    /* vCPU */
+    {"vcpu id missing", VCPU("\"allowed\":\"0\""), 0, -EINVAL,
+     "domains[0].cells[0].vcpus[0].id: missing required field"},
+    {"vcpu id 4096", VCPU("\"id\":4096,\"allowed\":\"0\""), 0, -EINVAL,
+     "vcpus[0].id: expected an integer from 0 to 4095, got 4096"},
+    {"vcpu id as a double", VCPU("\"id\":1.5,\"allowed\":\"0\""), 0, -EINVAL,
+     "vcpus[0].id: expected an integer from 0 to 4095, got 1.5"},
+    {"vcpu id as a string", VCPU("\"id\":\"1\",\"allowed\":\"0\""), 0, -EINVAL,
+     "vcpus[0].id: expected an integer from 0 to 4095, got \"1\""},
+    {"vcpu id as an object", VCPU("\"id\":{},\"allowed\":\"0\""), 0, -EINVAL,
+     "vcpus[0].id: expected an integer from 0 to 4095, got an object"},
+    {"duplicate vcpu ids across cells",
+     DOM("\"cells\":[" CELL0 ",{\"id\":1,\"vcpus\":[{\"id\":1,\"allowed\":\"0\"},{\"id\":0,"
+         "\"allowed\":\"0\"}]}]"),
+     0, -EINVAL, "domains[0].cells[1].vcpus[1].id: duplicate vCPU id 0 in this domain"},
+    {"unknown vcpu field", VCPUF("\"tid\":1234"), 0, -EINVAL,
+     "domains[0].cells[0].vcpus[0].tid: unknown field"},
+    {"busy negative (path in a later domain)",
+     DOC("{\"name\":\"a\",\"cells\":[" CELL0 "]},{\"name\":\"b\",\"cells\":[{\"id\":0,\"vcpus\":["
+         "{\"id\":0,\"allowed\":\"0\"},{\"id\":1,\"allowed\":\"0\"},{\"id\":2,\"allowed\":\"0\","
+         "\"busy\":-3}]}]}"),
+     0, -EINVAL,
+     "test.json: domains[1].cells[0].vcpus[2].busy: expected a number from 0 to 1, got -3"},
+    {"busy above 1", VCPUF("\"busy\":1.01"), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got 1.01"},
+    {"busy 1e300", VCPUF("\"busy\":1e300"), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got 1e300"},
+    {"busy 1e400 (infinite)", VCPUF("\"busy\":1e400"), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got 1e400"},
+    {"busy NaN", VCPUF("\"busy\":NaN"), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got NaN"},
+    {"busy as a string", VCPUF("\"busy\":\"0.5\""), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got \"0.5\""},
+    {"busy as an array", VCPUF("\"busy\":[0.5]"), 0, -EINVAL,
+     "vcpus[0].busy: expected a number from 0 to 1, got an array"},
+    {"allowed missing", VCPU("\"id\":0"), 0, -EINVAL,
+     "domains[0].cells[0].vcpus[0].allowed: missing required field"},
+    {"allowed \"0-\"", VCPU("\"id\":0,\"allowed\":\"0-\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \"0-\""},
+    {"allowed \"a\"", VCPU("\"id\":0,\"allowed\":\"a\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \"a\""},
+    {"allowed \"3-1\"", VCPU("\"id\":0,\"allowed\":\"3-1\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \"3-1\": range 3-1 is reversed"},
+    {"allowed \"1,,2\"", VCPU("\"id\":0,\"allowed\":\"1,,2\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \"1,,2\""},
+    {"allowed \"1-2-3\"", VCPU("\"id\":0,\"allowed\":\"1-2-3\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \"1-2-3\""},
+    {"allowed \" 1\"", VCPU("\"id\":0,\"allowed\":\" 1\""), 0, -EINVAL,
+     "vcpus[0].allowed: malformed CPU list \" 1\""},
+    {"allowed empty", VCPU("\"id\":0,\"allowed\":\"\""), 0, -EINVAL,
+     "vcpus[0].allowed: empty CPU list"},
+    {"allowed outside the topology", VCPU("\"id\":0,\"allowed\":\"0-8\""), 0, -EINVAL,
+     "vcpus[0].allowed: CPU 8 is not a CPU of the host topology (0-7)"},
+    {"allowed beyond VN_MAX_CPUS", VCPU("\"id\":0,\"allowed\":\"2000\""), 0, -EINVAL,
+     "vcpus[0].allowed: CPU list \"2000\" names a CPU above 1023"},
+    {"allowed as an array", VCPU("\"id\":0,\"allowed\":[0,1]"), 0, -EINVAL,
+     "vcpus[0].allowed: expected a string, got an array"},
+    {"pinned outside the topology", VCPUF("\"pinned\":\"9\""), 0, -EINVAL,
+     "vcpus[0].pinned: CPU 9 is not a CPU of the host topology"},
+    {"pinned empty", VCPUF("\"pinned\":\"\""), 0, -EINVAL, "vcpus[0].pinned: empty CPU list"},
+    {"cpu outside the topology", VCPUF("\"cpu\":8"), 0, -EINVAL,
+     "vcpus[0].cpu: CPU 8 is not a CPU of the host topology"},
+    {"cpu -2", VCPUF("\"cpu\":-2"), 0, -EINVAL,
+     "vcpus[0].cpu: expected an integer from -1 to 1023, got -2"},
+    {"cpu as a string", VCPUF("\"cpu\":\"3\""), 0, -EINVAL,
+     "vcpus[0].cpu: expected an integer from -1 to 1023, got \"3\""},
+
+    /* hints */
+    {"hints as an array", CELLF("\"hints\":[]"), 0, -EINVAL,
+     "domains[0].cells[0].hints: expected an object, got an array"},
+    {"unknown hints field", HINTS("\"hot\":[]"), 0, -EINVAL,
+     "domains[0].cells[0].hints.hot: unknown field"},
+    {"hot_ranges as an object", HINTS("\"hot_ranges\":{}"), 0, -EINVAL,
+     "hints.hot_ranges: expected an array, got an object"},
+    {"hot range gpa missing", HOT("\"length\":4096,\"heat\":1"), 0, -EINVAL,
+     "hints.hot_ranges[0].gpa: missing required field"},
+    {"hot range heat missing", HOT("\"gpa\":0,\"length\":4096"), 0, -EINVAL,
+     "hints.hot_ranges[0].heat: missing required field"},
+    {"hot range empty", HOT("\"gpa\":0,\"length\":0,\"heat\":1"), 0, -EINVAL,
+     "hints.hot_ranges[0].length: a hot range cannot be empty"},
+    {"hot range gpa + length overflow",
+     HOT("\"gpa\":18446744073709547520,\"length\":8192,\"heat\":1"), 0, -EINVAL,
+     "domains[0].cells[0].hints.hot_ranges[0].length: gpa + length overflows a 64-bit address"},
+    {"hot range heat 2", HOT("\"gpa\":0,\"length\":4096,\"heat\":2"), 0, -EINVAL,
+     "hints.hot_ranges[0].heat: expected a number from 0 to 1, got 2"},
+    {"hot range shared as a string", HOT("\"gpa\":0,\"length\":4096,\"heat\":1,\"shared\":\"yes\""),
+     0, -EINVAL, "hints.hot_ranges[0].shared: expected true or false, got \"yes\""},
+    {"hot range unknown field", HOT("\"gpa\":0,\"length\":4096,\"heat\":1,\"node\":0"), 0, -EINVAL,
+     "hints.hot_ranges[0].node: unknown field"},
+    {"share naming its own cell", SHARE("\"cell\":0,\"weight\":0.5"), 0, -EINVAL,
+     "domains[0].cells[0].hints.shares[0].cell: a cell cannot share with itself (cell 0)"},
+    {"share naming a missing cell",
+     DOM("\"cells\":[" CELL0 ",{\"id\":3,\"vcpus\":[{\"id\":1,\"allowed\":\"0\"}],\"hints\":{"
+         "\"shares\":[{\"cell\":0,\"weight\":1},{\"cell\":2,\"weight\":1}]}}]"),
+     0, -EINVAL,
+     "domains[0].cells[1].hints.shares[1].cell: no cell with this id in the domain (cell 2)"},
+    {"share listed twice",
+     DOM("\"cells\":[" CELL0 ",{\"id\":1,\"vcpus\":[{\"id\":1,\"allowed\":\"0\"}],\"hints\":{"
+         "\"shares\":[{\"cell\":0,\"weight\":1},{\"cell\":0,\"weight\":0.5}]}}]"),
+     0, -EINVAL, "domains[0].cells[1].hints.shares[1].cell: cell listed twice in shares (cell 0)"},
+    {"share weight negative", SHARE("\"cell\":1,\"weight\":-0.1"), 0, -EINVAL,
+     "hints.shares[0].weight: expected a number from 0 to 1, got -0.1"},
+    {"share weight missing", SHARE("\"cell\":1"), 0, -EINVAL,
+     "hints.shares[0].weight: missing required field"},
+    {"share cell as a string", SHARE("\"cell\":\"1\",\"weight\":1"), 0, -EINVAL,
+     "hints.shares[0].cell: expected an integer from 0 to 1023, got \"1\""},
+};
+
+/*
+ * Parse a bad document into a snapshot filled with a sentinel, and check the
+ * return value, the error text, and that the snapshot was not touched.
+ */
+static void check_bad(const char *name, const char *json, size_t len, int error, const char *want)
+{
+    snapshot s, sentinel;
+    char err[1024];
+    int r;
+
+    memset(&s, SENTINEL, sizeof(s));
+    memset(&sentinel, SENTINEL, sizeof(sentinel));
+    memset(err, 0, sizeof(err));
+    r = parse_len(json, len, &s, err, sizeof(err));
+    CHECK(r < 0 && r == error && strstr(err, want) && strncmp(err, ORIGIN ": ", 11) == 0 &&
+              memcmp(&s, &sentinel, sizeof(s)) == 0,
+          "bad: %s: returns %d (want %d), error \"%s\" (want \"%s\"), snapshot untouched: %s", name,
+          r, error, err, want, memcmp(&s, &sentinel, sizeof(s)) == 0 ? "yes" : "NO");
+}
+
+static void test_bad_table(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(bad_cases); i++) {
+        const bad_case *b = &bad_cases[i];
+        check_bad(b->name, b->json, b->len ? b->len : strlen(b->json), b->error, b->want);
+    }
+}
+
+static void test_bad_generated(void)
+{
+    char json[1024], name[SNAP_NAME_MAX + 1];
+    char *doc;
+
+    memset(name, 'n', SNAP_NAME_MAX);
+    name[SNAP_NAME_MAX] = '\0';
+    (void)snprintf(json, sizeof(json),
+                   "{\"version\":1,\"domains\":[{\"name\":\"%s\",\"cells\":[" CELL0 "]}]}", name);
+    check_bad("name of 256 bytes", json, strlen(json), -EINVAL,
+              "domains[0].name: expected 1 to 255 bytes, got 256");
+
+    doc = gen_domains(SNAP_MAX_DOMAINS + 1);
+    if (CHECK(doc != NULL, "generate %d domains", SNAP_MAX_DOMAINS + 1))
+        check_bad("too many domains", doc, strlen(doc), -E2BIG,
+                  "test.json: domains: too many entries (4097, at most 4096)");
+    free(doc);
+
+    doc = gen_array("cells", SNAP_MAX_CELLS_PER_DOMAIN + 1);
+    if (doc)
+        check_bad("too many cells", doc, strlen(doc), -E2BIG,
+                  "domains[0].cells: too many entries (65, at most 64)");
+    free(doc);
+
+    doc = gen_array("vcpus", SNAP_MAX_VCPUS_PER_CELL + 1);
+    if (doc)
+        check_bad("too many vCPUs", doc, strlen(doc), -E2BIG,
+                  "domains[0].cells[0].vcpus: too many entries (1025, at most 1024)");
+    free(doc);
+
+    doc = gen_array("hot_ranges", SNAP_MAX_HOT_RANGES + 1);
+    if (doc)
+        check_bad("too many hot ranges", doc, strlen(doc), -E2BIG,
+                  "domains[0].cells[0].hints.hot_ranges: too many entries (257, at most 256)");
+    free(doc);
+
+    doc = gen_array("shares", SNAP_MAX_SHARES + 1);
+    if (doc)
+        check_bad("too many shares", doc, strlen(doc), -E2BIG,
+                  "domains[0].cells[0].hints.shares: too many entries (65, at most 64)");
+    free(doc);
+
+    /* An input over the size limit is refused before it is read. */
+    doc = malloc((size_t)SNAP_MAX_FILE_BYTES + 1);
+    if (doc) {
+        doc[0] = '{';
+        check_bad("input over SNAP_MAX_FILE_BYTES", doc, (size_t)SNAP_MAX_FILE_BYTES + 1, -E2BIG,
+                  "test.json: input is 67108865 bytes, at most 67108864 accepted");
+    }
+    free(doc);
+}
+
+/* Exactly at the count limits: accepted. */
+static void test_counts_at_limit(void)
+{
+    static const struct {
+        const char *what;
+        unsigned n;
+    } at[] = {
+        {"cells", SNAP_MAX_CELLS_PER_DOMAIN},
+        {"vcpus", SNAP_MAX_VCPUS_PER_CELL},
+        {"hot_ranges", SNAP_MAX_HOT_RANGES},
+    };
+    char err[512] = "";
+    snapshot s;
+    char *doc = gen_domains(SNAP_MAX_DOMAINS);
+    int r = doc ? parse(doc, &s, err, sizeof(err)) : -ENOMEM;
+
+    CHECK(r == 0 && s.nr_domains == SNAP_MAX_DOMAINS &&
+              strcmp(s.domains[SNAP_MAX_DOMAINS - 1].name, "vm04095") == 0,
+          "%d domains accepted, in order (%s)", SNAP_MAX_DOMAINS, err);
+    if (r == 0)
+        snapshot_clear(&s);
+    free(doc);
+    for (size_t i = 0; i < VN_ARRAY_SIZE(at); i++) {
+        doc = gen_array(at[i].what, at[i].n);
+        r = doc ? parse(doc, &s, err, sizeof(err)) : -ENOMEM;
+        CHECK(r == 0, "%u %s accepted (%s)", at[i].n, at[i].what, err);
+        if (r == 0 && strcmp(at[i].what, "hot_ranges") == 0)
+            CHECK(s.domains[0].cells[0].nr_hot == at[i].n &&
+                      s.domains[0].cells[0].hot[0].gpa == 0 &&
+                      s.domains[0].cells[0].hot[at[i].n - 1].gpa == (at[i].n - 1) * 4096ULL,
+                  "equal-heat hot ranges stay ordered by gpa");
+        if (r == 0)
+            snapshot_clear(&s);
+        free(doc);
+    }
+}
+
+/* snap_load_file: errors of the file itself. */
+static void test_load_file_errors(void)
+{
+    char path[] = "/tmp/test-snapshot-XXXXXX";
+    char err[512] = "";
+    snapshot s, sentinel;
+    int fd, r;
+
+    memset(&s, SENTINEL, sizeof(s));
+    memset(&sentinel, SENTINEL, sizeof(sentinel));
+    r = snap_load_file("/nonexistent/snap.json", &topo, &s, err, sizeof(err));
+    CHECK(r == -ENOENT && strstr(err, "/nonexistent/snap.json: cannot open: ") &&
+              memcmp(&s, &sentinel, sizeof(s)) == 0,
+          "missing file: -ENOENT (%d: %s)", r, err);
+    r = snap_load_file("/tmp", &topo, &s, err, sizeof(err));
+    CHECK(r == -EISDIR && strstr(err, "/tmp: is a directory"), "directory: -EISDIR (%d: %s)", r,
+          err);
+
+    fd = mkstemp(path);
+    if (!CHECK(fd >= 0, "temporary file"))
+        return;
+    if (ftruncate(fd, (off_t)SNAP_MAX_FILE_BYTES + 1) == 0) {
+        r = snap_load_file(path, &topo, &s, err, sizeof(err));
+        CHECK(r == -E2BIG && strstr(err, "file is 67108865 bytes, at most 67108864 accepted") &&
+                  memcmp(&s, &sentinel, sizeof(s)) == 0,
+              "file over the limit: -E2BIG (%d: %s)", r, err);
+    }
+    if (ftruncate(fd, 0) == 0 && write(fd, "{\"version\":1,\"domains\":[]} ", 27) == 27) {
+        r = snap_load_file(path, &topo, &s, err, sizeof(err));
+        CHECK(r == 0 && s.nr_domains == 0, "small file loads (%d: %s)", r, err);
+        if (r == 0)
+            snapshot_clear(&s);
+    }
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, "{\"version\":1,\"domains\":{}}", 26, 0) == 26) {
+        r = snap_load_file(path, &topo, &s, err, sizeof(err));
+        CHECK(r == -EINVAL && strncmp(err, path, strlen(path)) == 0 &&
+                  strstr(err, ": domains: expected an array, got an object"),
+              "file errors are prefixed with the path (%s)", err);
+    }
+    (void)close(fd);
+    (void)unlink(path);
+}
+
+/*
+ * Every example of tests/data/snapshots/ loads against its topology
+ * (tests/data/topologies/<same basename>.xml), and has the promised shape.
+ */
+static void test_examples(void)
+{
+    const char *srcdir = getenv("VN_SRCDIR");
+    char pattern[4096];
+    glob_t g = {0};
+    size_t found = 0;
+
+    if (!srcdir || !*srcdir)
+        srcdir = ".";
+    (void)snprintf(pattern, sizeof(pattern), "%s/tests/data/topologies/*.xml", srcdir);
+    if (glob(pattern, 0, NULL, &g) != 0) {
+        CHECK(0, "no topologies found with %s (run from the source tree or set VN_SRCDIR)",
+              pattern);
+        return;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char base[1024], snap_path[4096], err[1024] = "";
+        topology *t = calloc(1, sizeof(*t));
+        snapshot s;
+        char *dot;
+        int r;
+
+        if (!t)
+            break;
+        (void)snprintf(base, sizeof(base), "%s", strrchr(g.gl_pathv[i], '/') + 1);
+        dot = strrchr(base, '.');
+        if (dot)
+            *dot = '\0';
+        (void)snprintf(snap_path, sizeof(snap_path), "%s/tests/data/snapshots/%s.json", srcdir,
+                       base);
+        r = topo_load(TOPO_SOURCE_XML, g.gl_pathv[i], NULL, t, err, sizeof(err));
+        if (!CHECK(r == 0, "topology %s loads (%s)", base, err)) {
+            free(t);
+            continue;
+        }
+        r = snap_load_file(snap_path, t, &s, err, sizeof(err));
+        CHECK(r == 0, "example %s.json loads against its topology (%d: %s)", base, r, err);
+        if (r == 0) {
+            unsigned autos = 0, advise = 0, off = 0, strict1 = 0, misplaced = 0;
+            found++;
+            for (unsigned d = 0; d < s.nr_domains; d++) {
+                const snap_domain *dom = &s.domains[d];
+                autos += dom->mode == VN_MODE_AUTO;
+                advise += dom->mode == VN_MODE_ADVISE;
+                off += dom->mode == VN_MODE_OFF;
+                for (unsigned c = 0; c < dom->nr_cells; c++) {
+                    const snap_cell *cell = &dom->cells[c];
+                    strict1 += cell->binding.mode == VN_MEM_STRICT &&
+                               __builtin_popcountll(cell->binding.nodes) == 1;
+                    /* misplaced: every vCPU pinned inside node A, most pages on node B != A */
+                    for (unsigned a = 0; a < t->nr_nodes && dom->mode == VN_MODE_AUTO; a++) {
+                        bool inside = true;
+                        uint64_t total = 0, on_a = 0, most = 0;
+                        for (unsigned v = 0; v < cell->nr_vcpus; v++)
+                            inside &= cpuset_subset(&cell->vcpus[v].pinned, &t->nodes[a].cpus) &&
+                                      !cpuset_empty(&t->nodes[a].cpus);
+                        for (unsigned n = 0; n < t->nr_nodes; n++) {
+                            total += cell->pages[n];
+                            most = VN_MAX(most, cell->pages[n]);
+                        }
+                        on_a = cell->pages[a];
+                        if (inside && total && on_a < most && most * 2 > total)
+                            misplaced++;
+                    }
+                }
+            }
+            CHECK(s.nr_domains >= 3 && s.nr_domains <= 5 && autos >= 1 && advise >= 1 && off >= 1,
+                  "%s.json: 3-5 domains, auto, advise and not opted in", base);
+            CHECK(t->nr_nodes < 2 || misplaced >= 1, "%s.json: a misplaced cell of an auto domain",
+                  base);
+            CHECK(t->nr_nodes < 2 || strict1 >= 1, "%s.json: a strict one-node binding", base);
+            snapshot_clear(&s);
+        }
+        free(t);
+    }
+    CHECK(found == g.gl_pathc && found > 0, "an example snapshot for each of the %zu topologies",
+          g.gl_pathc);
+    globfree(&g);
+}
+
+int main(void)
+{
+    make_topology(&topo);
+    test_minimal();
+    test_full();
+    test_limits_accepted();
+    test_long_name();
+    test_bad_table();
+    test_bad_generated();
+    test_counts_at_limit();
+    test_load_file_errors();
+    test_examples();
+    return tap_done();
+}
