@@ -74,7 +74,8 @@ check: deps
 	@$(MAKE) --no-print-directory tests
 	@BUILD=$(BUILD) tests/run.sh
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) tests/demo.sh
 
 install: all

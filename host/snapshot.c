@@ -415,50 +415,84 @@ static int field_get(snap_ctx *c, struct json_object *obj, const char *key, bool
     return required ? fail_missing(c, key) : 0;
 }
 
-#define FIELD_WRAP(call)                                                                           \
-    ({                                                                                             \
-        struct json_object *v_ = NULL;                                                             \
-        int r_ = field_get(c, obj, key, required, &v_);                                            \
-        if (r_ > 0) {                                                                              \
-            size_t mark_ = path_push_key(c, key);                                                  \
-            struct json_object *v = v_;                                                            \
-            r_ = (call);                                                                           \
-            if (r_ >= 0) {                                                                         \
-                path_pop(c, mark_);                                                                \
-                r_ = 1;                                                                            \
-            }                                                                                      \
-        }                                                                                          \
-        r_;                                                                                        \
-    })
+/* field_get(), and when the field is present push ".key" (*mark restores the path). */
+static int field_enter(snap_ctx *c, struct json_object *obj, const char *key, bool required,
+                       struct json_object **v, size_t *mark)
+{
+    int r = field_get(c, obj, key, required, v);
+
+    if (r > 0)
+        *mark = path_push_key(c, key);
+    return r;
+}
+
+/* After checking a present field with result r: pop its path and return 1, or return r. */
+static int field_leave(snap_ctx *c, size_t mark, int r)
+{
+    if (r < 0)
+        return r;
+    path_pop(c, mark);
+    return 1;
+}
 
 static int field_uint(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       uint64_t max, uint64_t *out)
 {
-    return FIELD_WRAP(parse_uint(c, v, max, out));
+    struct json_object *v = NULL;
+    size_t mark = 0;
+    int r = field_enter(c, obj, key, required, &v, &mark);
+
+    if (r <= 0)
+        return r;
+    return field_leave(c, mark, parse_uint(c, v, max, out));
 }
 
 static int field_int(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                      int64_t min, int64_t max, int64_t *out)
 {
-    return FIELD_WRAP(parse_int(c, v, min, max, out));
+    struct json_object *v = NULL;
+    size_t mark = 0;
+    int r = field_enter(c, obj, key, required, &v, &mark);
+
+    if (r <= 0)
+        return r;
+    return field_leave(c, mark, parse_int(c, v, min, max, out));
 }
 
 static int field_number(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                         double min, double max, double *out)
 {
-    return FIELD_WRAP(parse_number(c, v, min, max, out));
+    struct json_object *v = NULL;
+    size_t mark = 0;
+    int r = field_enter(c, obj, key, required, &v, &mark);
+
+    if (r <= 0)
+        return r;
+    return field_leave(c, mark, parse_number(c, v, min, max, out));
 }
 
 static int field_bool(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       bool *out)
 {
-    return FIELD_WRAP(parse_bool(c, v, out));
+    struct json_object *v = NULL;
+    size_t mark = 0;
+    int r = field_enter(c, obj, key, required, &v, &mark);
+
+    if (r <= 0)
+        return r;
+    return field_leave(c, mark, parse_bool(c, v, out));
 }
 
 static int field_node(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       bool allow_none, int *out)
 {
-    return FIELD_WRAP(parse_node(c, v, allow_none, out));
+    struct json_object *v = NULL;
+    size_t mark = 0;
+    int r = field_enter(c, obj, key, required, &v, &mark);
+
+    if (r <= 0)
+        return r;
+    return field_leave(c, mark, parse_node(c, v, allow_none, out));
 }
 
 /*
@@ -469,11 +503,10 @@ static int field_string(snap_ctx *c, struct json_object *obj, const char *key, b
                         const char **out, size_t *len, size_t *mark)
 {
     struct json_object *v = NULL;
-    int r = field_get(c, obj, key, required, &v);
+    int r = field_enter(c, obj, key, required, &v, mark);
 
     if (r <= 0)
         return r;
-    *mark = path_push_key(c, key);
     r = parse_string(c, v, out, len);
     return r < 0 ? r : 1;
 }
@@ -493,7 +526,7 @@ static int parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
     for (size_t i = 0; i < n; i++) {
         size_t mark = path_push_index(c, i);
         struct json_object *e = json_object_array_get_idx(v, i);
-        int idx;
+        int idx = -1;
 
         r = parse_node(c, e, false, &idx);
         if (r < 0)
@@ -546,11 +579,10 @@ static int parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *o
                          "\"none\"");
     path_pop(c, mark);
     b.mode = (vn_mem_mode)m;
-    r = field_get(c, obj, "nodes", b.mode != VN_MEM_NONE, &nodes);
+    r = field_enter(c, obj, "nodes", b.mode != VN_MEM_NONE, &nodes, &mark);
     if (r < 0)
         return r;
     if (r > 0) {
-        mark = path_push_key(c, "nodes");
         if (b.mode == VN_MEM_NONE) {
             if (!json_object_is_type(nodes, json_type_array) || json_object_array_length(nodes) > 0)
                 return snap_fail(c, -EINVAL, "must be absent or empty with mode \"none\"");
@@ -720,25 +752,19 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     r = field_number(c, obj, "busy", false, 0.0, 1.0, &vc.busy);
     if (r < 0)
         return r;
-    r = field_get(c, obj, "allowed", true, &v);
+    r = field_enter(c, obj, "allowed", true, &v, &mark);
     if (r < 0)
         return r;
-    mark = path_push_key(c, "allowed");
     r = parse_cpulist(c, v, &vc.allowed);
     if (r < 0)
         return r;
     path_pop(c, mark);
     vc.pinned = vc.allowed;
-    r = field_get(c, obj, "pinned", false, &v);
+    r = field_enter(c, obj, "pinned", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_cpulist(c, v, &vc.pinned));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "pinned");
-        r = parse_cpulist(c, v, &vc.pinned);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     r = field_int(c, obj, "cpu", false, -1, VN_MAX_CPUS - 1, &cpu);
     if (r < 0)
         return r;
@@ -837,10 +863,9 @@ static int parse_list(snap_ctx *c, struct json_object *obj, const char *key, siz
     size_t n, mark;
     int r;
 
-    r = field_get(c, obj, key, false, &v);
+    r = field_enter(c, obj, key, false, &v, &mark);
     if (r <= 0)
         return r;
-    mark = path_push_key(c, key);
     r = expect_array(c, v, 0, max, &n);
     if (r < 0)
         return r;
@@ -937,16 +962,11 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     out->binding = *dom_binding;
     out->page_size = SNAP_PAGE_SIZE_DEFAULT;
 
-    r = field_get(c, obj, "numatune", false, &v);
+    r = field_enter(c, obj, "numatune", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_binding(c, v, &out->binding));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "numatune");
-        r = parse_binding(c, v, &out->binding);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     r = field_uint(c, obj, "page_size", false, SNAP_PAGE_SIZE_MAX, &out->page_size);
     if (r < 0)
         return r;
@@ -955,24 +975,18 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
         return snap_fail(c, -EINVAL, "expected a power of two from %u to %llu, got %" PRIu64,
                          SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, out->page_size);
     }
-    r = field_get(c, obj, "pages", false, &v);
+    r = field_enter(c, obj, "pages", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_pages(c, v, out->page_size, out->pages));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "pages");
-        r = parse_pages(c, v, out->page_size, out->pages);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     r = field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
     if (r < 0)
         return r;
 
-    r = field_get(c, obj, "vcpus", true, &v);
+    r = field_enter(c, obj, "vcpus", true, &v, &mark);
     if (r < 0)
         return r;
-    mark = path_push_key(c, "vcpus");
     r = expect_array(c, v, 1, SNAP_MAX_VCPUS_PER_CELL, &n);
     if (r < 0)
         return r;
@@ -989,16 +1003,11 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     }
     path_pop(c, mark);
 
-    r = field_get(c, obj, "hints", false, &v);
+    r = field_enter(c, obj, "hints", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_hints(c, v, out));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "hints");
-        r = parse_hints(c, v, out);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     return 0;
 }
 
@@ -1068,16 +1077,11 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
     r = field_int(c, obj, "priority", false, SNAP_PRIORITY_MIN, SNAP_PRIORITY_MAX, &prio);
     if (r < 0)
         return r;
-    r = field_get(c, obj, "nodes", false, &v);
+    r = field_enter(c, obj, "nodes", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_node_set(c, v, &d->allowed_nodes));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "nodes");
-        r = parse_node_set(c, v, &d->allowed_nodes);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     d->mode = (vn_mode)m;
     d->priority = (int)prio;
     return 0;
@@ -1126,16 +1130,11 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
         path_pop(c, mark);
     }
 
-    r = field_get(c, obj, "balancer", false, &v);
+    r = field_enter(c, obj, "balancer", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_balancer(c, v, d));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "balancer");
-        r = parse_balancer(c, v, d);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
     r = field_uint(c, obj, "age_passes", false, SNAP_MAX_AGE_PASSES, &age);
     if (r < 0)
         return r;
@@ -1143,21 +1142,15 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     r = field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
     if (r < 0)
         return r;
-    r = field_get(c, obj, "numatune", false, &v);
+    r = field_enter(c, obj, "numatune", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_binding(c, v, &binding));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "numatune");
-        r = parse_binding(c, v, &binding);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
 
-    r = field_get(c, obj, "cells", true, &v);
+    r = field_enter(c, obj, "cells", true, &v, &mark);
     if (r < 0)
         return r;
-    mark = path_push_key(c, "cells");
     r = expect_array(c, v, 1, SNAP_MAX_CELLS_PER_DOMAIN, &n);
     if (r < 0)
         return r;
@@ -1298,21 +1291,15 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
     r = field_uint(c, root, "pass", false, UINT64_MAX, &s->pass);
     if (r < 0)
         return r;
-    r = field_get(c, root, "nodes", false, &v);
+    r = field_enter(c, root, "nodes", false, &v, &mark);
+    if (r > 0)
+        r = field_leave(c, mark, parse_host_nodes(c, v, s));
     if (r < 0)
         return r;
-    if (r > 0) {
-        mark = path_push_key(c, "nodes");
-        r = parse_host_nodes(c, v, s);
-        if (r < 0)
-            return r;
-        path_pop(c, mark);
-    }
 
-    r = field_get(c, root, "domains", true, &v);
+    r = field_enter(c, root, "domains", true, &v, &mark);
     if (r < 0)
         return r;
-    mark = path_push_key(c, "domains");
     r = expect_array(c, v, 0, SNAP_MAX_DOMAINS, &n);
     if (r < 0)
         return r;
@@ -1333,12 +1320,62 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
     return check_domain_names(c, s);
 }
 
+static bool is_json_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
 static bool only_whitespace(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+        if (!is_json_space(s[i]))
             return false;
     return true;
+}
+
+/*
+ * Two things json-c 0.16 lets through even in strict mode: single-quoted
+ * strings, and "\u0000" in an object key (the key is silently cut at the NUL,
+ * so "pass\u0000x" would count as "pass"). Scan the text the tokener accepted;
+ * returns the offset of the offending character and sets *why, or SIZE_MAX.
+ */
+static size_t find_lenient_syntax(const char *text, size_t len, const char **why)
+{
+    bool in_string = false, has_nul = false;
+    size_t start = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+
+        if (!in_string) {
+            if (ch == '\'') {
+                *why = "single-quoted strings are not JSON";
+                return i;
+            }
+            if (ch == '"') {
+                in_string = true;
+                has_nul = false;
+                start = i;
+            }
+            continue;
+        }
+        if (ch == '\\') {
+            if (i + 5 < len && memcmp(text + i + 1, "u0000", 5) == 0)
+                has_nul = true;
+            i++; /* skip the escaped character */
+        } else if (ch == '"') {
+            size_t j = i + 1;
+
+            in_string = false;
+            while (j < len && is_json_space(text[j]))
+                j++;
+            if (has_nul && j < len && text[j] == ':') {
+                *why = "object key contains a NUL character";
+                return start;
+            }
+        }
+    }
+    return SIZE_MAX;
 }
 
 /* "line L, column C" of byte offset `off` in text, as the path of a syntax error. */
@@ -1366,7 +1403,8 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
     _cleanup_(snapshot_clear) snapshot tmp = {0};
     snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen};
     enum json_tokener_error jerr;
-    size_t end;
+    const char *why = NULL;
+    size_t end, bad;
     int r;
 
     assert(t && ret && (text || len == 0));
@@ -1404,6 +1442,12 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
     if (!only_whitespace(text + end, len - end)) {
         path_set_position(&c, text, end);
         return snap_fail(&c, -EINVAL, "unexpected data after the top-level value");
+    }
+
+    bad = find_lenient_syntax(text, end, &why);
+    if (bad != SIZE_MAX) {
+        path_set_position(&c, text, bad);
+        return snap_fail(&c, -EINVAL, "%s", why);
     }
 
     r = parse_root(&c, root, &tmp);

@@ -149,6 +149,18 @@ static void test_prefer_vcpu_move(void)
           "... and the record names prefer-vcpu-move");
     CHECK(pc && cpuset_equal(&pc->pins[0].cpus, &t->nodes[1].cpus),
           "... pinned to exactly node 1's CPUs");
+    plan_clear(&p);
+    /* a vcpupin limit of CPUs 0-3 and 20-23 (part of each node): never outside it */
+    vn_cpuset lim;
+    (void)cpuset_parse("0-3,20-23", &lim);
+    c->vcpus[0].allowed = lim;
+    c->vcpus[1].allowed = lim;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    vn_cpuset want;
+    (void)cpuset_parse("20-23", &want);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 2 && cpuset_equal(&pc->pins[0].cpus, &want),
+          "allowed CPUs 0-3,20-23: pinned to 20-23, the allowed part of node 1");
     CHECK(pc && pc->locality_before < 1 && pc->locality_after > 99,
           "... locality 0%% -> 100%% (%.0f -> %.0f)", pc ? pc->locality_before : -1,
           pc ? pc->locality_after : -1);
@@ -528,7 +540,13 @@ static void random_snapshot(const topology *t, snapshot *s)
         for (unsigned k = 0, nc = 1 + rndn(4); k < nc; k++) {
             vn_cpuset allowed = t->cpus, pinned;
             unsigned nv = 1 + rndn(4);
-            if (rndn(10) < 3) {
+            if (rndn(10) < 2) { /* a cgroup or vcpupin limit that cuts through nodes */
+                cpuset_zero(&allowed);
+                CPUSET_FOREACH(cpu, &t->cpus)
+                    if (rndn(10) < 7)
+                        cpuset_set(&allowed, (unsigned)cpu);
+                cpuset_set(&allowed, (unsigned)cpuset_first(&t->nodes[random_cpu_node(t)].cpus));
+            } else if (rndn(10) < 3) {
                 cpuset_zero(&allowed);
                 for (unsigned n = 0; n < t->nr_nodes; n++)
                     if (rndn(2))

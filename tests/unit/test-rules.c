@@ -119,6 +119,31 @@ static void test_scan_budget(void)
           "4 GiB region: scans 0..7 unconditional, the 9th is not");
 }
 
+/*
+ * Seed 000's numa01_THREAD_ALLOC: the main thread allocates 8 chunks of 24 MiB, worker
+ * threads each use one. A scanner that only scans what the scanning thread touched
+ * would never look at chunks 1..7; with the per-region budget every chunk is scanned
+ * within the first pass, and untouched chunks stop being scanned once their budget
+ * is spent.
+ */
+static void test_scan_disjoint_regions(void)
+{
+    const uint64_t M = 1024 * 1024, chunk = 24 * M;
+    uint64_t scans[8] = {0};
+    unsigned never = 0;
+
+    for (unsigned pass = 0; pass < 5; pass++)
+        for (unsigned r = 0; r < 8; r++)
+            if (rule_scan_region(r == 0, scans[r], chunk, SCAN_SIZE_DEFAULT))
+                scans[r]++;
+    for (unsigned r = 1; r < 8; r++)
+        never += scans[r] == 0;
+    CHECK(never == 0, "regions used only by other threads are all scanned (%u starved)", never);
+    CHECK(scans[0] == 5 && scans[1] == rule_scan_budget(chunk, SCAN_SIZE_DEFAULT),
+          "the touched region every pass (%llu), the others within budget (%llu)",
+          (unsigned long long)scans[0], (unsigned long long)scans[1]);
+}
+
 static void test_lock_hold(void)
 {
     rule_walk w;
@@ -160,6 +185,7 @@ int main(void)
     test_cpuset_skip();
     test_migrate_filter();
     test_scan_budget();
+    test_scan_disjoint_regions();
     test_lock_hold();
     test_names();
     return tap_done();

@@ -431,6 +431,14 @@ static const bad_case bad_cases[] = {
     {"invalid UTF-8 in a name", DOM("\"name\":\"a\xff\",\"cells\":[" CELL0 "]"), 0, -EINVAL,
      "invalid utf-8"},
     {"comment", "/* c */" DOC(""), 0, -EINVAL, "unexpected character"},
+    {"single-quoted key", DOMF("'age_passes':1"), 0, -EINVAL,
+     "line 1, column 37: single-quoted strings are not JSON"},
+    {"\\u0000 in a key (json-c would cut it to \"pass\")",
+     "{\"version\":1,\"domains\":[],\n \"pass\\u0000x\" : 1}", 0, -EINVAL,
+     "test.json: line 2, column 2: object key contains a NUL character"},
+    {"escaped backslash before u0000 in a key is no NUL",
+     "{\"version\":1,\"domains\":[],\"a\\\\u0000\":1}", 0, -EINVAL,
+     "test.json: [\"a\\u0000\"]: unknown field"},
 
     /* top level */
     {"version missing", "{\"domains\":[]}", 0, -EINVAL,
