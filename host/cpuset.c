@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -31,6 +32,33 @@ static void bitmap_freep(hwloc_bitmap_t *b)
         hwloc_bitmap_free(*b);
 }
 
+static bool cpulist_well_formed(const char *s)
+{
+    if (*s == '\0')
+        return true;
+    for (;;) {
+        unsigned long a, b;
+        char *end;
+        if (*s < '0' || *s > '9')
+            return false;
+        a = strtoul(s, &end, 10);
+        s = end;
+        if (*s == '-') {
+            s++;
+            if (*s < '0' || *s > '9')
+                return false;
+            b = strtoul(s, &end, 10);
+            s = end;
+            if (b < a)
+                return false;
+        }
+        if (*s == '\0')
+            return true;
+        if (*s++ != ',')
+            return false;
+    }
+}
+
 int cpuset_parse(const char *str, vn_cpuset *out)
 {
     _cleanup_(bitmap_freep) hwloc_bitmap_t b = NULL;
@@ -38,9 +66,10 @@ int cpuset_parse(const char *str, vn_cpuset *out)
 
     if (!str)
         return -EINVAL;
-    /* hwloc's list parser is lenient about garbage after a number; insist on the
-     * characters a Linux cpu list can contain before handing it over. */
-    if (str[strspn(str, "0123456789,-")] != '\0')
+    /* hwloc's list parser is lenient ("3-1,5", "1,,2", "1-2-3" pass): insist on the
+     * grammar of a Linux cpu list, N or N-M with N <= M, joined by single commas,
+     * before handing it over. */
+    if (!cpulist_well_formed(str))
         return -EINVAL;
     if (str[0] == '\0') {
         cpuset_zero(out);

@@ -743,6 +743,19 @@ unsigned plan_nr_actions(const plan *p)
     return n;
 }
 
+/* *ret = a copy of n elements of src (NULL when n is 0). Returns 0 or -ENOMEM. */
+static int dup_array(void **ret, const void *src, size_t n, size_t size)
+{
+    *ret = NULL;
+    if (n == 0)
+        return 0;
+    *ret = malloc(n * size);
+    if (!*ret)
+        return -ENOMEM;
+    memcpy(*ret, src, n * size);
+    return 0;
+}
+
 int snapshot_copy(const snapshot *s, snapshot *ret)
 {
     snapshot c = *s;
@@ -768,14 +781,10 @@ int snapshot_copy(const snapshot *s, snapshot *ret)
             dc->hot = NULL;
             dc->shares = NULL;
             dd->nr_cells = k + 1;
-            dc->vcpus = malloc((sc->nr_vcpus ? sc->nr_vcpus : 1) * sizeof(*dc->vcpus));
-            dc->hot = malloc((sc->nr_hot ? sc->nr_hot : 1) * sizeof(*dc->hot));
-            dc->shares = malloc((sc->nr_shares ? sc->nr_shares : 1) * sizeof(*dc->shares));
-            if (!dc->vcpus || !dc->hot || !dc->shares)
+            if (dup_array((void **)&dc->vcpus, sc->vcpus, sc->nr_vcpus, sizeof(*dc->vcpus)) < 0 ||
+                dup_array((void **)&dc->hot, sc->hot, sc->nr_hot, sizeof(*dc->hot)) < 0 ||
+                dup_array((void **)&dc->shares, sc->shares, sc->nr_shares, sizeof(*dc->shares)) < 0)
                 goto error;
-            memcpy(dc->vcpus, sc->vcpus, sc->nr_vcpus * sizeof(*dc->vcpus));
-            memcpy(dc->hot, sc->hot, sc->nr_hot * sizeof(*dc->hot));
-            memcpy(dc->shares, sc->shares, sc->nr_shares * sizeof(*dc->shares));
         }
     }
     *ret = c;

@@ -27,6 +27,11 @@ static void test_parse_format(void)
         {"1 2", -EINVAL, 0, NULL},
         {"-1", -EINVAL, 0, NULL},
         {"3-1", -EINVAL, 0, NULL},
+        {"3-1,5", -EINVAL, 0, NULL},
+        {"1,,2", -EINVAL, 0, NULL},
+        {"1-2-3", -EINVAL, 0, NULL},
+        {"1,", -EINVAL, 0, NULL},
+        {",1", -EINVAL, 0, NULL},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_cpuset s;
