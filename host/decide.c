@@ -733,6 +733,17 @@ void plan_clear(plan *p)
     memset(p, 0, sizeof(*p));
 }
 
+unsigned plan_nr_auto_actions(const plan *p)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < p->nr_domains; i++)
+        if (p->domains[i].mode == VN_MODE_AUTO)
+            for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
+                n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
+    return n;
+}
+
 unsigned plan_nr_actions(const plan *p)
 {
     unsigned n = 0;

@@ -216,3 +216,7 @@ void plan_clear(plan *p);
 
 /* Number of actions (pins + moves) in the plan. */
 unsigned plan_nr_actions(const plan *p);
+
+/* Actions of domains in auto mode: what the act stage would carry out. Advise
+ * domains plan the same advice every pass, so convergence is measured on these. */
+unsigned plan_nr_auto_actions(const plan *p);

@@ -58,18 +58,6 @@ static void snapshot_clearp(snapshot *s)
     snapshot_clear(s);
 }
 
-/* Actions the daemon would carry out: advise domains only ever get advice. */
-static unsigned plan_auto_actions(const plan *p)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < p->nr_domains; i++)
-        for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
-            if (p->domains[i].mode == VN_MODE_AUTO)
-                n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
-    return n;
-}
-
 static int print_pass(const topology *t, const plan *p, output_kind out, struct json_object *arr)
 {
     if (out != OUTPUT_JSON) {
@@ -116,9 +104,9 @@ static int advise(const topology *t, const char *snap_path, output_kind out, uns
             r = print_pass(t, &p, out, arr);
         if (r < 0)
             break;
-        if (passes == 1 || plan_auto_actions(&p) == 0) {
+        if (passes == 1 || plan_nr_auto_actions(&p) == 0) {
             done++;
-            converged = plan_auto_actions(&p) == 0;
+            converged = plan_nr_auto_actions(&p) == 0;
             break;
         }
         r = plan_apply(t, &s, &p, &next);

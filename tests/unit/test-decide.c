@@ -733,17 +733,6 @@ static bool plan_has_pins(const plan *p)
     return false;
 }
 
-static unsigned auto_actions(const plan *p)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < p->nr_domains; i++)
-        for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
-            if (p->domains[i].mode == VN_MODE_AUTO)
-                n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
-    return n;
-}
-
 static void debug_dump(const topology *t, const char *what, const snapshot *s, const plan *p)
 {
     if (!getenv("VN_TEST_DEBUG"))
@@ -810,7 +799,7 @@ static void test_properties_on(const char *name, const topology *t, unsigned cas
         }
         (void)plan_apply(t, &s1, &p2, &s2);
         run(t, &s2, &p3);
-        if (auto_actions(&p3) != 0)
+        if (plan_nr_auto_actions(&p3) != 0)
             bad_conv++;
         plan_clear(&p1);
         plan_clear(&p1b);
