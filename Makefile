@@ -23,7 +23,7 @@ CFLAGS_BASE += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-san
 LDFLAGS     += -fsanitize=address,undefined
 endif
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
+PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lvirt-qemu -lnuma -lm
 override CFLAGS := $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
 # Everything in host/ except the programs' main files is the core library.

@@ -255,3 +255,54 @@ void record_snapshot_table(const topology *t, const snapshot *s, FILE *f)
         }
     }
 }
+
+struct json_object *record_decision_json(const topology *t, const record_ctx *c,
+                                         const plan_domain *pd, const act_result *res)
+{
+    _cleanup_json_ struct json_object *o = json_object_new_object();
+    struct json_object *cells;
+    uint64_t moved = 0;
+
+    if (!o)
+        return NULL;
+    json_object_object_add(o, "domain", json_object_new_string(c->name));
+    if (c->uuid)
+        json_object_object_add(o, "uuid", json_object_new_string(c->uuid));
+    json_object_object_add(o, "pass", json_object_new_uint64(c->pass));
+    json_object_object_add(o, "time", json_object_new_string(c->time));
+    json_object_object_add(o, "mode", json_object_new_string(mode_name(c->mode)));
+    json_object_object_add(o, "action", json_object_new_string(c->action));
+    json_object_object_add(o, "reason", json_object_new_string(c->reason));
+    cells = json_object_new_array();
+    if (!cells)
+        return NULL;
+    json_object_object_add(o, "cells", cells);
+    for (unsigned k = 0; pd && k < pd->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        struct json_object *j = json_object_new_object();
+        uint64_t planned = 0, done = res && k < res->nr_cells ? res->cells[k].bytes_moved : 0;
+        if (!j)
+            return NULL;
+        for (unsigned m = 0; m < pc->nr_moves; m++)
+            if (!pc->moves[m].is_range)
+                planned += pc->moves[m].bytes;
+        moved += done;
+        json_object_object_add(j, "cell", json_object_new_int((int)pc->cell_id));
+        json_object_object_add(j, "node", node_json(t, pc->current_node));
+        json_object_object_add(j, "target", node_json(t, pc->target_node));
+        json_object_object_add(j, "reason", json_object_new_string(reason_name(pc->reason)));
+        json_object_object_add(j, "rules", rules_json(pc->rules));
+        json_object_object_add(j, "pins", json_object_new_int((int)pc->nr_pins));
+        json_object_object_add(j, "pins_done", json_object_new_int(
+                                                   res && k < res->nr_cells ? (int)res->cells[k].pins_done : 0));
+        json_object_object_add(j, "bytes_planned", json_object_new_uint64(planned));
+        json_object_object_add(j, "bytes_moved", json_object_new_uint64(done));
+        json_object_object_add(j, "locality_before", json_object_new_double(round1(pc->locality_before)));
+        json_object_object_add(j, "locality_after", json_object_new_double(round1(pc->locality_after)));
+        json_object_array_add(cells, j);
+    }
+    json_object_object_add(o, "bytes_moved", json_object_new_uint64(moved));
+    if (res && res->kind != ACT_OK)
+        json_object_object_add(o, "error", json_object_new_string(res->error));
+    return VN_TAKE_PTR(o);
+}

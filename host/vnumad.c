@@ -2,12 +2,11 @@
 /*
  * vnumad: the vnuma host daemon.
  *
- * This build provides the offline advisor:
+ *   vnumad [--foreground] [--config FILE]      balance the opted-in libvirt domains
+ *   vnumad --check-config [--config FILE]      validate the configuration and exit
  *   vnumad --advise [--topology FILE.xml | --synthetic STRING] --snapshot FILE.json
- *          [--json | --table] [--passes N]
- * which runs the topology -> decide -> record stages on a saved snapshot and
- * touches nothing. The daemon that samples and acts on live libvirt domains is
- * built on the same stages (docs/ARCHITECTURE.md).
+ *          [--json | --table] [--passes N]     the offline advisor: decide on a saved
+ *                                              snapshot, touch nothing
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config.h"
+#include "daemon.h"
 #include "decide.h"
+#include "log.h"
 #include "record.h"
 #include "snapshot.h"
 #include "topology.h"
@@ -34,10 +37,15 @@ typedef enum output_kind {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: vnumad --advise [--topology FILE.xml | --synthetic STRING] --snapshot "
+    fprintf(f, "Usage: vnumad [--foreground] [--config FILE]\n"
+               "       vnumad --check-config [--config FILE]\n"
+               "       vnumad --advise [--topology FILE.xml | --synthetic STRING] --snapshot "
                "FILE.json [--json | --table] [--passes N]\n"
                "       vnumad --version | --help\n"
                "\n"
+               "  --foreground      stay attached, log to stderr (for systemd and tests)\n"
+               "  --config FILE     configuration (default " CONFIG_DEFAULT_PATH ")\n"
+               "  --check-config    validate the configuration and exit\n"
                "  --advise          decide on a saved snapshot and print the plan; touch nothing\n"
                "  --topology FILE   hwloc XML export of the host (default: this host)\n"
                "  --synthetic STR   hwloc synthetic topology, e.g. \"pack:2 numa:2 core:8 pu:2\"\n"
@@ -144,6 +152,33 @@ static int advise(const topology *t, const char *snap_path, output_kind out, uns
     return 0;
 }
 
+static int run_daemon(const char *config_path, bool foreground, bool check_config)
+{
+    daemon_config cfg;
+    char err[1024];
+
+    daemon_config_defaults(&cfg);
+    if (daemon_config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &cfg,
+                           err, sizeof(err)) < 0) {
+        fprintf(stderr, "vnumad: %s\n", err);
+        return 1;
+    }
+    if (check_config) {
+        printf("%s: ok\n", config_path ? config_path : CONFIG_DEFAULT_PATH);
+        return 0;
+    }
+    if (geteuid() != 0) {
+        fprintf(stderr, "vnumad: must run as root (it pins vCPUs and moves guest memory)\n");
+        return 1;
+    }
+    if (!foreground && daemon(0, 0) < 0) {
+        fprintf(stderr, "vnumad: cannot detach: %s\n", strerror(errno));
+        return 1;
+    }
+    log_setup(foreground, cfg.log_level);
+    return daemon_main(&cfg, config_path);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -151,8 +186,12 @@ int main(int argc, char **argv)
         {"synthetic", required_argument, NULL, 'y'}, {"snapshot", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},        {"table", no_argument, NULL, 'T'},
         {"passes", required_argument, NULL, 'p'}, {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},        {"foreground", no_argument, NULL, 'f'},
+        {"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, 'C'},
+        {NULL, 0, NULL, 0},
     };
+    const char *config_path = NULL;
+    bool foreground = false, check_config = false;
     _cleanup_free_ topology *t = NULL;
     const char *topo_arg = NULL, *snap_path = NULL;
     topo_source_kind kind = TOPO_SOURCE_LIVE;
@@ -193,6 +232,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'f':
+            foreground = true;
+            break;
+        case 'c':
+            config_path = optarg;
+            break;
+        case 'C':
+            check_config = true;
+            break;
         case 'V':
             printf("vnumad %s\n", VNUMA_VERSION);
             return 0;
@@ -208,11 +256,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "vnumad: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (!do_advise) {
-        fprintf(stderr, "vnumad: this build runs only the offline advisor (--advise); "
-                        "see vnumad --help\n");
-        return 2;
-    }
+    if (!do_advise)
+        return run_daemon(config_path, foreground, check_config);
     if (!snap_path) {
         fprintf(stderr, "vnumad: --advise needs --snapshot FILE.json\n");
         return 2;

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "act.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "util.h"
+
+#define ACT_PAGE_SIZE 4096ULL
+
+void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s)
+{
+    b->rate_bytes_s = (double)rate_mib * (double)VN_MIB;
+    b->max_tokens = b->rate_bytes_s * VN_MAX(interval_s, 1.0);
+    b->tokens = b->max_tokens;
+    b->last_s = now_s;
+}
+
+void act_budget_refill(act_budget *b, double now_s)
+{
+    if (now_s > b->last_s)
+        b->tokens = VN_MIN(b->max_tokens, b->tokens + (now_s - b->last_s) * b->rate_bytes_s);
+    b->last_s = now_s;
+}
+
+/* irqbalance's activate.c sorts errors the same way: retry what may pass, stop on the rest. */
+act_error_kind act_classify(int err)
+{
+    switch (-err) {
+    case 0:
+        return ACT_OK;
+    case EAGAIN:
+    case EBUSY:
+    case ENOMEM:
+    case EIO:
+    case EINTR:
+        return ACT_TRANSIENT;
+    case ESRCH:
+        return ACT_GONE;
+    case ENOTCONN:
+        return ACT_DISCONNECTED;
+    default:
+        return ACT_PERMANENT;
+    }
+}
+
+static void fail(act_result *res, int err, const char *what)
+{
+    if (res->kind != ACT_OK)
+        return; /* keep the first */
+    res->kind = act_classify(err);
+    res->err = err;
+    snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
+}
+
+int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
+{
+    _cleanup_free_ virt_vcpu *v = NULL;
+    dom_originals o;
+    unsigned n = 0;
+    char nodeset[STATE_NODESET_MAX];
+    vn_mem_mode mode;
+    int r;
+
+    if (st->orig.saved)
+        return 0;
+    memset(&o, 0, sizeof(o));
+    r = virt_vcpus(d, &v, &n);
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < n; i++)
+        if (v[i].number < STATE_MAX_VCPUS) {
+            o.vcpu_pin[v[i].number] = v[i].affinity;
+            o.nr_vcpus = VN_MAX(o.nr_vcpus, v[i].number + 1);
+        }
+    if (virt_emulator_pin(d, &o.emulator_pin) == 0)
+        o.emulator_saved = true;
+    if (sd->nr_cells && sd->cells[0].binding.mode == VN_MEM_RESTRICTIVE &&
+        virt_numa_get(d, &mode, nodeset, sizeof(nodeset)) == 0 && mode == VN_MEM_RESTRICTIVE) {
+        snprintf(o.nodeset, sizeof(o.nodeset), "%s", nodeset);
+        o.numa_saved = true;
+    }
+    o.saved = true;
+    st->orig = o;
+    return 0;
+}
+
+int act_restore(virt_dom *d, dom_state *st)
+{
+    int first = 0, r;
+
+    if (!st->orig.saved)
+        return 0;
+    for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
+        if (cpuset_empty(&st->orig.vcpu_pin[v]))
+            continue;
+        r = virt_pin_vcpu(d, v, &st->orig.vcpu_pin[v]);
+        if (r < 0 && !first)
+            first = r;
+    }
+    if (st->orig.emulator_saved) {
+        r = virt_pin_emulator(d, &st->orig.emulator_pin);
+        if (r < 0 && !first)
+            first = r;
+    }
+    if (st->orig.numa_saved) {
+        r = virt_numa_set_nodeset(d, st->orig.nodeset);
+        if (r < 0 && !first)
+            first = r;
+    }
+    return first;
+}
+
+static const ram_range *find_ram(const dom_state *st, unsigned cell)
+{
+    for (unsigned i = 0; i < st->nr_ram; i++)
+        if (st->ram[i].cell == cell)
+            return &st->ram[i];
+    return NULL;
+}
+
+static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
+{
+    return VN_MAX(c->reserve_bytes, (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
+}
+
+/*
+ * Move up to `want` bytes of the range that sit on kernel node `from` to kernel node `to`.
+ * Walks the range in windows of `batch` pages: one status query, then one move of the
+ * pages found on `from` (rule 5: no call covers more than a window).
+ */
+static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int from,
+                      int to, uint64_t want, uint32_t batch, uint64_t reserve,
+                      act_budget *budget, act_cell_result *cr, dom_counters *count)
+{
+    _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
+    _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
+    _cleanup_free_ int *status = calloc(batch, sizeof(int));
+    _cleanup_free_ int *nodes = calloc(batch, sizeof(int));
+    uint64_t npages = len / ACT_PAGE_SIZE, moved = 0;
+    int r;
+
+    if (!pages || !sel || !status || !nodes)
+        return -ENOMEM;
+    for (uint64_t off = 0; off < npages && moved < want; off += batch) {
+        unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0;
+        long long free_b;
+
+        for (unsigned i = 0; i < n; i++)
+            pages[i] = (void *)(uintptr_t)(hva + (off + i) * ACT_PAGE_SIZE);
+        r = ops->query(pid, n, pages, status);
+        count->memory_scans++;
+        if (r < 0)
+            return r;
+        for (unsigned i = 0; i < n && (moved + (uint64_t)(k + 1) * ACT_PAGE_SIZE) <= want; i++)
+            if (status[i] == from) {
+                sel[k] = pages[i];
+                nodes[k] = to;
+                k++;
+            }
+        if (k == 0)
+            continue;
+        if (budget->tokens < (double)k * ACT_PAGE_SIZE) {
+            k = (unsigned)(budget->tokens / ACT_PAGE_SIZE);
+            cr->budget_exhausted = true;
+            if (k == 0)
+                break;
+        }
+        free_b = ops->node_free(to);
+        if (free_b >= 0 && (uint64_t)free_b < reserve + (uint64_t)k * ACT_PAGE_SIZE) {
+            uint64_t room = (uint64_t)free_b > reserve ? (uint64_t)free_b - reserve : 0;
+            k = (unsigned)VN_MIN((uint64_t)k, room / ACT_PAGE_SIZE);
+            cr->reserve_hit = true;
+            if (k == 0)
+                break;
+        }
+        r = ops->move(pid, k, sel, nodes, status);
+        if (r < 0)
+            return r;
+        for (unsigned i = 0; i < k; i++)
+            if (status[i] == to) {
+                moved += ACT_PAGE_SIZE;
+                cr->pages_moved++;
+            }
+        budget->tokens -= (double)k * ACT_PAGE_SIZE;
+        if (cr->budget_exhausted || cr->reserve_hit)
+            break;
+    }
+    cr->bytes_moved += moved;
+    count->bytes_moved += moved;
+    count->pages_moved += moved / ACT_PAGE_SIZE;
+    return 0;
+}
+
+/* A restrictive numatune is changed through libvirt (cgroups move the memory). */
+static bool all_restrictive(const snap_domain *sd)
+{
+    for (unsigned k = 0; k < sd->nr_cells; k++)
+        if (sd->cells[k].binding.mode != VN_MEM_RESTRICTIVE)
+            return false;
+    return sd->nr_cells > 0;
+}
+
+static int set_restrictive_nodeset(virt_dom *d, const topology *t, const plan_domain *pd)
+{
+    char want[STATE_NODESET_MAX], cur[STATE_NODESET_MAX];
+    vn_cpuset nodes;
+    vn_mem_mode mode;
+    int r;
+
+    cpuset_zero(&nodes);
+    for (unsigned k = 0; k < pd->nr_cells; k++)
+        if (pd->cells[k].target_node >= 0)
+            cpuset_set(&nodes, t->nodes[pd->cells[k].target_node].os_index);
+    if (cpuset_empty(&nodes) || cpuset_format(&nodes, want, sizeof(want)) < 0)
+        return 0;
+    r = virt_numa_get(d, &mode, cur, sizeof(cur));
+    if (r < 0)
+        return r;
+    if (mode != VN_MEM_RESTRICTIVE || strcmp(cur, want) == 0)
+        return 0;
+    return virt_numa_set_nodeset(d, want);
+}
+
+int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+              const plan_domain *pd, const numa_ops *ops, act_budget *budget,
+              const vn_config *cfg, act_result *res)
+{
+    int main_node = -1, r;
+    uint64_t main_bytes = 0;
+    bool any_pin = false, restrictive = all_restrictive(sd);
+
+    memset(res, 0, sizeof(*res));
+    res->nr_cells = VN_MIN(pd->nr_cells, (unsigned)SNAP_MAX_CELLS_PER_DOMAIN);
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        uint64_t bytes = 0;
+        for (unsigned n = 0; n < t->nr_nodes; n++)
+            bytes += sd->cells[k].pages[n] * sd->cells[k].page_size;
+        if (pc->target_node >= 0 && (main_node < 0 || bytes > main_bytes)) {
+            main_node = pc->target_node;
+            main_bytes = bytes;
+        }
+        for (unsigned i = 0; i < pc->nr_pins; i++) {
+            r = virt_pin_vcpu(d, pc->pins[i].vcpu, &pc->pins[i].cpus);
+            if (r < 0) {
+                char what[64];
+                snprintf(what, sizeof(what), "pin vCPU %u", pc->pins[i].vcpu);
+                fail(res, r, what);
+                return r;
+            }
+            res->cells[k].pins_done++;
+            st->count.pins++;
+            any_pin = true;
+        }
+    }
+    /* The emulator thread goes with the domain's main node (its largest cell). */
+    if (any_pin && main_node >= 0) {
+        vn_cpuset want = t->nodes[main_node].cpus, cur, allowed;
+        cpuset_zero(&allowed);
+        for (unsigned k = 0; k < sd->nr_cells; k++)
+            for (unsigned v = 0; v < sd->cells[k].nr_vcpus; v++)
+                cpuset_or(&allowed, &allowed, &sd->cells[k].vcpus[v].allowed);
+        cpuset_and(&want, &want, &allowed);
+        if (!cpuset_empty(&want) && virt_emulator_pin(d, &cur) == 0 && !cpuset_equal(&cur, &want)) {
+            r = virt_pin_emulator(d, &want);
+            if (r < 0) {
+                fail(res, r, "pin emulator");
+                return r;
+            }
+            res->emulator_pinned = true;
+        }
+    }
+    if (restrictive) {
+        r = set_restrictive_nodeset(d, t, pd);
+        if (r < 0) {
+            fail(res, r, "set restrictive numatune nodeset");
+            return r;
+        }
+        return 0;
+    }
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        const ram_range *ram = find_ram(st, pc->cell_id);
+        if (!pc->nr_moves || !ram || st->pid <= 0)
+            continue;
+        for (unsigned m = 0; m < pc->nr_moves; m++) {
+            const plan_move *mv = &pc->moves[m];
+            act_cell_result *cr = &res->cells[k];
+            int to = (int)t->nodes[mv->to_node].os_index;
+            uint64_t reserve = node_reserve(t, cfg, (unsigned)mv->to_node);
+            uint32_t batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES;
+            r = 0;
+            if (mv->is_range) {
+                /* hot ranges inside the backend's first contiguous range go first */
+                if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
+                    continue;
+                for (unsigned n = 0; n < t->nr_nodes; n++) {
+                    if ((int)n == mv->to_node)
+                        continue;
+                    r = move_range(ops, st->pid, ram->hva + (mv->gpa - ram->gpa), mv->length,
+                                   (int)t->nodes[n].os_index, to, mv->length, batch, reserve,
+                                   budget, cr, &st->count);
+                    if (r < 0)
+                        break;
+                }
+            } else {
+                r = move_range(ops, st->pid, ram->hva, ram->size,
+                               (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch,
+                               reserve, budget, cr, &st->count);
+            }
+            if (r < 0) {
+                fail(res, r, "move guest memory");
+                return r;
+            }
+            if (cr->budget_exhausted || cr->reserve_hit)
+                break;
+        }
+    }
+    return 0;
+}

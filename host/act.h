@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stage 4 of the pipeline: act. The only stage that changes the world: vCPU
+ * and emulator pins through libvirt (virt.h), guest memory through move_pages
+ * (numa.h), within a host-wide migration rate limit and never into a node
+ * below its free-memory reserve. Errors are sorted: transient ones are retried
+ * next pass, permanent ones stop vnumad touching the domain.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "numa.h"
+#include "state.h"
+#include "topology.h"
+#include "virt.h"
+
+/* Host-wide token bucket for memory migration (MiB/s). */
+typedef struct act_budget {
+    double rate_bytes_s;
+    double tokens;     /* bytes that may move now */
+    double max_tokens; /* burst: one interval's worth */
+    double last_s;
+} act_budget;
+
+void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s);
+/* Add what accrued since the last call. */
+void act_budget_refill(act_budget *b, double now_s);
+
+typedef enum act_error_kind {
+    ACT_OK,
+    ACT_TRANSIENT, /* EAGAIN, EBUSY, ENOMEM, EIO...: retry next pass */
+    ACT_GONE,      /* ESRCH: the domain or its QEMU is gone */
+    ACT_PERMANENT, /* EPERM, EINVAL...: stop touching the domain, say why */
+    ACT_DISCONNECTED,
+    ACT_MAX,
+} act_error_kind;
+
+/* Sort an -errno from virt/numa calls. */
+act_error_kind act_classify(int err);
+
+typedef struct act_cell_result {
+    unsigned pins_done;
+    uint64_t bytes_moved;
+    uint64_t pages_moved;
+    bool budget_exhausted; /* stopped by the rate limit; the rest follows next passes */
+    bool reserve_hit;      /* stopped because the target reached its reserve */
+} act_cell_result;
+
+typedef struct act_result {
+    act_error_kind kind;
+    int err;
+    char error[STATE_ERROR_MAX];
+    unsigned nr_cells;
+    act_cell_result cells[SNAP_MAX_CELLS_PER_DOMAIN];
+    bool emulator_pinned;
+} act_result;
+
+/*
+ * Record what vnumad is about to change (vCPU pins, emulator pin, restrictive
+ * nodeset) in st->orig, once per domain lifetime. Returns 0 or -errno.
+ */
+int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
+
+/*
+ * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
+ * sd->cells[k]. Memory moves walk st->ram[] in windows of the plan's
+ * batch_pages, moving the pages found on the source node, while the budget
+ * lasts and the target's free memory stays above `reserve` bytes (checked with
+ * ops->node_free before every batch). Fills *res; returns 0 or the -errno of
+ * the first error that stopped it (res->kind says what to do about it).
+ */
+int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+              const plan_domain *pd, const numa_ops *ops, act_budget *budget,
+              const vn_config *cfg, act_result *res);
+
+/* Put back what st->orig saved. Returns 0 or the first -errno (it tries everything). */
+int act_restore(virt_dom *d, dom_state *st);

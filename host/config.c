@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "util.h"
+
+#define CONFIG_LINE_MAX 1024
+
+void daemon_config_defaults(daemon_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->interval_s = 5;
+    c->event_delay_s = 0.5;
+    c->rate_limit_mib = 256;
+    c->use_qmp = true;
+    c->restore_on_exit = true;
+    snprintf(c->socket_path, sizeof(c->socket_path), "/run/vnuma/vnumad.sock");
+    snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/vnuma");
+    snprintf(c->uri, sizeof(c->uri), "qemu:///system");
+    c->log_level = 6;
+    config_defaults(&c->decide);
+}
+
+static int parse_double(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double d;
+
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi)
+        return -EINVAL;
+    *out = d;
+    return 0;
+}
+
+static int parse_uint(const char *v, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+    char *end;
+    unsigned long u;
+
+    if (!isdigit((unsigned char)v[0]))
+        return -EINVAL;
+    errno = 0;
+    u = strtoul(v, &end, 10);
+    if (errno || *end || u < lo || u > hi)
+        return -EINVAL;
+    *out = u;
+    return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "on"))
+        *out = true;
+    else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "off"))
+        *out = false;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+static int parse_path(const char *v, char *out, size_t len)
+{
+    if (v[0] != '/' || strlen(v) >= len)
+        return -EINVAL;
+    snprintf(out, len, "%s", v);
+    return 0;
+}
+
+/* Apply one key; on error writes the reason into why. */
+static int config_set(daemon_config *c, const char *k, const char *v, char *why, size_t wlen)
+{
+    unsigned long u;
+    double d;
+
+    if (!strcmp(k, "interval")) {
+        if (parse_double(v, 0.1, 3600, &c->interval_s) < 0)
+            goto range;
+    } else if (!strcmp(k, "event_delay")) {
+        if (parse_double(v, 0, 60, &c->event_delay_s) < 0)
+            goto range;
+    } else if (!strcmp(k, "rate_limit_mib")) {
+        if (parse_uint(v, 1, 1048576, &u) < 0)
+            goto range;
+        c->rate_limit_mib = (unsigned)u;
+    } else if (!strcmp(k, "qmp")) {
+        if (parse_bool(v, &c->use_qmp) < 0)
+            goto boolean;
+    } else if (!strcmp(k, "restore_on_exit")) {
+        if (parse_bool(v, &c->restore_on_exit) < 0)
+            goto boolean;
+    } else if (!strcmp(k, "socket")) {
+        if (parse_path(v, c->socket_path, sizeof(c->socket_path)) < 0)
+            goto path;
+    } else if (!strcmp(k, "state_dir")) {
+        if (parse_path(v, c->state_dir, sizeof(c->state_dir)) < 0)
+            goto path;
+    } else if (!strcmp(k, "uri")) {
+        if (!v[0] || strlen(v) >= sizeof(c->uri))
+            goto range;
+        snprintf(c->uri, sizeof(c->uri), "%s", v);
+    } else if (!strcmp(k, "log_level")) {
+        static const char *const names[] = {"err", "warning", "info", "debug"};
+        static const int levels[] = {3, 4, 6, 7};
+        unsigned i;
+        for (i = 0; i < VN_ARRAY_SIZE(names); i++)
+            if (!strcmp(v, names[i]))
+                break;
+        if (i == VN_ARRAY_SIZE(names)) {
+            snprintf(why, wlen, "log_level: expected err, warning, info or debug, got '%s'", v);
+            return -EINVAL;
+        }
+        c->log_level = levels[i];
+    } else if (!strcmp(k, "act_delay_ms")) {
+        if (parse_uint(v, 0, 60000, &u) < 0)
+            goto range;
+        c->act_delay_ms = (unsigned)u;
+    } else if (!strcmp(k, "busy_threshold")) {
+        if (parse_double(v, 0.01, 1, &c->decide.busy_threshold) < 0)
+            goto range;
+    } else if (!strcmp(k, "reserve_mib")) {
+        if (parse_uint(v, 0, 1 << 30, &u) < 0)
+            goto range;
+        c->decide.reserve_bytes = (uint64_t)u * VN_MIB;
+    } else if (!strcmp(k, "reserve_percent")) {
+        if (parse_double(v, 0, 50, &d) < 0)
+            goto range;
+        c->decide.reserve_fraction = d / 100.0;
+    } else if (!strcmp(k, "min_gain")) {
+        if (parse_double(v, 0, 100, &c->decide.min_gain_points) < 0)
+            goto range;
+    } else if (!strcmp(k, "switch_margin")) {
+        if (parse_double(v, 0, 10, &c->decide.switch_margin) < 0)
+            goto range;
+    } else if (!strcmp(k, "early_passes")) {
+        if (parse_uint(v, 0, 1000, &u) < 0)
+            goto range;
+        c->decide.early_passes = (unsigned)u;
+    } else {
+        snprintf(why, wlen, "unknown key '%s'", k);
+        return -EINVAL;
+    }
+    return 0;
+range:
+    snprintf(why, wlen, "%s: value '%s' is not a number in the allowed range", k, v);
+    return -EINVAL;
+boolean:
+    snprintf(why, wlen, "%s: expected yes or no, got '%s'", k, v);
+    return -EINVAL;
+path:
+    snprintf(why, wlen, "%s: expected an absolute path, got '%s'", k, v);
+    return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err,
+                       size_t errlen)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    char line[CONFIG_LINE_MAX + 2], why[512];
+    daemon_config tmp = *c;
+    unsigned lineno = 0;
+
+    if (!f) {
+        if (errno == ENOENT && optional)
+            return 0;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -errno;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *s, *eq, *k, *v;
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, lineno,
+                     CONFIG_LINE_MAX);
+            return -EINVAL;
+        }
+        s = trim(line);
+        if (!*s || *s == '#')
+            continue;
+        eq = strchr(s, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%u: expected 'key = value'", path, lineno);
+            return -EINVAL;
+        }
+        *eq = '\0';
+        k = trim(s);
+        v = trim(eq + 1);
+        if (config_set(&tmp, k, v, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+            return -EINVAL;
+        }
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "%s: read error", path);
+        return -EIO;
+    }
+    *c = tmp;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vnumad.conf: "key = value" lines, '#' comments. Parsed strictly: an unknown
+ * key or a bad value is an error naming the file, the line and the reason.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "state.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/vnuma/vnumad.conf"
+
+/* The documented defaults. */
+void daemon_config_defaults(daemon_config *c);
+
+/*
+ * Parse `path` over the values already in *c. A missing file is fine when
+ * `optional` (the defaults stay). Returns 0, or -EINVAL / -errno with
+ * "FILE:LINE: reason" in err; *c is unchanged on error.
+ */
+int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err,
+                       size_t errlen);

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "metadata.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define META_RATE_MAX 1048576
+#define META_PRIORITY_MIN -100
+#define META_PRIORITY_MAX 100
+
+static void xml_doc_freep(xmlDocPtr *d)
+{
+    if (*d)
+        xmlFreeDoc(*d);
+}
+
+static void xml_freep(xmlChar **s)
+{
+    if (*s)
+        xmlFree(*s);
+}
+
+/* No network, no entity substitution, no DTD loading; errors are not printed. */
+static xmlDocPtr meta_read(const char *xml)
+{
+    size_t len = strnlen(xml, META_MAX_BYTES + 1);
+    xmlDocPtr doc;
+
+    if (len > META_MAX_BYTES)
+        return NULL;
+    doc = xmlReadMemory(xml, (int)len, "balancer.xml", NULL,
+                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (doc && (doc->intSubset || doc->extSubset)) {
+        xmlFreeDoc(doc); /* a DTD can only be there to play entity tricks */
+        return NULL;
+    }
+    return doc;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    if (!s[0] || (s[0] != '-' && (s[0] < '0' || s[0] > '9')))
+        return false;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void invalid(vn_balancer *c, const char *fmt, const char *a, const char *b)
+{
+    c->valid = false;
+    snprintf(c->error, sizeof(c->error), fmt, a, b);
+}
+
+/* Attribute values are shown in errors: keep them short and printable. */
+static void sanitize(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+
+    for (; *in && i + 1 < len; in++)
+        out[i++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?';
+    out[i] = '\0';
+}
+
+static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
+{
+    bool have_mode = false;
+
+    for (xmlAttrPtr a = root->properties; a && c->valid; a = a->next) {
+        _cleanup_(xml_freep) xmlChar *val = xmlNodeListGetString(root->doc, a->children, 1);
+        const char *name = (const char *)a->name, *v = val ? (const char *)val : "";
+        char shown[64];
+        long n;
+
+        sanitize(v, shown, sizeof(shown));
+        if (a->ns && a->ns->href && strcmp((const char *)a->ns->href, "urn:vnuma:balancer:1")) {
+            invalid(c, "unknown attribute '%s'%s", name, "");
+        } else if (!strcmp(name, "mode")) {
+            have_mode = true;
+            if (!strcmp(v, "auto"))
+                c->mode = VN_MODE_AUTO;
+            else if (!strcmp(v, "advise"))
+                c->mode = VN_MODE_ADVISE;
+            else if (!strcmp(v, "off"))
+                c->mode = VN_MODE_OFF;
+            else
+                invalid(c, "mode: expected auto, advise or off, got '%s'%s", shown, "");
+        } else if (!strcmp(name, "nodes")) {
+            vn_cpuset set;
+            c->allowed_nodes = 0;
+            if (cpuset_parse(v, &set) < 0 || cpuset_empty(&set)) {
+                invalid(c, "nodes: expected a list of host nodes like 0-1,3, got '%s'%s", shown,
+                        "");
+                continue;
+            }
+            CPUSET_FOREACH(node, &set)
+            {
+                int idx = topo_node_index(t, (unsigned)node);
+                char num[16];
+                if (idx < 0) {
+                    snprintf(num, sizeof(num), "%d", node);
+                    invalid(c, "nodes: host node %s does not exist%s", num, "");
+                    break;
+                }
+                c->allowed_nodes |= 1ULL << idx;
+            }
+        } else if (!strcmp(name, "rate")) {
+            if (!parse_int(v, 1, META_RATE_MAX, &n))
+                invalid(c, "rate: expected MiB/s from 1 to 1048576, got '%s'%s", shown, "");
+            else
+                c->rate_mib = (unsigned)n;
+        } else if (!strcmp(name, "priority")) {
+            if (!parse_int(v, META_PRIORITY_MIN, META_PRIORITY_MAX, &n))
+                invalid(c, "priority: expected -100 to 100, got '%s'%s", shown, "");
+            else
+                c->priority = (int)n;
+        } else {
+            sanitize(name, shown, sizeof(shown));
+            invalid(c, "unknown attribute '%s'%s", shown, "");
+        }
+    }
+    if (c->valid && !have_mode)
+        invalid(c, "mode is missing (auto, advise or off)%s%s", "", "");
+}
+
+static void parse_original(xmlNodePtr orig, dom_originals *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (xmlNodePtr n = orig->children; n; n = n->next) {
+        _cleanup_(xml_freep) xmlChar *set = NULL;
+        _cleanup_(xml_freep) xmlChar *vc = NULL;
+        vn_cpuset cs;
+        long v;
+
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (!strcmp((const char *)n->name, "vcpupin")) {
+            set = xmlGetProp(n, (const xmlChar *)"cpuset");
+            vc = xmlGetProp(n, (const xmlChar *)"vcpu");
+            if (set && vc && parse_int((const char *)vc, 0, STATE_MAX_VCPUS - 1, &v) &&
+                cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+                o->vcpu_pin[v] = cs;
+                if ((unsigned)v + 1 > o->nr_vcpus)
+                    o->nr_vcpus = (unsigned)v + 1;
+                o->saved = true;
+            }
+        } else if (!strcmp((const char *)n->name, "emulatorpin")) {
+            set = xmlGetProp(n, (const xmlChar *)"cpuset");
+            if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+                o->emulator_pin = cs;
+                o->emulator_saved = true;
+                o->saved = true;
+            }
+        } else if (!strcmp((const char *)n->name, "numatune")) {
+            set = xmlGetProp(n, (const xmlChar *)"nodeset");
+            if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+                snprintf(o->nodeset, sizeof(o->nodeset), "%s", (const char *)set);
+                o->numa_saved = true;
+                o->saved = true;
+            }
+        }
+    }
+}
+
+int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_originals *ret_orig)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    vn_balancer c = {.mode = VN_MODE_OFF, .valid = true};
+    xmlNodePtr root;
+
+    if (ret_orig)
+        memset(ret_orig, 0, sizeof(*ret_orig));
+    if (!doc) {
+        invalid(&c, "the <balancer> element is not well-formed XML (or carries a DTD)%s%s", "",
+                "");
+        *ret_cfg = c;
+        return 0;
+    }
+    root = xmlDocGetRootElement(doc);
+    if (!root || strcmp((const char *)root->name, "balancer") != 0) {
+        invalid(&c, "expected a <balancer> element%s%s", "", "");
+        *ret_cfg = c;
+        return 0;
+    }
+    parse_attrs(root, t, &c);
+    if (!c.valid)
+        c.mode = VN_MODE_OFF;
+    for (xmlNodePtr n = root->children; n && ret_orig; n = n->next)
+        if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "original"))
+            parse_original(n, ret_orig);
+    *ret_cfg = c;
+    return 0;
+}
+
+static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuset *s)
+{
+    char buf[4096], num[16];
+    xmlNodePtr n;
+
+    if (cpuset_format(s, buf, sizeof(buf)) < 0)
+        return -ENOSPC;
+    n = xmlNewChild(parent, NULL, (const xmlChar *)elem, NULL);
+    if (!n)
+        return -ENOMEM;
+    if (vcpu >= 0) {
+        snprintf(num, sizeof(num), "%d", vcpu);
+        xmlNewProp(n, (const xmlChar *)"vcpu", (const xmlChar *)num);
+    }
+    xmlNewProp(n, (const xmlChar *)"cpuset", (const xmlChar *)buf);
+    return 0;
+}
+
+int meta_format(const char *xml, const dom_originals *orig, uint64_t pass, const char *time,
+                const char *record_json, char **ret)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    xmlNodePtr root, n, next;
+    xmlBufferPtr buf;
+    char num[32];
+    int r = 0;
+
+    if (!doc || !(root = xmlDocGetRootElement(doc)))
+        return -EINVAL;
+    /* drop vnumad's children (and whitespace), keep the operator's element as it is */
+    for (n = root->children; n; n = next) {
+        next = n->next;
+        if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, "original") &&
+            strcmp((const char *)n->name, "decision"))
+            continue;
+        xmlUnlinkNode(n);
+        xmlFreeNode(n);
+    }
+    if (orig && orig->saved) {
+        xmlNodePtr o = xmlNewChild(root, NULL, (const xmlChar *)"original", NULL);
+        if (!o)
+            return -ENOMEM;
+        for (unsigned v = 0; v < orig->nr_vcpus && r == 0; v++)
+            if (!cpuset_empty(&orig->vcpu_pin[v]))
+                r = add_pin(o, "vcpupin", (int)v, &orig->vcpu_pin[v]);
+        if (r == 0 && orig->emulator_saved)
+            r = add_pin(o, "emulatorpin", -1, &orig->emulator_pin);
+        if (r == 0 && orig->numa_saved) {
+            n = xmlNewChild(o, NULL, (const xmlChar *)"numatune", NULL);
+            if (!n)
+                return -ENOMEM;
+            xmlNewProp(n, (const xmlChar *)"nodeset", (const xmlChar *)orig->nodeset);
+        }
+        if (r < 0)
+            return r;
+    }
+    if (record_json) {
+        /* xmlNewTextChild escapes the JSON text */
+        n = xmlNewTextChild(root, NULL, (const xmlChar *)"decision", (const xmlChar *)record_json);
+        if (!n)
+            return -ENOMEM;
+        snprintf(num, sizeof(num), "%" PRIu64, pass);
+        xmlNewProp(n, (const xmlChar *)"pass", (const xmlChar *)num);
+        xmlNewProp(n, (const xmlChar *)"time", (const xmlChar *)time);
+    }
+    buf = xmlBufferCreate();
+    if (!buf)
+        return -ENOMEM;
+    if (xmlNodeDump(buf, doc, root, 0, 0) < 0) {
+        xmlBufferFree(buf);
+        return -ENOMEM;
+    }
+    *ret = strdup((const char *)xmlBufferContent(buf));
+    xmlBufferFree(buf);
+    return *ret ? 0 : -ENOMEM;
+}

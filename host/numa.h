@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Page placement of another process's memory, behind a table of operations
+ * filled at start-up (host/numa.c: libnuma; tests may register their own).
+ * host/numa.c is the only file that calls libnuma.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct numa_ops {
+    /* move_pages(2) query: status[i] = kernel node of pages[i] or -errno (-ENOENT: not
+     * present). Returns 0 or -errno (-ESRCH: process gone, -EPERM). */
+    int (*query)(pid_t pid, unsigned long count, void **pages, int *status);
+    /* move_pages(2) with MPOL_MF_MOVE_ALL: pages[i] to kernel node nodes[i]; status as
+     * above (the node the page is on afterwards, or -errno). Returns 0, the number of
+     * pages not moved (> 0), or -errno. */
+    int (*move)(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status);
+    /* mbind(MPOL_BIND, MPOL_MF_MOVE_ALL) a file-backed (memfd) mapping of `len` bytes at
+     * offset `off` of the QEMU process's file descriptor `fd_path` (/proc/PID/fd/N) to
+     * kernel node `node`, so later faults land there. Returns 0 or -errno. */
+    int (*bind_file)(const char *fd_path, size_t off, size_t len, int node);
+    /* bytes free on kernel node `node` (live), or -errno */
+    long long (*node_free)(int node);
+} numa_ops;
+
+/* The libnuma implementation. */
+extern const numa_ops numa_libnuma;

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Stage 2 of the pipeline: sample one running domain into a snap_domain
+ * (model.h) for the decide stage. Reads libvirt (virt.h), QMP through libvirt
+ * (cells, vCPU threads, guest RAM layout), and the QEMU process's page
+ * placement with windowed move_pages queries (numa.h), never one long walk of
+ * its address space (rules 4 and 5).
+ *
+ * The QMP/HMP reply parsers are exported for the unit tests, which feed them
+ * recorded replies (tests/data/qmp/).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model.h"
+#include "numa.h"
+#include "state.h"
+#include "topology.h"
+#include "virt.h"
+
+/* ---- reply parsers (pure) ---- */
+
+typedef struct qmp_vcpu {
+    unsigned cpu_index; /* == libvirt vCPU number */
+    int node_id;        /* guest cell, -1 when the guest has no NUMA */
+    pid_t thread_id;
+} qmp_vcpu;
+
+/* query-cpus-fast reply -> *ret (malloc'd, *ret_n entries). 0 or -EINVAL/-ENOMEM; err
+ * says what was wrong. */
+int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char *err,
+                        size_t errlen);
+
+/* query-memdev reply: the size and share flag of backend `id` ("ram-node1"). */
+int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool *ret_shared,
+                     char *err, size_t errlen);
+
+/* HMP "info mtree -f": guest-physical start of the first RAM range of backend `id` in
+ * the "system" address space, and that range's offset inside the backend. -ENOENT if
+ * the backend has no RAM range. */
+int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa,
+                        uint64_t *ret_offset);
+
+/* HMP "gpa2hva ADDR" reply -> host virtual address. */
+int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva);
+
+/* ---- sampling ---- */
+
+/*
+ * Count the resident pages per kernel node of [hva, hva+len) of process pid, with
+ * windowed move_pages queries of at most LOCK_HOLD_MAX_PAGES pages and the stride of
+ * rule_lock_hold_walk(); counts are scaled back by the stride. counts[] is indexed by
+ * topology node index. *ret_queries gets the number of move_pages calls made.
+ * Returns 0 or -errno (-ESRCH: the process is gone).
+ */
+int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64_t hva,
+                       uint64_t len, uint64_t page_size, uint64_t counts[VN_MAX_NODES],
+                       unsigned *ret_queries);
+
+/*
+ * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,
+ * current pins, memory binding, pages per node). Uses and updates st (cached RAM
+ * layout, previous CPU times, counters). use_qmp=false: no monitor commands; the domain
+ * is one cell and its memory is not sampled (out->cells[0].pages all zero).
+ * Returns 0 or -errno with a reason in err.
+ */
+int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops,
+                  bool use_qmp, double now_s, snap_domain *out, char *err, size_t errlen);

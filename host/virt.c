@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The only file that includes <libvirt/libvirt.h>: the event loop, the
+ * connection with its events, and the domain calls vnumad makes. libvirt's
+ * errors are mapped to -errno here (virt.h) and its message kept for the
+ * caller's log line.
+ */
+#include "virt.h"
+
+#include <errno.h>
+#include <libvirt/libvirt-qemu.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define VIRT_METADATA_URI "urn:vnuma:balancer:1"
+#define VIRT_METADATA_KEY "vnuma"
+#define VIRT_KEEPALIVE_INTERVAL 5
+#define VIRT_KEEPALIVE_COUNT 3
+
+static __thread char last_error[512];
+
+const char *virt_last_error(void)
+{
+    return last_error;
+}
+
+/* Map the thread's last libvirt error to -errno and remember its message. */
+static int virt_error(void)
+{
+    virErrorPtr e = virGetLastError();
+
+    if (!e) {
+        snprintf(last_error, sizeof(last_error), "unknown libvirt error");
+        return -EIO;
+    }
+    snprintf(last_error, sizeof(last_error), "%s", e->message ? e->message : "libvirt error");
+    switch (e->code) {
+    case VIR_ERR_NO_DOMAIN:
+    case VIR_ERR_OPERATION_INVALID: /* domain is not running */
+        return -ESRCH;
+    case VIR_ERR_NO_DOMAIN_METADATA:
+        return -ENOENT;
+    case VIR_ERR_NO_CONNECT:
+    case VIR_ERR_INVALID_CONN:
+    case VIR_ERR_RPC:
+    case VIR_ERR_SYSTEM_ERROR:
+        if (e->domain == VIR_FROM_RPC || e->code != VIR_ERR_SYSTEM_ERROR)
+            return -ENOTCONN;
+        return -EIO;
+    case VIR_ERR_OPERATION_DENIED:
+    case VIR_ERR_AUTH_FAILED:
+    case VIR_ERR_NO_SUPPORT:
+    case VIR_ERR_OPERATION_UNSUPPORTED:
+        return -EPERM;
+    case VIR_ERR_INVALID_ARG:
+    case VIR_ERR_CONFIG_UNSUPPORTED:
+    case VIR_ERR_XML_ERROR:
+        return -EINVAL;
+    case VIR_ERR_OPERATION_TIMEOUT:
+    case VIR_ERR_AGENT_UNRESPONSIVE:
+        return -EAGAIN;
+    default:
+        return -EIO;
+    }
+}
+
+/* libvirt prints errors to stderr unless told not to: vnumad logs them itself. */
+static void virt_silent(void *opaque, virErrorPtr err)
+{
+    (void)opaque;
+    (void)err;
+}
+
+/* ---- event loop ---- */
+
+typedef struct loop_fd {
+    loop_fd_cb cb;
+    void *opaque;
+} loop_fd;
+
+typedef struct loop_timer {
+    loop_timer_cb cb;
+    void *opaque;
+} loop_timer;
+
+int loop_init(void)
+{
+    virSetErrorFunc(NULL, virt_silent);
+    if (virEventRegisterDefaultImpl() < 0)
+        return virt_error();
+    return 0;
+}
+
+int loop_run_once(void)
+{
+    if (virEventRunDefaultImpl() < 0)
+        return virt_error();
+    return 0;
+}
+
+static int to_vir_events(int ev)
+{
+    return ((ev & LOOP_READABLE) ? VIR_EVENT_HANDLE_READABLE : 0) |
+           ((ev & LOOP_WRITABLE) ? VIR_EVENT_HANDLE_WRITABLE : 0);
+}
+
+static void loop_fd_dispatch(int watch, int fd, int events, void *opaque)
+{
+    loop_fd *f = opaque;
+    int ev = ((events & VIR_EVENT_HANDLE_READABLE) ? LOOP_READABLE : 0) |
+             ((events & VIR_EVENT_HANDLE_WRITABLE) ? LOOP_WRITABLE : 0) |
+             ((events & (VIR_EVENT_HANDLE_HANGUP | VIR_EVENT_HANDLE_ERROR)) ? LOOP_HANGUP : 0);
+
+    f->cb(watch, fd, ev, f->opaque);
+}
+
+int loop_add_fd(int fd, int events, loop_fd_cb cb, void *opaque)
+{
+    loop_fd *f = calloc(1, sizeof(*f));
+    int w;
+
+    if (!f)
+        return -ENOMEM;
+    f->cb = cb;
+    f->opaque = opaque;
+    w = virEventAddHandle(fd, to_vir_events(events), loop_fd_dispatch, f, free);
+    if (w < 0) {
+        free(f);
+        return -EIO;
+    }
+    return w;
+}
+
+void loop_remove_fd(int watch)
+{
+    if (watch >= 0)
+        (void)virEventRemoveHandle(watch);
+}
+
+static void loop_timer_dispatch(int timer, void *opaque)
+{
+    loop_timer *t = opaque;
+
+    t->cb(timer, t->opaque);
+}
+
+int loop_add_timer(int ms, loop_timer_cb cb, void *opaque)
+{
+    loop_timer *t = calloc(1, sizeof(*t));
+    int id;
+
+    if (!t)
+        return -ENOMEM;
+    t->cb = cb;
+    t->opaque = opaque;
+    id = virEventAddTimeout(ms, loop_timer_dispatch, t, free);
+    if (id < 0) {
+        free(t);
+        return -EIO;
+    }
+    return id;
+}
+
+void loop_update_timer(int timer, int ms)
+{
+    if (timer >= 0)
+        virEventUpdateTimeout(timer, ms);
+}
+
+void loop_remove_timer(int timer)
+{
+    if (timer >= 0)
+        (void)virEventRemoveTimeout(timer);
+}
+
+/* ---- connection ---- */
+
+struct virt_conn {
+    virConnectPtr conn;
+    virt_callbacks cb;
+    int cb_lifecycle, cb_metadata, cb_qmp;
+    bool close_registered;
+};
+
+struct virt_dom {
+    virDomainPtr dom;
+};
+
+static void dom_ids(virDomainPtr dom, char *uuid, const char **name)
+{
+    if (virDomainGetUUIDString(dom, uuid) < 0)
+        uuid[0] = '\0';
+    *name = virDomainGetName(dom);
+    if (!*name)
+        *name = "";
+}
+
+static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+    virt_conn *c = opaque;
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    const char *name;
+    virt_lifecycle ev = VIRT_EVENT_OTHER;
+    bool migrated = false;
+
+    (void)conn;
+    dom_ids(dom, uuid, &name);
+    if (event == VIR_DOMAIN_EVENT_STARTED) {
+        ev = VIRT_EVENT_STARTED;
+        migrated = detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED;
+    } else if (event == VIR_DOMAIN_EVENT_STOPPED) {
+        ev = VIRT_EVENT_STOPPED;
+        migrated = detail == VIR_DOMAIN_EVENT_STOPPED_MIGRATED;
+    }
+    if (c->cb.lifecycle)
+        c->cb.lifecycle(c->cb.opaque, uuid, name, ev, migrated);
+    return 0;
+}
+
+static void on_metadata(virConnectPtr conn, virDomainPtr dom, int type, const char *nsuri,
+                        void *opaque)
+{
+    virt_conn *c = opaque;
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    const char *name;
+
+    (void)conn;
+    if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri || strcmp(nsuri, VIRT_METADATA_URI) != 0)
+        return;
+    dom_ids(dom, uuid, &name);
+    if (c->cb.metadata)
+        c->cb.metadata(c->cb.opaque, uuid, name);
+}
+
+/* QMP events: only VSERPORT_CHANGE {"id": "channel0", "open": true} is of interest. */
+static void on_qmp(virConnectPtr conn, virDomainPtr dom, const char *event, long long seconds,
+                   unsigned int micros, const char *details, void *opaque)
+{
+    virt_conn *c = opaque;
+    char uuid[VIR_UUID_STRING_BUFLEN], id[128] = "";
+    const char *name, *p;
+    bool open;
+
+    (void)conn;
+    (void)seconds;
+    (void)micros;
+    if (!event || strcmp(event, "VSERPORT_CHANGE") != 0 || !details || !c->cb.vserport)
+        return;
+    /* details is QEMU's JSON; the daemon re-parses when it needs more than this */
+    open = strstr(details, "\"open\":true") || strstr(details, "\"open\": true");
+    p = strstr(details, "\"id\"");
+    if (p && (p = strchr(p + 4, '"'))) {
+        size_t n = strcspn(p + 1, "\"");
+        snprintf(id, sizeof(id), "%.*s", (int)VN_MIN(n, sizeof(id) - 1), p + 1);
+    }
+    dom_ids(dom, uuid, &name);
+    c->cb.vserport(c->cb.opaque, uuid, name, id, open);
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+    virt_conn *c = opaque;
+
+    (void)conn;
+    (void)reason;
+    if (c->cb.closed)
+        c->cb.closed(c->cb.opaque);
+}
+
+int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
+{
+    virt_conn *c = calloc(1, sizeof(*c));
+    int r;
+
+    if (!c)
+        return -ENOMEM;
+    c->cb = *cb;
+    c->cb_lifecycle = c->cb_metadata = c->cb_qmp = -1;
+    c->conn = virConnectOpen(uri ? uri : "qemu:///system");
+    if (!c->conn) {
+        r = virt_error();
+        free(c);
+        return r == -ESRCH ? -ENOTCONN : r;
+    }
+    if (virConnectSetKeepAlive(c->conn, VIRT_KEEPALIVE_INTERVAL, VIRT_KEEPALIVE_COUNT) < 0)
+        goto error;
+    if (virConnectRegisterCloseCallback(c->conn, on_close, c, NULL) < 0)
+        goto error;
+    c->close_registered = true;
+    c->cb_lifecycle = virConnectDomainEventRegisterAny(
+        c->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), c,
+        NULL);
+    c->cb_metadata = virConnectDomainEventRegisterAny(
+        c->conn, NULL, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+        VIR_DOMAIN_EVENT_CALLBACK(on_metadata), c, NULL);
+    if (c->cb_lifecycle < 0 || c->cb_metadata < 0)
+        goto error;
+    /* Event registration does not taint domains (only monitor commands do). */
+    c->cb_qmp = virConnectDomainQemuMonitorEventRegister(c->conn, NULL, "VSERPORT_CHANGE", on_qmp,
+                                                          c, NULL, 0);
+    *ret = c;
+    return 0;
+error:
+    r = virt_error();
+    virt_close(c);
+    return r;
+}
+
+void virt_close(virt_conn *c)
+{
+    if (!c)
+        return;
+    if (c->conn) {
+        /* on a dead connection these fail; that is fine */
+        if (c->cb_lifecycle >= 0)
+            (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_lifecycle);
+        if (c->cb_metadata >= 0)
+            (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_metadata);
+        if (c->cb_qmp >= 0)
+            (void)virConnectDomainQemuMonitorEventDeregister(c->conn, c->cb_qmp);
+        if (c->close_registered)
+            (void)virConnectUnregisterCloseCallback(c->conn, on_close);
+        (void)virConnectClose(c->conn);
+    }
+    free(c);
+}
+
+/* ---- domains ---- */
+
+int virt_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n)
+{
+    virDomainPtr *doms = NULL;
+    virt_dom_id *out;
+    int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+    size_t k = 0;
+
+    if (n < 0)
+        return virt_error();
+    out = calloc(n ? (size_t)n : 1, sizeof(*out));
+    if (!out) {
+        for (int i = 0; i < n; i++)
+            virDomainFree(doms[i]);
+        free(doms);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *name;
+        dom_ids(doms[i], out[k].uuid, &name);
+        snprintf(out[k].name, sizeof(out[k].name), "%s", name);
+        out[k].id = (int)virDomainGetID(doms[i]);
+        if (out[k].uuid[0])
+            k++;
+        virDomainFree(doms[i]);
+    }
+    free(doms);
+    *ret = out;
+    *ret_n = k;
+    return 0;
+}
+
+int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
+{
+    virt_dom *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return -ENOMEM;
+    d->dom = virDomainLookupByUUIDString(c->conn, uuid);
+    if (!d->dom) {
+        int r = virt_error();
+        free(d);
+        return r;
+    }
+    *ret = d;
+    return 0;
+}
+
+void virt_dom_free(virt_dom *d)
+{
+    if (!d)
+        return;
+    if (d->dom)
+        virDomainFree(d->dom);
+    free(d);
+}
+
+int virt_dom_ident(virt_dom *d, virt_dom_id *ret)
+{
+    virt_dom_id id;
+    const char *name;
+    unsigned int vid;
+
+    dom_ids(d->dom, id.uuid, &name);
+    snprintf(id.name, sizeof(id.name), "%s", name);
+    vid = virDomainGetID(d->dom);
+    id.id = vid == (unsigned int)-1 ? -1 : (int)vid;
+    if (id.id < 0)
+        return -ESRCH;
+    *ret = id;
+    return 0;
+}
+
+int virt_dom_xml(virt_dom *d, char **ret)
+{
+    char *x = virDomainGetXMLDesc(d->dom, 0);
+
+    if (!x)
+        return virt_error();
+    *ret = x;
+    return 0;
+}
+
+int virt_metadata_get(virt_dom *d, char **ret)
+{
+    char *x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_METADATA_URI,
+                                   VIR_DOMAIN_AFFECT_LIVE);
+
+    if (!x)
+        return virt_error();
+    *ret = x;
+    return 0;
+}
+
+int virt_metadata_set(virt_dom *d, const char *xml)
+{
+    if (virDomainSetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, xml, VIRT_METADATA_KEY,
+                             VIRT_METADATA_URI, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    return 0;
+}
+
+static int monitor(virt_dom *d, const char *cmd, unsigned int flags, char **ret_reply)
+{
+    char *reply = NULL;
+
+    if (virDomainQemuMonitorCommand(d->dom, cmd, &reply, flags) < 0)
+        return virt_error();
+    *ret_reply = reply;
+    return 0;
+}
+
+int virt_qmp(virt_dom *d, const char *cmd, char **ret_reply)
+{
+    return monitor(d, cmd, 0, ret_reply);
+}
+
+int virt_hmp(virt_dom *d, const char *cmd, char **ret_reply)
+{
+    return monitor(d, cmd, VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP, ret_reply);
+}
+
+static void map_to_cpuset(const unsigned char *map, int maplen, vn_cpuset *out)
+{
+    cpuset_zero(out);
+    for (int i = 0; i < maplen * 8 && i < VN_MAX_CPUS; i++)
+        if (VIR_CPU_USABLE(map, maplen, 0, i))
+            cpuset_set(out, (unsigned)i);
+}
+
+static int cpuset_to_map(const vn_cpuset *s, unsigned char **ret, int *ret_len)
+{
+    int maplen = VIR_CPU_MAPLEN(VN_MAX_CPUS);
+    unsigned char *map = calloc((size_t)maplen, 1);
+
+    if (!map)
+        return -ENOMEM;
+    CPUSET_FOREACH(cpu, s)
+        VIR_USE_CPU(map, cpu);
+    *ret = map;
+    *ret_len = maplen;
+    return 0;
+}
+
+int virt_vcpus(virt_dom *d, virt_vcpu **ret, unsigned *ret_n)
+{
+    virDomainInfo info;
+    _cleanup_free_ virVcpuInfoPtr vi = NULL;
+    _cleanup_free_ unsigned char *maps = NULL;
+    int maplen = VIR_CPU_MAPLEN(VN_MAX_CPUS), n;
+    virt_vcpu *out;
+
+    if (virDomainGetInfo(d->dom, &info) < 0)
+        return virt_error();
+    if (info.nrVirtCpu == 0 || info.nrVirtCpu > 4096)
+        return -EINVAL;
+    vi = calloc(info.nrVirtCpu, sizeof(*vi));
+    maps = calloc(info.nrVirtCpu, (size_t)maplen);
+    if (!vi || !maps)
+        return -ENOMEM;
+    n = virDomainGetVcpus(d->dom, vi, (int)info.nrVirtCpu, maps, maplen);
+    if (n < 0)
+        return virt_error();
+    out = calloc(n ? (size_t)n : 1, sizeof(*out));
+    if (!out)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++) {
+        out[i].number = vi[i].number;
+        out[i].cpu_time_ns = vi[i].cpuTime;
+        out[i].cpu = vi[i].cpu;
+        map_to_cpuset(VIR_GET_CPUMAP(maps, maplen, i), maplen, &out[i].affinity);
+    }
+    *ret = out;
+    *ret_n = (unsigned)n;
+    return 0;
+}
+
+int virt_pin_vcpu(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus)
+{
+    _cleanup_free_ unsigned char *map = NULL;
+    int maplen, r = cpuset_to_map(cpus, &map, &maplen);
+
+    if (r < 0)
+        return r;
+    if (virDomainPinVcpuFlags(d->dom, vcpu, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    return 0;
+}
+
+int virt_emulator_pin(virt_dom *d, vn_cpuset *ret)
+{
+    int maplen = VIR_CPU_MAPLEN(VN_MAX_CPUS);
+    _cleanup_free_ unsigned char *map = calloc((size_t)maplen, 1);
+
+    if (!map)
+        return -ENOMEM;
+    if (virDomainGetEmulatorPinInfo(d->dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    map_to_cpuset(map, maplen, ret);
+    return 0;
+}
+
+int virt_pin_emulator(virt_dom *d, const vn_cpuset *cpus)
+{
+    _cleanup_free_ unsigned char *map = NULL;
+    int maplen, r = cpuset_to_map(cpus, &map, &maplen);
+
+    if (r < 0)
+        return r;
+    if (virDomainPinEmulator(d->dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    return 0;
+}
+
+int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len)
+{
+    virTypedParameterPtr params = NULL;
+    int nparams = 0, mode = -1;
+    const char *set = "";
+
+    if (virDomainGetNumaParameters(d->dom, NULL, &nparams, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    params = calloc(nparams ? (size_t)nparams : 1, sizeof(*params));
+    if (!params)
+        return -ENOMEM;
+    if (virDomainGetNumaParameters(d->dom, params, &nparams, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+        int r = virt_error();
+        free(params);
+        return r;
+    }
+    for (int i = 0; i < nparams; i++) {
+        if (strcmp(params[i].field, VIR_DOMAIN_NUMA_MODE) == 0 &&
+            params[i].type == VIR_TYPED_PARAM_INT)
+            mode = params[i].value.i;
+        else if (strcmp(params[i].field, VIR_DOMAIN_NUMA_NODESET) == 0 &&
+                 params[i].type == VIR_TYPED_PARAM_STRING && params[i].value.s)
+            set = params[i].value.s;
+    }
+    snprintf(nodeset, len, "%s", set);
+    /* libvirt reports mode strict when no numatune was given; an empty nodeset says "none" */
+    switch (mode) {
+    case VIR_DOMAIN_NUMATUNE_MEM_STRICT:
+        *ret_mode = nodeset[0] ? VN_MEM_STRICT : VN_MEM_NONE;
+        break;
+    case VIR_DOMAIN_NUMATUNE_MEM_PREFERRED:
+        *ret_mode = VN_MEM_PREFERRED;
+        break;
+    case VIR_DOMAIN_NUMATUNE_MEM_INTERLEAVE:
+        *ret_mode = VN_MEM_INTERLEAVE;
+        break;
+#ifdef VIR_DOMAIN_NUMATUNE_MEM_RESTRICTIVE
+    case VIR_DOMAIN_NUMATUNE_MEM_RESTRICTIVE:
+        *ret_mode = VN_MEM_RESTRICTIVE;
+        break;
+#endif
+    default:
+        *ret_mode = VN_MEM_NONE;
+        break;
+    }
+    virTypedParamsFree(params, nparams);
+    return 0;
+}
+
+int virt_numa_set_nodeset(virt_dom *d, const char *nodeset)
+{
+    virTypedParameter p;
+
+    memset(&p, 0, sizeof(p));
+    snprintf(p.field, sizeof(p.field), "%s", VIR_DOMAIN_NUMA_NODESET);
+    p.type = VIR_TYPED_PARAM_STRING;
+    p.value.s = (char *)nodeset;
+    if (virDomainSetNumaParameters(d->dom, &p, 1, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    return 0;
+}

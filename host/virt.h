@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Everything vnumad asks of libvirt, behind one small interface: the event
+ * loop, the connection and its events, and the domain calls the sample, act
+ * and record stages need. host/virt.c is the only file that includes
+ * <libvirt/libvirt.h>. Every call returns 0 or -errno:
+ *   -ESRCH    the domain is gone or not running
+ *   -ENOENT   no such metadata / object
+ *   -ENOTCONN the connection to libvirtd is lost (reconnect)
+ *   -EPERM    libvirt refused (permission, unsupported on this domain)
+ *   -EINVAL   libvirt rejected the arguments
+ *   -EIO      anything else; virt_last_error() has libvirt's message
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "model.h"
+
+/* ---- event loop (libvirt's default implementation) ---- */
+
+#define LOOP_READABLE 1
+#define LOOP_WRITABLE 2
+#define LOOP_HANGUP 4
+
+typedef void (*loop_fd_cb)(int watch, int fd, int events, void *opaque);
+typedef void (*loop_timer_cb)(int timer, void *opaque);
+
+/* Register libvirt's default event loop. Call once, before virt_open(). */
+int loop_init(void);
+/* Run one iteration (blocks until an fd or timer fires). */
+int loop_run_once(void);
+/* Watch fd for LOOP_* events. Returns a watch id >= 0 or -errno. */
+int loop_add_fd(int fd, int events, loop_fd_cb cb, void *opaque);
+void loop_remove_fd(int watch);
+/* A timer firing every ms milliseconds (-1: disabled, 0: at the next iteration). */
+int loop_add_timer(int ms, loop_timer_cb cb, void *opaque);
+void loop_update_timer(int timer, int ms);
+void loop_remove_timer(int timer);
+
+/* ---- connection ---- */
+
+typedef enum virt_lifecycle {
+    VIRT_EVENT_STARTED,   /* booted, restored, or arrived by live migration (detail says) */
+    VIRT_EVENT_STOPPED,   /* shut off, destroyed, crashed, saved, migrated away */
+    VIRT_EVENT_OTHER,     /* suspended, resumed, defined, ... */
+    VIRT_EVENT_MAX,
+} virt_lifecycle;
+
+typedef struct virt_callbacks {
+    void (*lifecycle)(void *opaque, const char *uuid, const char *name, virt_lifecycle ev,
+                      bool migrated);
+    void (*metadata)(void *opaque, const char *uuid, const char *name);
+    /* QMP VSERPORT_CHANGE: a guest opened or closed a virtio-serial port */
+    void (*vserport)(void *opaque, const char *uuid, const char *name, const char *port_id,
+                     bool open);
+    /* the connection to libvirtd is gone: call virt_close() and reconnect */
+    void (*closed)(void *opaque);
+    void *opaque;
+} virt_callbacks;
+
+typedef struct virt_conn virt_conn;
+
+/* Open uri (NULL: qemu:///system), set keepalive, register every event above. */
+int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret);
+/* Deregister and close. NULL-safe. */
+void virt_close(virt_conn *c);
+/* libvirt's message for the last failed call of this thread ("" if none). */
+const char *virt_last_error(void);
+
+/* ---- domains ---- */
+
+typedef struct virt_dom virt_dom;
+
+typedef struct virt_dom_id {
+    char uuid[SNAP_UUID_MAX];
+    char name[SNAP_NAME_MAX];
+    int id; /* libvirt's id of the running domain (changes on every start) */
+} virt_dom_id;
+
+/* Running domains. *ret is malloc'd; free() it. */
+int virt_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n);
+int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret);
+void virt_dom_free(virt_dom *d);
+int virt_dom_ident(virt_dom *d, virt_dom_id *ret);
+
+/* Live XML of the domain (malloc'd). */
+int virt_dom_xml(virt_dom *d, char **ret);
+/* Live <balancer> element of urn:vnuma:balancer:1 (malloc'd), -ENOENT when absent. */
+int virt_metadata_get(virt_dom *d, char **ret);
+/* Replace the live <balancer> element (xml without namespace prefix). */
+int virt_metadata_set(virt_dom *d, const char *xml);
+
+/* QMP command (JSON) or HMP command line through libvirt; reply malloc'd. Marks the
+ * domain tainted (custom-monitor) the first time. */
+int virt_qmp(virt_dom *d, const char *cmd, char **ret_reply);
+int virt_hmp(virt_dom *d, const char *cmd, char **ret_reply);
+
+typedef struct virt_vcpu {
+    unsigned number;
+    uint64_t cpu_time_ns;
+    int cpu;            /* current host CPU */
+    vn_cpuset affinity; /* current pinning */
+} virt_vcpu;
+
+/* Live vCPU information; *ret is malloc'd with *ret_n entries. */
+int virt_vcpus(virt_dom *d, virt_vcpu **ret, unsigned *ret_n);
+int virt_pin_vcpu(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus);
+int virt_emulator_pin(virt_dom *d, vn_cpuset *ret);
+int virt_pin_emulator(virt_dom *d, const vn_cpuset *cpus);
+
+/* Live numatune of the domain: mode and nodeset (Linux list of kernel node numbers). */
+int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len);
+/* Change the live nodeset (works for mode restrictive only, libvirt refuses otherwise). */
+int virt_numa_set_nodeset(virt_dom *d, const char *nodeset);
