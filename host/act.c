@@ -78,6 +78,16 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
         }
     if (virt_emulator_pin(d, &o.emulator_pin) == 0)
         o.emulator_saved = true;
+    {
+        _cleanup_free_ unsigned *ids = NULL;
+        _cleanup_free_ vn_cpuset *pins = NULL;
+        unsigned nio = 0;
+        if (virt_iothreads(d, &ids, &pins, &nio) == 0)
+            for (unsigned i = 0; i < nio && i < STATE_MAX_IOTHREADS; i++) {
+                o.iothread_id[o.nr_iothreads] = ids[i];
+                o.iothread_pin[o.nr_iothreads++] = pins[i];
+            }
+    }
     if (sd->nr_cells && sd->cells[0].binding.mode == VN_MEM_RESTRICTIVE &&
         virt_numa_get(d, &mode, nodeset, sizeof(nodeset)) == 0 && mode == VN_MEM_RESTRICTIVE) {
         snprintf(o.nodeset, sizeof(o.nodeset), "%s", nodeset);
@@ -103,6 +113,11 @@ int act_restore(virt_dom *d, dom_state *st)
     }
     if (st->orig.emulator_saved) {
         r = virt_pin_emulator(d, &st->orig.emulator_pin);
+        if (r < 0 && !first)
+            first = r;
+    }
+    for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
+        r = virt_pin_iothread(d, st->orig.iothread_id[i], &st->orig.iothread_pin[i]);
         if (r < 0 && !first)
             first = r;
     }
@@ -272,6 +287,22 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                 return r;
             }
             res->emulator_pinned = true;
+        }
+        /* IOThreads serve the guest's devices: they go with the emulator */
+        if (!cpuset_empty(&want)) {
+            _cleanup_free_ unsigned *ids = NULL;
+            _cleanup_free_ vn_cpuset *pins = NULL;
+            unsigned nio = 0;
+            if (virt_iothreads(d, &ids, &pins, &nio) == 0)
+                for (unsigned i = 0; i < nio; i++) {
+                    if (cpuset_equal(&pins[i], &want))
+                        continue;
+                    r = virt_pin_iothread(d, ids[i], &want);
+                    if (r < 0) {
+                        fail(res, r, "pin IOThread");
+                        return r;
+                    }
+                }
         }
     }
     if (restrictive) {

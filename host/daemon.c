@@ -181,7 +181,8 @@ static void record_qom(vnumad *dm, virt_dom *d, dom_state *st, const char *json)
     char *reply = NULL;
     int r;
 
-    if (!dm->cfg.use_qmp)
+    /* no monitor command for a domain whose opt-in element is broken: it is left alone */
+    if (!dm->cfg.use_qmp || !st->cfg.valid)
         return;
     for (int attempt = 0; attempt < 2; attempt++) {
         cmd = json_object_new_object();

@@ -163,6 +163,16 @@ static void parse_original(xmlNodePtr orig, dom_originals *o)
                 o->emulator_saved = true;
                 o->saved = true;
             }
+        } else if (!strcmp((const char *)n->name, "iothreadpin")) {
+            set = xmlGetProp(n, (const xmlChar *)"cpuset");
+            vc = xmlGetProp(n, (const xmlChar *)"iothread");
+            if (set && vc && o->nr_iothreads < STATE_MAX_IOTHREADS &&
+                parse_int((const char *)vc, 1, 1 << 30, &v) &&
+                cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+                o->iothread_id[o->nr_iothreads] = (unsigned)v;
+                o->iothread_pin[o->nr_iothreads++] = cs;
+                o->saved = true;
+            }
         } else if (!strcmp((const char *)n->name, "numatune")) {
             set = xmlGetProp(n, (const xmlChar *)"nodeset");
             if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
@@ -206,6 +216,7 @@ int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_ori
 
 static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuset *s)
 {
+    const char *idattr = strcmp(elem, "iothreadpin") == 0 ? "iothread" : "vcpu";
     char buf[4096], num[16];
     xmlNodePtr n;
 
@@ -216,7 +227,7 @@ static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuse
         return -ENOMEM;
     if (vcpu >= 0) {
         snprintf(num, sizeof(num), "%d", vcpu);
-        xmlNewProp(n, (const xmlChar *)"vcpu", (const xmlChar *)num);
+        xmlNewProp(n, (const xmlChar *)idattr, (const xmlChar *)num);
     }
     xmlNewProp(n, (const xmlChar *)"cpuset", (const xmlChar *)buf);
     return 0;
@@ -251,6 +262,8 @@ int meta_format(const char *xml, const dom_originals *orig, uint64_t pass, const
                 r = add_pin(o, "vcpupin", (int)v, &orig->vcpu_pin[v]);
         if (r == 0 && orig->emulator_saved)
             r = add_pin(o, "emulatorpin", -1, &orig->emulator_pin);
+        for (unsigned i = 0; i < orig->nr_iothreads && r == 0; i++)
+            r = add_pin(o, "iothreadpin", (int)orig->iothread_id[i], &orig->iothread_pin[i]);
         if (r == 0 && orig->numa_saved) {
             n = xmlNewChild(o, NULL, (const xmlChar *)"numatune", NULL);
             if (!n)

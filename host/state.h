@@ -16,6 +16,7 @@
 #define STATE_HISTORY 64        /* decision records kept in memory per domain */
 #define STATE_ERROR_MAX 256
 #define STATE_NODESET_MAX 256
+#define STATE_MAX_IOTHREADS 64
 
 /* The opt-in element: <vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" .../> */
 typedef struct vn_balancer {
@@ -43,6 +44,9 @@ typedef struct dom_originals {
     vn_cpuset vcpu_pin[STATE_MAX_VCPUS];
     bool emulator_saved;
     vn_cpuset emulator_pin;
+    unsigned nr_iothreads;
+    unsigned iothread_id[STATE_MAX_IOTHREADS];
+    vn_cpuset iothread_pin[STATE_MAX_IOTHREADS];
     bool numa_saved;
     char nodeset[STATE_NODESET_MAX]; /* restrictive numatune nodeset, kernel node numbers */
 } dom_originals;

@@ -545,6 +545,48 @@ int virt_pin_emulator(virt_dom *d, const vn_cpuset *cpus)
     return 0;
 }
 
+int virt_iothreads(virt_dom *d, unsigned **ret_ids, vn_cpuset **ret_pins, unsigned *ret_n)
+{
+    virDomainIOThreadInfoPtr *info = NULL;
+    unsigned *ids;
+    vn_cpuset *pins;
+    int n = virDomainGetIOThreadInfo(d->dom, &info, VIR_DOMAIN_AFFECT_LIVE);
+
+    if (n < 0)
+        return virt_error();
+    ids = calloc(n ? (size_t)n : 1, sizeof(*ids));
+    pins = calloc(n ? (size_t)n : 1, sizeof(*pins));
+    for (int i = 0; i < n; i++) {
+        if (ids && pins) {
+            ids[i] = info[i]->iothread_id;
+            map_to_cpuset(info[i]->cpumap, info[i]->cpumaplen, &pins[i]);
+        }
+        virDomainIOThreadInfoFree(info[i]);
+    }
+    free(info);
+    if (!ids || !pins) {
+        free(ids);
+        free(pins);
+        return -ENOMEM;
+    }
+    *ret_ids = ids;
+    *ret_pins = pins;
+    *ret_n = (unsigned)n;
+    return 0;
+}
+
+int virt_pin_iothread(virt_dom *d, unsigned id, const vn_cpuset *cpus)
+{
+    _cleanup_free_ unsigned char *map = NULL;
+    int maplen, r = cpuset_to_map(cpus, &map, &maplen);
+
+    if (r < 0)
+        return r;
+    if (virDomainPinIOThread(d->dom, id, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
+    return 0;
+}
+
 int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len)
 {
     virTypedParameterPtr params = NULL;

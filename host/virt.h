@@ -113,6 +113,10 @@ int virt_pin_vcpu(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus);
 int virt_emulator_pin(virt_dom *d, vn_cpuset *ret);
 int virt_pin_emulator(virt_dom *d, const vn_cpuset *cpus);
 
+/* IOThreads of the domain: ids and current pins; arrays malloc'd with *ret_n entries. */
+int virt_iothreads(virt_dom *d, unsigned **ret_ids, vn_cpuset **ret_pins, unsigned *ret_n);
+int virt_pin_iothread(virt_dom *d, unsigned id, const vn_cpuset *cpus);
+
 /* Live numatune of the domain: mode and nodeset (Linux list of kernel node numbers). */
 int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len);
 /* Change the live nodeset (works for mode restrictive only, libvirt refuses otherwise). */

@@ -109,6 +109,9 @@ static void test_roundtrip(const topology *t)
     (void)cpuset_parse("0-1", &o.emulator_pin);
     o.numa_saved = true;
     snprintf(o.nodeset, sizeof(o.nodeset), "0-1");
+    o.nr_iothreads = 1;
+    o.iothread_id[0] = 3;
+    (void)cpuset_parse("1", &o.iothread_pin[0]);
     r = meta_format("<balancer mode=\"auto\" priority=\"7\"><decision pass=\"1\">old</decision>"
                     "</balancer>",
                     &o, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
@@ -123,7 +126,8 @@ static void test_roundtrip(const topology *t)
     CHECK(b.valid && b.priority == 7 && back.saved && back.nr_vcpus == 2 &&
               cpuset_equal(&back.vcpu_pin[0], &o.vcpu_pin[0]) &&
               cpuset_equal(&back.vcpu_pin[1], &o.vcpu_pin[1]) && back.emulator_saved &&
-              back.numa_saved && strcmp(back.nodeset, "0-1") == 0,
+              back.numa_saved && strcmp(back.nodeset, "0-1") == 0 && back.nr_iothreads == 1 &&
+              back.iothread_id[0] == 3 && cpuset_equal(&back.iothread_pin[0], &o.iothread_pin[0]),
           "the originals read back as written");
     free(out);
     out = NULL;
