@@ -210,6 +210,57 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
     return 0;
 }
 
+/*
+ * Bind (node >= 0) or unbind (node -1) the shared backend mapped at [hva, hva+len) in
+ * QEMU: each VMA of /proc/PID/maps that overlaps it is opened through
+ * /proc/PID/map_files and mbind()ed, which sets the policy of the shared object
+ * itself, so the pages QEMU faults in later land on `node` too.
+ */
+static int bind_backend(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int node)
+{
+    char path[64], line[512];
+    _cleanup_fclose_ FILE *f = NULL;
+    unsigned pieces = 0;
+    int r = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f) && r == 0) {
+        unsigned long long start, end, off;
+        char fpath[128];
+        if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) != 3)
+            continue;
+        if (end <= hva || start >= hva + len)
+            continue;
+        uint64_t a = VN_MAX(start, hva), b = VN_MIN(end, hva + len);
+        snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+        r = ops->bind_file(fpath, (size_t)(off + (a - start)), (size_t)(b - a), node);
+        pieces++;
+    }
+    if (r == 0 && pieces == 0)
+        return -ENOENT;
+    return r;
+}
+
+int act_unbind_memfd(const numa_ops *ops, dom_state *st)
+{
+    int first = 0;
+
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
+        const ram_range *ram;
+        int r;
+        if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = find_ram(st, k)) || st->pid <= 0)
+            continue;
+        r = bind_backend(ops, st->pid, ram->hva, ram->size, -1);
+        if (r < 0 && !first)
+            first = r;
+        st->memfd_bound[k] = 0;
+    }
+    return first;
+}
+
 /* A restrictive numatune is changed through libvirt (cgroups move the memory). */
 static bool all_restrictive(const snap_domain *sd)
 {
@@ -350,6 +401,27 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             if (cr->budget_exhausted || cr->reserve_hit)
                 break;
         }
+    }
+    /* Shared (memfd) backends: bind the backend to the target so later faults land there
+     * too (an anonymous backend follows the vCPUs that fault it in). */
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        const ram_range *ram = find_ram(st, pc->cell_id);
+        int node;
+        if (!ram || !ram->shared || pc->target_node < 0 || st->pid <= 0 ||
+            pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)))
+            continue;
+        node = (int)t->nodes[pc->target_node].os_index;
+        if (st->memfd_bound[pc->cell_id] == node + 1)
+            continue;
+        r = bind_backend(ops, st->pid, ram->hva, ram->size, node);
+        if (r < 0) {
+            fail(res, r, "bind the shared memory backend");
+            return r;
+        }
+        st->memfd_bound[pc->cell_id] = node + 1;
+        st->orig.memfd_cells |= 1ULL << pc->cell_id;
+        res->memfd_bound++;
     }
     return 0;
 }

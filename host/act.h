@@ -2,7 +2,7 @@
 /*
  * Stage 4 of the pipeline: act. The only stage that changes the world: vCPU
  * and emulator pins through libvirt (virt.h), guest memory through move_pages
- * (numa.h), within a host-wide migration rate limit and never into a node
+ * (numa_ops.h), within a host-wide migration rate limit and never into a node
  * below its free-memory reserve. Errors are sorted: transient ones are retried
  * next pass, permanent ones stop vnumad touching the domain.
  */
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "model.h"
-#include "numa.h"
+#include "numa_ops.h"
 #include "state.h"
 #include "topology.h"
 #include "virt.h"
@@ -56,6 +56,7 @@ typedef struct act_result {
     unsigned nr_cells;
     act_cell_result cells[SNAP_MAX_CELLS_PER_DOMAIN];
     bool emulator_pinned;
+    unsigned memfd_bound; /* shared backends bound to their cell's node this pass */
 } act_result;
 
 /*
@@ -75,6 +76,9 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget,
               const vn_config *cfg, act_result *res);
+
+/* Give the shared backends vnumad bound their default policy back. Returns 0 or -errno. */
+int act_unbind_memfd(const numa_ops *ops, dom_state *st);
 
 /* Put back what st->orig saved. Returns 0 or the first -errno (it tries everything). */
 int act_restore(virt_dom *d, dom_state *st);

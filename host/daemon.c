@@ -20,7 +20,7 @@
 #include "decide.h"
 #include "log.h"
 #include "metadata.h"
-#include "numa.h"
+#include "numa_ops.h"
 #include "record.h"
 #include "rules.h"
 #include "sample.h"
@@ -128,6 +128,7 @@ static void state_reset_run(dom_state *st, int id)
     st->error[0] = '\0';
     st->qom_created = false;
     st->nr_view = 0;
+    memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
 }
 
 static void history_push(dom_state *st, const char *json)
@@ -300,6 +301,9 @@ static void restore_domain(vnumad *dm, virt_dom *d, dom_state *st, const char *w
     if (!st->orig.saved)
         return;
     r = act_restore(d, st);
+    if (act_unbind_memfd(dm->numa, st) < 0)
+        log_warn("Failed to give the shared memory backend of '%s' its default policy back",
+                 st->name);
     if (r < 0) {
         log_err("Failed to restore the original pinning of '%s': %s", st->name, virt_last_error());
         return;
@@ -452,6 +456,22 @@ static bool plan_domain_has_actions(const plan_domain *pd)
     return false;
 }
 
+/* A shared (memfd) backend not yet bound to its cell's target node. */
+static bool memfd_needs_bind(const topology *t, const dom_state *st, const plan_domain *pd)
+{
+    for (unsigned k = 0; k < pd->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        if (pc->target_node < 0 || pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN ||
+            (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)))
+            continue;
+        for (unsigned i = 0; i < st->nr_ram; i++)
+            if (st->ram[i].cell == pc->cell_id && st->ram[i].shared &&
+                st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1)
+                return true;
+    }
+    return false;
+}
+
 static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_domain *sd,
                                const plan_domain *pd)
 {
@@ -463,7 +483,8 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     int r = 0;
 
     memset(&res, 0, sizeof(res));
-    if (st->cfg.mode == VN_MODE_AUTO && plan_domain_has_actions(pd)) {
+    if (st->cfg.mode == VN_MODE_AUTO &&
+        (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, pd))) {
         /* the originals go into the live metadata before the first change */
         bool first = !st->orig.saved;
         r = act_save_originals(d, st, sd);

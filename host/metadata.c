@@ -173,6 +173,12 @@ static void parse_original(xmlNodePtr orig, dom_originals *o)
                 o->iothread_pin[o->nr_iothreads++] = cs;
                 o->saved = true;
             }
+        } else if (!strcmp((const char *)n->name, "memfd")) {
+            vc = xmlGetProp(n, (const xmlChar *)"cell");
+            if (vc && parse_int((const char *)vc, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &v)) {
+                o->memfd_cells |= 1ULL << v;
+                o->saved = true;
+            }
         } else if (!strcmp((const char *)n->name, "numatune")) {
             set = xmlGetProp(n, (const xmlChar *)"nodeset");
             if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
@@ -264,6 +270,15 @@ int meta_format(const char *xml, const dom_originals *orig, uint64_t pass, const
             r = add_pin(o, "emulatorpin", -1, &orig->emulator_pin);
         for (unsigned i = 0; i < orig->nr_iothreads && r == 0; i++)
             r = add_pin(o, "iothreadpin", (int)orig->iothread_id[i], &orig->iothread_pin[i]);
+        for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN && r == 0; k++)
+            if (orig->memfd_cells & (1ULL << k)) {
+                n = xmlNewChild(o, NULL, (const xmlChar *)"memfd", NULL);
+                if (!n)
+                    return -ENOMEM;
+                snprintf(num, sizeof(num), "%u", k);
+                xmlNewProp(n, (const xmlChar *)"cell", (const xmlChar *)num);
+                xmlNewProp(n, (const xmlChar *)"policy", (const xmlChar *)"default");
+            }
         if (r == 0 && orig->numa_saved) {
             n = xmlNewChild(o, NULL, (const xmlChar *)"numatune", NULL);
             if (!n)

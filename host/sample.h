@@ -3,7 +3,7 @@
  * Stage 2 of the pipeline: sample one running domain into a snap_domain
  * (model.h) for the decide stage. Reads libvirt (virt.h), QMP through libvirt
  * (cells, vCPU threads, guest RAM layout), and the QEMU process's page
- * placement with windowed move_pages queries (numa.h), never one long walk of
+ * placement with windowed move_pages queries (numa_ops.h), never one long walk of
  * its address space (rules 4 and 5).
  *
  * The QMP/HMP reply parsers are exported for the unit tests, which feed them
@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "model.h"
-#include "numa.h"
+#include "numa_ops.h"
 #include "state.h"
 #include "topology.h"
 #include "virt.h"

@@ -49,6 +49,8 @@ typedef struct dom_originals {
     vn_cpuset iothread_pin[STATE_MAX_IOTHREADS];
     bool numa_saved;
     char nodeset[STATE_NODESET_MAX]; /* restrictive numatune nodeset, kernel node numbers */
+    uint64_t memfd_cells;            /* cells whose shared (memfd) backend vnumad bound; their
+                                      * original policy was the default */
 } dom_originals;
 
 typedef struct dom_counters {
@@ -85,6 +87,7 @@ typedef struct dom_state {
     dom_originals orig;
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */
+    int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
 
     /* what the last pass saw, for vnumactl status */
     uint64_t view_pass;

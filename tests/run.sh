@@ -49,6 +49,7 @@ done
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
+        [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
         run_one "$(basename "$dir")/$(basename "$s" .sh)" bash "$s"
     done
 done

@@ -130,8 +130,15 @@ ok $? "malformed topology: exit $rc, error names the file"
 [ $rc -eq 2 ]; ok $? "--advise without --snapshot is a usage error (exit $rc)"
 "$VNUMAD" --advise --topology "$topo" --snapshot tests/data/demo-snapshot.json --passes 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ]; ok $? "--passes 0 is refused (exit $rc)"
-"$VNUMAD" >/dev/null 2>&1; rc=$?
-[ $rc -eq 2 ]; ok $? "vnumad without --advise says the daemon is not in this build (exit $rc)"
+printf 'interval = 5\n' >"$tmp/good.conf"
+"$VNUMAD" --check-config --config "$tmp/good.conf" >/dev/null 2>&1
+ok $? "vnumad --check-config accepts a valid file"
+printf 'interval = 5\ncolour = red\n' >"$tmp/bad.conf"
+"$VNUMAD" --check-config --config "$tmp/bad.conf" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "bad.conf:2: unknown key 'colour'" "$tmp/err"
+ok $? "vnumad --check-config names file, line and reason of a bad key (exit $rc)"
+"$VNUMAD" --foreground --config "$tmp/bad.conf" >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ]; ok $? "vnumad refuses to start with a bad configuration (exit $rc)"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The server side of vnumad's control socket (docs/control-protocol.md): a
+ * Unix stream socket on the daemon's event loop (host/virt.h loop_*), one
+ * JSON request line per connection, one JSON reply line, then close.
+ *
+ * Only uid 0 is served: every other peer (SO_PEERCRED) gets PermissionDenied
+ * before anything is read. Requests are validated here (object, known keys,
+ * string types, known command, domain present when needed); the handlers see
+ * only well-formed requests. This module does not log.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_object;
+
+#define CONTROL_REQUEST_MAX  4096 /* bytes of one request line, newline included */
+#define CONTROL_MAX_CLIENTS  16   /* connections served at once; more are refused */
+#define CONTROL_TIMEOUT_MS   2000 /* a client that has not sent its line by then is dropped */
+#define CONTROL_ERRCLASS_MAX 32
+#define CONTROL_ERR_MAX      512
+
+/*
+ * One command. `domain` is NULL when the request has none (never NULL when
+ * the command needs_domain). On success return 0 and set *ret_result to a
+ * new reference (the server owns it from then on; NULL is sent as {}).
+ * On failure return -errno and, when it is the client's fault or a known
+ * condition, write the class ("NoSuchDomain", "BadRequest", ...) into errclass
+ * and a one-line description into err; an empty errclass is sent as
+ * "Internal" with err (or strerror) as its description.
+ */
+typedef int (*control_handler)(void *opaque, const char *domain, struct json_object **ret_result,
+                               char *errclass, size_t classlen, char *err, size_t errlen);
+
+typedef struct control_command {
+    const char *name; /* NULL ends the table */
+    control_handler fn;
+    bool needs_domain;
+} control_command;
+
+typedef struct control_server control_server;
+
+/*
+ * Listen on `path` and serve `cmds` (a table ended by a NULL name; it must
+ * outlive the server) on the event loop; handlers get `opaque`. loop_init()
+ * must have been called. Creates the parent directory (mode 0700) when it is
+ * missing (one level only; an existing directory's mode is left alone),
+ * removes a stale socket, and creates the socket mode 0600.
+ * Returns 0, or -ENAMETOOLONG (path does not fit sun_path), -EEXIST (path
+ * exists and is not a socket), -EADDRINUSE (a live server answers on it), or
+ * another -errno from mkdir/socket/bind/listen/chmod/loop_add_fd.
+ */
+int control_open(const char *path, const control_command *cmds, void *opaque, control_server **ret);
+
+/* Drop every client, stop listening and unlink the socket (when it is still
+ * the one this server created). NULL-safe. Not from inside a handler. */
+void control_close(control_server *s);

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tests of host/sample.c and host/numa.c that need no domain:
+ *   - the QMP/HMP reply parsers on replies recorded from QEMU 7.2 through libvirt 9.0
+ *     (tests/data/qmp/) and on hand-written malformed ones (tests/data/qmp/bad/);
+ *   - sample_count_pages() against this process (real move_pages queries) and against
+ *     a recording numa_ops on a large fake region (rule 5's windows and stride);
+ *   - numa_libnuma's move, bind_file and node_free on this process.
+ * Data files are found below $VN_SRCDIR (default: the current directory, the repo root).
+ * The live sampling of a real domain is tests/unit/test-sample-live.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "numa_ops.h"
+#include "rules.h"
+#include "sample.h"
+#include "tap.h"
+#include "topology.h"
+#include "util.h"
+
+#define QMP_DIR "tests/data/qmp"
+#define PAGE    4096ULL
+
+static char *load(const char *rel)
+{
+    const char *src = getenv("VN_SRCDIR");
+    char path[4096];
+    _cleanup_fclose_ FILE *f = NULL;
+    char *buf;
+    long n;
+
+    (void)snprintf(path, sizeof(path), "%s/%s/%s", src && *src ? src : ".", QMP_DIR, rel);
+    f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0)
+        return NULL;
+    buf = malloc((size_t)n + 1);
+    if (!buf)
+        return NULL;
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* ---- query-cpus-fast ---- */
+
+typedef struct cpus_case {
+    const char *file;
+    int rc;
+    unsigned n;
+    qmp_vcpu v[3]; /* first entries expected */
+} cpus_case;
+
+static const cpus_case cpus_cases[] = {
+    /* recorded */
+    {"cpus-fast-two-cell.json", 0, 2, {{0, 0, 5597}, {1, 1, 5598}}},
+    {"cpus-fast-no-numa.json", 0, 2, {{0, -1, 5611}, {1, -1, 5612}}},
+    {"cpus-fast-4g-split.json", 0, 2, {{0, 0, 0}, {1, 1, 0}}},
+    {"cpus-fast-eleven.json", 0, 11, {{0, 0, 0}, {1, 1, 0}, {2, 2, 0}}},
+    {"error-command-not-found.json", -EINVAL, 0, {{0}}},
+    /* hand-written */
+    {"bad/cpus-fast-not-object.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-truncated.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-trailing.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-return-object.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-empty.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-no-cpu-index.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-props-thread-id-only.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-thread-id-string.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-thread-id-zero.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-thread-id-huge.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-cpu-index-negative.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-cpu-index-float.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-cpu-index-huge.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-node-id-negative.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-node-id-too-big.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-node-id-null.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-props-array.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-duplicate.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-entry-number.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-single-quotes.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-deep.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-bad-utf8.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-key-nul.json", -EINVAL, 0, {{0}}},
+};
+
+static void test_cpus_fast(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(cpus_cases); i++) {
+        const cpus_case *c = &cpus_cases[i];
+        _cleanup_free_ char *text = load(c->file);
+        _cleanup_free_ qmp_vcpu *v = NULL;
+        char err[256] = "";
+        unsigned n = 12345;
+        int r;
+
+        if (!CHECK(text, "%s: loaded", c->file))
+            continue;
+        r = qmp_parse_cpus_fast(text, &v, &n, err, sizeof(err));
+        if (c->rc < 0) {
+            CHECK(r == c->rc && err[0] && !v && n == 12345, "%s: refused (%d: %s)", c->file, r,
+                  err);
+            continue;
+        }
+        if (!CHECK(r == 0 && v && n == c->n, "%s: %u vCPUs (r=%d n=%u %s)", c->file, c->n, r, n,
+                   err))
+            continue;
+        for (unsigned k = 0; k < VN_ARRAY_SIZE(c->v) && k < c->n; k++) {
+            const qmp_vcpu *e = &c->v[k];
+            CHECK(v[k].cpu_index == e->cpu_index && v[k].node_id == e->node_id &&
+                      (e->thread_id == 0 ? v[k].thread_id > 0 : v[k].thread_id == e->thread_id),
+                  "%s: entry %u is vCPU %u, node %d, thread %d (got %u, %d, %d)", c->file, k,
+                  e->cpu_index, e->node_id, (int)e->thread_id, v[k].cpu_index, v[k].node_id,
+                  (int)v[k].thread_id);
+        }
+    }
+    {
+        qmp_vcpu *v = NULL;
+        unsigned n = 0;
+        char err[64] = "";
+        CHECK(qmp_parse_cpus_fast(NULL, &v, &n, err, sizeof(err)) == -EINVAL && err[0],
+              "cpus-fast: NULL reply refused");
+        CHECK(qmp_parse_cpus_fast("", &v, &n, NULL, 0) == -EINVAL, "cpus-fast: empty reply");
+        CHECK(qmp_parse_cpus_fast("   \r\n", &v, &n, NULL, 0) == -EINVAL, "cpus-fast: blank reply");
+        CHECK(qmp_parse_cpus_fast("null", &v, &n, NULL, 0) == -EINVAL, "cpus-fast: null");
+    }
+    {
+        /* one byte over the size limit, made of whitespace around a valid reply */
+        size_t big = 4u * 1024 * 1024 + 1;
+        _cleanup_free_ char *s = malloc(big + 64);
+        if (s) {
+            memset(s, ' ', big + 63);
+            memcpy(s, "{\"return\":[{\"cpu-index\":0,\"thread-id\":7}]}", 42);
+            s[big + 63] = '\0';
+            qmp_vcpu *v = NULL;
+            unsigned n = 0;
+            char err[128] = "";
+            CHECK(qmp_parse_cpus_fast(s, &v, &n, err, sizeof(err)) == -EINVAL,
+                  "cpus-fast: reply over 4 MiB refused (%s)", err);
+            free(v);
+        }
+    }
+}
+
+/* ---- query-memdev ---- */
+
+typedef struct memdev_case {
+    const char *file;
+    const char *id;
+    int rc;
+    uint64_t size;
+    bool shared;
+} memdev_case;
+
+static const memdev_case memdev_cases[] = {
+    {"memdev-two-cell.json", "ram-node0", 0, 64 * VN_MIB, false},
+    {"memdev-two-cell.json", "ram-node1", 0, 64 * VN_MIB, false},
+    {"memdev-two-cell.json", "ram-node2", -ENOENT, 0, false},
+    {"memdev-two-cell.json", "ram-node", -ENOENT, 0, false},
+    {"memdev-no-numa-strict.json", "pc.ram", 0, 128 * VN_MIB, false},
+    {"memdev-no-numa-strict.json", "ram-node0", -ENOENT, 0, false},
+    {"memdev-4g-split.json", "ram-node0", 0, 3584 * VN_MIB, false},
+    {"memdev-4g-split.json", "ram-node1", 0, 512 * VN_MIB, false},
+    {"memdev-eleven.json", "ram-node1", 0, 32 * VN_MIB, false},
+    {"memdev-eleven.json", "ram-node10", 0, 32 * VN_MIB, false},
+    {"error-command-not-found.json", "ram-node0", -EINVAL, 0, false},
+    {"cpus-fast-two-cell.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-no-size.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-size-zero.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-size-negative.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-size-string.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-share-int.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-id-int.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-duplicate.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-return-string.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/memdev-no-return.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/cpus-fast-truncated.json", "ram-node0", -EINVAL, 0, false},
+    {"bad/cpus-fast-deep.json", "ram-node0", -EINVAL, 0, false},
+};
+
+static void test_memdev(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(memdev_cases); i++) {
+        const memdev_case *c = &memdev_cases[i];
+        _cleanup_free_ char *text = load(c->file);
+        uint64_t size = 777;
+        bool shared = true;
+        char err[256] = "";
+        int r;
+
+        if (!CHECK(text, "%s: loaded", c->file))
+            continue;
+        r = qmp_parse_memdev(text, c->id, &size, &shared, err, sizeof(err));
+        if (c->rc < 0)
+            CHECK(r == c->rc && err[0] && size == 777, "%s '%s': refused with %d (%d: %s)", c->file,
+                  c->id, c->rc, r, err);
+        else
+            CHECK(r == 0 && size == c->size && shared == c->shared,
+                  "%s '%s': %" PRIu64 " bytes, share=%d (r=%d %" PRIu64 " %d %s)", c->file, c->id,
+                  c->size, c->shared, r, size, shared, err);
+    }
+    CHECK(qmp_parse_memdev("{\"return\":[]}", "ram-node0", NULL, NULL, NULL, 0) == -ENOENT,
+          "memdev: empty list, no backend");
+    CHECK(qmp_parse_memdev("{\"return\":[{\"id\":\"mem\",\"size\":4096,\"share\":true}]}", "mem",
+                           NULL, NULL, NULL, 0) == 0,
+          "memdev: NULL outputs allowed");
+    {
+        bool shared = false;
+        uint64_t size = 0;
+        CHECK(qmp_parse_memdev("{\"return\":[{\"id\":\"memfd0\",\"size\":8192,\"share\":true}]}",
+                               "memfd0", &size, &shared, NULL, 0) == 0 &&
+                  shared && size == 8192,
+              "memdev: share=true reported");
+    }
+    CHECK(qmp_parse_memdev("{\"return\":[]}", "", NULL, NULL, NULL, 0) == -EINVAL,
+          "memdev: empty id refused");
+}
+
+/* ---- info mtree -f ---- */
+
+typedef struct mtree_case {
+    const char *file;
+    const char *id;
+    int rc;
+    uint64_t gpa, offset;
+} mtree_case;
+
+static const mtree_case mtree_cases[] = {
+    /* recorded */
+    {"mtree-two-cell.txt", "ram-node0", 0, 0, 0},
+    {"mtree-two-cell.txt", "ram-node1", 0, 0x4000000, 0},
+    {"mtree-two-cell.txt", "ram-node2", -ENOENT, 0, 0},
+    {"mtree-two-cell.txt", "pc.bios", -ENOENT, 0, 0}, /* rom, not ram */
+    {"mtree-two-cell.txt", "ram-node", -ENOENT, 0, 0},
+    {"mtree-two-cell.txt", "ram-node0 @0000000000100000", -ENOENT, 0, 0},
+    {"mtree-no-numa.txt", "pc.ram", 0, 0, 0},
+    {"mtree-4g-split.txt", "ram-node0", 0, 0, 0},
+    {"mtree-4g-split.txt", "ram-node1", 0, 0x120000000, 0},
+    {"mtree-eleven.txt", "ram-node1", 0, 0x2000000, 0},
+    {"mtree-eleven.txt", "ram-node10", 0, 0x14000000, 0},
+    {"mtree-eleven.txt", "ram-node11", -ENOENT, 0, 0},
+    /* hand-written: first ram range of ram-node1 at an offset, rom/nv-ram/smm ignored */
+    {"handmade-mtree-offset.txt", "ram-node1", 0, 0x4000000, 0x200000},
+    {"handmade-mtree-offset.txt", "ram-node12", 0, 0x8000000, 0},
+    {"handmade-mtree-offset.txt", "ram-node0", 0, 0, 0},
+    {"handmade-mtree-offset.txt", "vga-lowmem", -ENOENT, 0, 0},
+    {"bad/mtree-bad-hex.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-no-comma.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-end-before-start.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-bad-offset.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-overflow.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-empty-name.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-unknown-command.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-no-system-view.txt", "ram-node1", -EINVAL, 0, 0},
+    {"gpa2hva-two-cell-node1.txt", "ram-node1", -EINVAL, 0, 0},
+};
+
+static void test_mtree(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(mtree_cases); i++) {
+        const mtree_case *c = &mtree_cases[i];
+        _cleanup_free_ char *text = load(c->file);
+        uint64_t gpa = 777, off = 777;
+        int r;
+
+        if (!CHECK(text, "%s: loaded", c->file))
+            continue;
+        r = hmp_parse_mtree_ram(text, c->id, &gpa, &off);
+        if (c->rc < 0)
+            CHECK(r == c->rc && gpa == 777 && off == 777, "%s '%s': %d (got %d)", c->file, c->id,
+                  c->rc, r);
+        else
+            CHECK(r == 0 && gpa == c->gpa && off == c->offset,
+                  "%s '%s': gpa 0x%" PRIx64 " offset 0x%" PRIx64 " (r=%d 0x%" PRIx64 " 0x%" PRIx64
+                  ")",
+                  c->file, c->id, c->gpa, c->offset, r, gpa, off);
+    }
+    {
+        /* the same text without carriage returns parses the same */
+        _cleanup_free_ char *text = load("mtree-two-cell.txt");
+        uint64_t gpa = 0, off = 1;
+        size_t k = 0;
+        for (size_t j = 0; text && text[j]; j++)
+            if (text[j] != '\r')
+                text[k++] = text[j];
+        if (text)
+            text[k] = '\0';
+        CHECK(text && hmp_parse_mtree_ram(text, "ram-node1", &gpa, &off) == 0 && gpa == 0x4000000 &&
+                  off == 0,
+              "mtree: LF-only line ends");
+    }
+    CHECK(hmp_parse_mtree_ram(NULL, "ram-node0", NULL, NULL) == -EINVAL, "mtree: NULL text");
+    CHECK(hmp_parse_mtree_ram("", "ram-node0", NULL, NULL) == -EINVAL, "mtree: empty text");
+    CHECK(hmp_parse_mtree_ram("FlatView #0\n", "", NULL, NULL) == -EINVAL, "mtree: empty id");
+}
+
+/* ---- gpa2hva ---- */
+
+typedef struct gpa2hva_case {
+    const char *file;
+    int rc;
+    uint64_t hva;
+} gpa2hva_case;
+
+static const gpa2hva_case gpa2hva_cases[] = {
+    {"gpa2hva-two-cell-node1.txt", 0, 0x7fe0a3c00000},
+    {"gpa2hva-two-cell-node0.txt", 0, 0x7fe0a7e00000},
+    {"gpa2hva-4g-split-node1.txt", 0, 0x7fa133c00000},
+    {"gpa2hva-4g-split-node0-high.txt", 0, 0x7fa213e00000},
+    {"gpa2hva-unmapped.txt", -ENOENT, 0},
+    {"gpa2hva-usage.txt", -EINVAL, 0},
+    {"bad/gpa2hva-empty.txt", -EINVAL, 0},
+    {"bad/gpa2hva-lowercase.txt", -EINVAL, 0},
+    {"bad/gpa2hva-no-hva.txt", -EINVAL, 0},
+    {"bad/gpa2hva-no-parens.txt", -EINVAL, 0},
+    {"bad/gpa2hva-overflow.txt", -EINVAL, 0},
+    {"bad/gpa2hva-trailing.txt", -EINVAL, 0},
+    {"mtree-two-cell.txt", -EINVAL, 0},
+};
+
+static void test_gpa2hva(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(gpa2hva_cases); i++) {
+        const gpa2hva_case *c = &gpa2hva_cases[i];
+        _cleanup_free_ char *text = load(c->file);
+        uint64_t hva = 777;
+        int r;
+
+        if (!CHECK(text, "%s: loaded", c->file))
+            continue;
+        r = hmp_parse_gpa2hva(text, &hva);
+        if (c->rc < 0)
+            CHECK(r == c->rc && hva == 777, "%s: %d (got %d)", c->file, c->rc, r);
+        else
+            CHECK(r == 0 && hva == c->hva, "%s: 0x%" PRIx64 " (r=%d 0x%" PRIx64 ")", c->file,
+                  c->hva, r, hva);
+    }
+    CHECK(hmp_parse_gpa2hva(NULL, NULL) == -EINVAL, "gpa2hva: NULL");
+    {
+        uint64_t hva = 0;
+        /* a region name with parentheses in it */
+        CHECK(hmp_parse_gpa2hva("Host virtual address for 0x0 (a (b)) is 0x1000\n", &hva) == 0 &&
+                  hva == 0x1000,
+              "gpa2hva: name with parentheses");
+    }
+}
+
+/* ---- sample_count_pages on this process ---- */
+
+static topology live_topo, fake_topo;
+
+static void test_count_self(void)
+{
+    const size_t touched = 8 * VN_MIB, untouched = 64 * VN_MIB;
+    uint64_t counts[VN_MAX_NODES], sum = 0;
+    unsigned queries = 0;
+    char *a, *b;
+    pid_t child;
+    int r, node0 = topo_node_index(&live_topo, 0);
+
+    a = mmap(NULL, touched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    b = mmap(NULL, untouched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
+    if (!CHECK(a != MAP_FAILED && b != MAP_FAILED, "mmap 8 MiB and 64 MiB"))
+        return;
+    (void)madvise(a, touched, MADV_NOHUGEPAGE);
+    for (size_t off = 0; off < touched; off += PAGE)
+        a[off] = 1;
+
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, counts,
+                           &queries);
+    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+        sum += counts[n];
+    CHECK(r == 0 && sum == touched / PAGE, "self: 8 MiB touched: %" PRIu64 " resident pages (r=%d)",
+          sum, r);
+    CHECK(r == 0 && queries == rule_lock_hold_walk(touched / PAGE).nr_windows && queries == 1,
+          "self: 8 MiB in %u query (expected %u)", queries,
+          rule_lock_hold_walk(touched / PAGE).nr_windows);
+    if (live_topo.nr_nodes == 1)
+        CHECK(node0 == 0 && counts[0] == touched / PAGE, "self: all pages on node 0");
+
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)b, untouched, PAGE,
+                           counts, &queries);
+    sum = 0;
+    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+        sum += counts[n];
+    CHECK(r == 0 && sum == 0,
+          "self: 64 MiB mapped, untouched: no resident pages (r=%d sum=%" PRIu64 ")", r, sum);
+    CHECK(queries == 4, "self: 64 MiB in 4 windows of 4096 pages (got %u)", queries);
+
+    /* half of the 8 MiB dropped again */
+    (void)madvise(a, touched / 2, MADV_DONTNEED);
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, counts,
+                           &queries);
+    sum = 0;
+    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+        sum += counts[n];
+    CHECK(r == 0 && sum == touched / PAGE / 2, "self: after MADV_DONTNEED of half: %" PRIu64, sum);
+
+    /* a dead process */
+    child = fork();
+    if (child == 0)
+        _exit(0);
+    (void)waitpid(child, NULL, 0);
+    memset(counts, 0xab, sizeof(counts));
+    r = sample_count_pages(&numa_libnuma, &live_topo, child, (uintptr_t)a, touched, PAGE, counts,
+                           &queries);
+    CHECK(r == -ESRCH && counts[0] == 0xabababababababab,
+          "self: a dead pid gives -ESRCH, counts untouched (r=%d)", r);
+
+    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, 0, counts,
+                             &queries) == -EINVAL,
+          "self: page size 0 refused");
+    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), UINT64_MAX - 4095, 8192, PAGE,
+                             counts, &queries) == -EINVAL,
+          "self: a range wrapping around refused");
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, 0, PAGE, counts,
+                           &queries);
+    CHECK(r == 0 && queries == 0 && counts[0] == 0, "self: empty range, no query");
+
+    (void)munmap(a, touched);
+    (void)munmap(b, untouched);
+}
+
+/* ---- a recording numa_ops on a large fake region ---- */
+
+static struct fake {
+    uint64_t base, len, page;
+    unsigned calls, max_count, fail_at;
+    int fail_rc;
+    bool bad_addr, not_spaced;
+    uint64_t expect_stride;
+    int absent_every; /* every Nth sampled page is not present (0: none) */
+    int unknown_node; /* kernel node reported for the last quarter, not in the topology */
+} fk;
+
+static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    (void)pid;
+    fk.calls++;
+    if (count > fk.max_count)
+        fk.max_count = (unsigned)count;
+    if (fk.fail_at && fk.calls == fk.fail_at)
+        return fk.fail_rc;
+    for (unsigned long i = 0; i < count; i++) {
+        uint64_t a = (uintptr_t)pages[i], idx;
+
+        if (a < fk.base || a >= fk.base + fk.len || (a - fk.base) % fk.page)
+            fk.bad_addr = true;
+        if (i && (uintptr_t)pages[i] - (uintptr_t)pages[i - 1] != fk.expect_stride * fk.page)
+            fk.not_spaced = true;
+        idx = (a - fk.base) / fk.page / fk.expect_stride;
+        if (fk.absent_every && idx % (uint64_t)fk.absent_every == 0)
+            status[i] = -ENOENT;
+        else if (fk.unknown_node && a - fk.base >= fk.len / 4 * 3)
+            status[i] = fk.unknown_node;
+        else
+            status[i] = a - fk.base < fk.len / 2 ? 0 : 1; /* first half node 0, then node 1 */
+    }
+    return 0;
+}
+
+static const numa_ops fake_ops = {.query = fake_query};
+
+typedef struct walk_case {
+    const char *what;
+    uint64_t len;
+    int absent_every, unknown_node;
+    unsigned fail_at;
+    int fail_rc;
+} walk_case;
+
+static const walk_case walk_cases[] = {
+    {"16 GiB, all present", 16 * VN_GIB, 0, 0, 0, 0},
+    {"16 GiB + 5 pages (stride 17)", 16 * VN_GIB + 5 * PAGE, 0, 0, 0, 0},
+    {"1 TiB", 1024 * VN_GIB, 0, 0, 0, 0},
+    {"1 GiB (stride 1)", VN_GIB, 0, 0, 0, 0},
+    {"16 GiB, every 4th sample absent", 16 * VN_GIB, 4, 0, 0, 0},
+    {"16 GiB, last quarter on unknown node 9", 16 * VN_GIB, 0, 9, 0, 0},
+    {"16 GiB, process gone at call 3", 16 * VN_GIB, 0, 0, 3, -ESRCH},
+    {"16 GiB, EPERM at call 1", 16 * VN_GIB, 0, 0, 1, -EPERM},
+    {"10 pages + 100 bytes", 10 * PAGE + 100, 0, 0, 0, 0},
+};
+
+static void test_walk(void)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(walk_cases); i++) {
+        const walk_case *c = &walk_cases[i];
+        uint64_t pages = c->len / PAGE + (c->len % PAGE != 0);
+        rule_walk w = rule_lock_hold_walk(pages);
+        uint64_t counts[VN_MAX_NODES], sum = 0, want0, want1, half = c->len / 2;
+        unsigned queries = 0;
+        int r;
+
+        memset(&fk, 0, sizeof(fk));
+        fk.base = 0x7f0000000000ULL;
+        fk.len = c->len;
+        fk.page = PAGE;
+        fk.expect_stride = w.stride_pages;
+        fk.absent_every = c->absent_every;
+        fk.unknown_node = c->unknown_node;
+        fk.fail_at = c->fail_at;
+        fk.fail_rc = c->fail_rc;
+        memset(counts, 0xab, sizeof(counts));
+
+        r = sample_count_pages(&fake_ops, &fake_topo, 4242, fk.base, c->len, PAGE, counts,
+                               &queries);
+        if (c->fail_at) {
+            CHECK(r == c->fail_rc && fk.calls == c->fail_at && counts[0] == 0xabababababababab,
+                  "walk %s: %d after %u calls, counts untouched (r=%d calls=%u)", c->what,
+                  c->fail_rc, c->fail_at, r, fk.calls);
+            continue;
+        }
+        CHECK(r == 0 && queries == fk.calls && queries == w.nr_windows,
+              "walk %s: %u calls = %u windows (r=%d)", c->what, fk.calls, w.nr_windows, r);
+        CHECK(fk.calls <= LOCK_HOLD_MAX_QUERIES_PER_CELL && fk.max_count <= LOCK_HOLD_MAX_PAGES,
+              "walk %s: <= %d calls of <= %d pages (%u calls, largest %u)", c->what,
+              LOCK_HOLD_MAX_QUERIES_PER_CELL, LOCK_HOLD_MAX_PAGES, fk.calls, fk.max_count);
+        CHECK(!fk.bad_addr && !fk.not_spaced, "walk %s: pages inside, stride %" PRIu64 " apart",
+              c->what, w.stride_pages);
+        for (unsigned n = 0; n < VN_MAX_NODES; n++)
+            sum += counts[n];
+        /* sample k stands for pages [k*stride, min((k+1)*stride, pages)) */
+        want0 = want1 = 0;
+        for (uint64_t k = 0; k * w.stride_pages < pages; k++) {
+            uint64_t first = k * w.stride_pages, a = first * PAGE;
+            uint64_t weight = VN_MIN(w.stride_pages, pages - first);
+            if (c->absent_every && k % (uint64_t)c->absent_every == 0)
+                continue;
+            if (c->unknown_node && a >= c->len / 4 * 3)
+                continue;
+            if (a < half)
+                want0 += weight;
+            else
+                want1 += weight;
+        }
+        CHECK(counts[0] == want0 && counts[1] == want1 && sum == want0 + want1,
+              "walk %s: scaled counts %" PRIu64 "+%" PRIu64 " (got %" PRIu64 "+%" PRIu64 ")",
+              c->what, want0, want1, counts[0], counts[1]);
+        if (!c->absent_every && !c->unknown_node)
+            CHECK(sum == pages, "walk %s: scaled total == %" PRIu64 " pages", c->what, pages);
+    }
+}
+
+/* ---- numa_libnuma on this process ---- */
+
+/* The policy a new mapping of the memfd sees: the shared object's, as QEMU's would. */
+static int shared_policy(int fd)
+{
+    int mode = -1;
+    void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+    if (p == MAP_FAILED)
+        return -1;
+    if (get_mempolicy(&mode, NULL, 0, p, MPOL_F_ADDR) < 0)
+        mode = -1;
+    (void)munmap(p, 4096);
+    return mode;
+}
+
+static void test_libnuma(void)
+{
+    const size_t len = 16 * PAGE;
+    void *pages[16];
+    int nodes[16], status[16];
+    char *a;
+    int r, fd;
+    long long fr;
+    char path[64];
+
+    a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!CHECK(a != MAP_FAILED, "mmap 16 pages"))
+        return;
+    for (unsigned i = 0; i < 16; i++) {
+        a[i * PAGE] = 1;
+        pages[i] = a + i * PAGE;
+        nodes[i] = 0;
+        status[i] = -1234;
+    }
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    {
+        bool all0 = true;
+        for (unsigned i = 0; i < 16; i++)
+            all0 &= status[i] == 0;
+        CHECK(r == 0 && all0, "libnuma move: 16 own pages to node 0 (r=%d status[0]=%d)", r,
+              status[0]);
+    }
+    for (unsigned i = 0; i < 16; i++)
+        nodes[i] = 4095;
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    CHECK(r < 0, "libnuma move: node 4095 refused (r=%d %s)", r, strerror(-r));
+    for (unsigned i = 0; i < 16; i++)
+        nodes[i] = -3;
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    CHECK(r < 0, "libnuma move: node -3 refused (r=%d)", r);
+    for (unsigned i = 0; i < 16; i++)
+        status[i] = -1234;
+    r = numa_libnuma.query(getpid(), 16, pages, status);
+    CHECK(r == 0 && status[0] == 0 && status[15] == 0, "libnuma query: pages on node 0 (r=%d)", r);
+    CHECK(numa_libnuma.query(getpid(), 0, NULL, NULL) == 0, "libnuma query: zero pages");
+
+    fr = numa_libnuma.node_free(0);
+    CHECK(fr > 0, "libnuma node_free(0) = %lld", fr);
+    fr = numa_libnuma.node_free(4000);
+    CHECK(fr < 0, "libnuma node_free(4000) = %lld", fr);
+
+    /* bind_file on a memfd of our own, the way vnumad binds a memfd backend */
+    fd = memfd_create("vnuma-test", MFD_CLOEXEC);
+    if (CHECK(fd >= 0 && ftruncate(fd, 4 * (off_t)VN_MIB) == 0, "memfd of 4 MiB")) {
+        (void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, 0);
+        CHECK(r == 0, "libnuma bind_file: memfd to node 0 (r=%d %s)", r, strerror(-r));
+        r = numa_libnuma.bind_file(path, 100, VN_MIB, 0);
+        CHECK(r == 0, "libnuma bind_file: unaligned offset (r=%d)", r);
+        CHECK(shared_policy(fd) == MPOL_BIND, "... a mapping of the memfd now shows MPOL_BIND");
+        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, -1);
+        CHECK(r == 0 && shared_policy(fd) == MPOL_DEFAULT,
+              "libnuma bind_file: node -1 restores the default policy (r=%d, policy %d)", r,
+              shared_policy(fd));
+        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, -2);
+        CHECK(r == -EINVAL, "libnuma bind_file: node -2 refused (r=%d)", r);
+        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, 5000);
+        CHECK(r == -EINVAL, "libnuma bind_file: node 5000 refused (r=%d)", r);
+        r = numa_libnuma.bind_file("/nonexistent/vnuma", 0, 4096, 0);
+        CHECK(r == -ENOENT, "libnuma bind_file: missing path (r=%d)", r);
+        r = numa_libnuma.bind_file(path, 0, 0, 0);
+        CHECK(r == -EINVAL, "libnuma bind_file: empty range (r=%d)", r);
+        (void)close(fd);
+    }
+    (void)munmap(a, len);
+}
+
+int main(void)
+{
+    char err[256] = "";
+
+    test_cpus_fast();
+    test_memdev();
+    test_mtree();
+    test_gpa2hva();
+
+    if (CHECK(topo_load(TOPO_SOURCE_LIVE, NULL, NULL, &live_topo, err, sizeof(err)) == 0,
+              "live topology (%s)", err))
+        test_count_self();
+    if (CHECK(topo_load(TOPO_SOURCE_SYNTHETIC, "numa:2 core:2 pu:1", NULL, &fake_topo, err,
+                        sizeof(err)) == 0 &&
+                  fake_topo.nr_nodes == 2 && topo_node_index(&fake_topo, 1) == 1,
+              "synthetic 2-node topology (%s)", err))
+        test_walk();
+    test_libnuma();
+    return tap_done();
+}
