@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tests of the act stage's memory moves (host/act.c) against a simulated QEMU
+ * address space behind a numa_ops table of our own: windows never larger than
+ * the plan's batch, only pages of the source node move, the rate limit and
+ * the target's free-memory reserve stop a move, errors are sorted.
+ * (Pins go through libvirt and are tested on the real stack: tests/e2e.)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "rules.h"
+#include "tap.h"
+#include "util.h"
+
+#define FAKE_BASE 0x7f0000000000ULL
+#define FAKE_PAGES 65536 /* 256 MiB */
+#define PAGE 4096ULL
+
+static int fake_node[FAKE_PAGES];
+static long long fake_free[2];
+static unsigned max_window, calls_query, calls_move;
+static int fail_with;
+
+static int page_index(void *p)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    if (a < FAKE_BASE || a >= FAKE_BASE + FAKE_PAGES * PAGE)
+        return -1;
+    return (int)((a - FAKE_BASE) / PAGE);
+}
+
+static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    (void)pid;
+    calls_query++;
+    max_window = VN_MAX(max_window, (unsigned)count);
+    if (fail_with)
+        return fail_with;
+    for (unsigned long i = 0; i < count; i++) {
+        int k = page_index(pages[i]);
+        status[i] = k < 0 ? -EFAULT : fake_node[k];
+    }
+    return 0;
+}
+
+static int fake_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status)
+{
+    (void)pid;
+    calls_move++;
+    max_window = VN_MAX(max_window, (unsigned)count);
+    for (unsigned long i = 0; i < count; i++) {
+        int k = page_index(pages[i]);
+        if (k < 0) {
+            status[i] = -EFAULT;
+            continue;
+        }
+        fake_free[fake_node[k]] += PAGE;
+        fake_free[nodes[i]] -= PAGE;
+        fake_node[k] = nodes[i];
+        status[i] = nodes[i];
+    }
+    return 0;
+}
+
+static int fake_bind(const char *p, size_t off, size_t len, int node)
+{
+    (void)p;
+    (void)off;
+    (void)len;
+    (void)node;
+    return 0;
+}
+
+static long long fake_node_free(int node)
+{
+    return fake_free[node];
+}
+
+static const numa_ops fake_ops = {fake_query, fake_move, fake_bind, fake_node_free};
+
+static topology *topo;
+
+/* 256 MiB cell 0 of a domain: `on1` pages on node 1, the rest on node 0. */
+static void setup(dom_state *st, snap_domain *sd, snap_cell *cell, unsigned on1)
+{
+    memset(st, 0, sizeof(*st));
+    memset(sd, 0, sizeof(*sd));
+    memset(cell, 0, sizeof(*cell));
+    st->pid = 12345;
+    st->nr_ram = 1;
+    st->ram[0] = (ram_range){.cell = 0, .gpa = 0, .hva = FAKE_BASE, .size = FAKE_PAGES * PAGE};
+    for (unsigned i = 0; i < FAKE_PAGES; i++)
+        fake_node[i] = (i % 4 == 0 && on1) ? 1 : 0;
+    /* every 4th page on node 1 until `on1` are there */
+    unsigned n = 0;
+    for (unsigned i = 0; i < FAKE_PAGES; i++) {
+        if (fake_node[i] == 1 && n >= on1)
+            fake_node[i] = 0;
+        n += fake_node[i] == 1;
+    }
+    cell->page_size = PAGE;
+    cell->pages[0] = FAKE_PAGES - on1;
+    cell->pages[1] = on1;
+    sd->nr_cells = 1;
+    sd->cells = cell;
+    fake_free[0] = 8LL << 30;
+    fake_free[1] = 8LL << 30;
+    max_window = calls_query = calls_move = 0;
+    fail_with = 0;
+}
+
+static unsigned count_on(int node)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < FAKE_PAGES; i++)
+        n += fake_node[i] == node;
+    return n;
+}
+
+static void one_move_plan(plan_domain *pd, plan_cell *pc, plan_move *mv, uint64_t bytes)
+{
+    memset(pd, 0, sizeof(*pd));
+    memset(pc, 0, sizeof(*pc));
+    *mv = (plan_move){.from_node = 1, .to_node = 0, .bytes = bytes};
+    pc->cell_id = 0;
+    pc->target_node = 0;
+    pc->nr_moves = 1;
+    pc->moves = mv;
+    pc->batch_pages = 1024;
+    pd->mode = VN_MODE_AUTO;
+    pd->nr_cells = 1;
+    pd->cells = pc;
+}
+
+int main(void)
+{
+    dom_state *st = calloc(1, sizeof(*st));
+    snap_domain sd;
+    snap_cell cell;
+    plan_domain pd;
+    plan_cell pc;
+    plan_move mv;
+    act_budget b;
+    act_result res;
+    vn_config cfg;
+    char err[256];
+    int r;
+
+    topo = calloc(1, sizeof(*topo));
+    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, topo, err,
+                  sizeof(err)) < 0)
+        return 1;
+    config_defaults(&cfg);
+
+    /* 1. all 8192 pages on node 1 (32 MiB) move to node 0, in windows of <= 1024 */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && count_on(1) == 0 && res.cells[0].bytes_moved == 8192 * PAGE &&
+              st->count.pages_moved == 8192,
+          "32 MiB on node 1 all moved to node 0 (r=%d, left %u, moved %llu)", r, count_on(1),
+          (unsigned long long)res.cells[0].bytes_moved);
+    /* node 1's pages are every 4th of the first 32768: the walk stops after 32 windows */
+    CHECK(max_window <= 1024 && calls_query == 32 && calls_move == 32,
+          "every call covers <= batch_pages (max %u); the walk stops once the bytes moved "
+          "(%u queries, %u moves)",
+          max_window, calls_query, calls_move);
+    CHECK(count_on(0) == FAKE_PAGES, "pages already on node 0 were not touched");
+
+    /* 2. only part of the planned bytes: stops at the byte count */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 1000 * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && count_on(1) == 8192 - 1000, "a move of 1000 pages moves exactly 1000 (%u left)",
+          count_on(1));
+
+    /* 3. the rate limit: 4 MiB of tokens move 1024 pages, the rest waits */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    act_budget_init(&b, 4, 1, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && res.cells[0].budget_exhausted && count_on(1) == 8192 - 1024 && b.tokens < PAGE,
+          "a 4 MiB budget moves 4 MiB and stops (moved %llu, budget flag %d)",
+          (unsigned long long)res.cells[0].bytes_moved, res.cells[0].budget_exhausted);
+    act_budget_refill(&b, 0.5);
+    CHECK(b.tokens >= 2 * VN_MIB - 1 && b.tokens <= 2 * VN_MIB + PAGE,
+          "half a second later 2 MiB more may move (%.0f bytes)", b.tokens);
+    act_budget_refill(&b, 100);
+    CHECK(b.tokens == b.max_tokens, "tokens never exceed one interval's worth");
+
+    /* 4. the free-memory reserve of the target */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    cfg.reserve_bytes = 100 * VN_MIB;
+    cfg.reserve_fraction = 0;
+    fake_free[0] = (long long)(100 * VN_MIB + 2 * VN_MIB); /* room for 512 pages */
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && res.cells[0].reserve_hit && count_on(1) == 8192 - 512 &&
+              fake_free[0] == (long long)(100 * VN_MIB),
+          "the target stops exactly at its reserve (moved %llu pages, free left %lld MiB)",
+          (unsigned long long)res.cells[0].pages_moved, fake_free[0] >> 20);
+    fake_free[0] = (long long)(50 * VN_MIB);
+    setup(st, &sd, &cell, 8192);
+    fake_free[0] = (long long)(50 * VN_MIB);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && count_on(1) == 8192 && calls_move == 0,
+          "a target already below its reserve receives nothing");
+    config_defaults(&cfg);
+
+    /* 5. errors are sorted */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    fail_with = -ESRCH;
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == -ESRCH && res.kind == ACT_GONE && strstr(res.error, "move guest memory"),
+          "QEMU gone during a move: ESRCH, kind gone (%s)", res.error);
+    CHECK(act_classify(-EAGAIN) == ACT_TRANSIENT && act_classify(-EBUSY) == ACT_TRANSIENT &&
+              act_classify(-ENOMEM) == ACT_TRANSIENT && act_classify(-EPERM) == ACT_PERMANENT &&
+              act_classify(-EINVAL) == ACT_PERMANENT && act_classify(-ESRCH) == ACT_GONE &&
+              act_classify(-ENOTCONN) == ACT_DISCONNECTED && act_classify(0) == ACT_OK,
+          "transient: EAGAIN EBUSY ENOMEM; permanent: EPERM EINVAL; ESRCH gone");
+
+    /* 6. no RAM layout (QMP off): nothing moves, no error */
+    setup(st, &sd, &cell, 8192);
+    st->nr_ram = 0;
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192,
+          "without a RAM layout no memory is touched");
+
+    free(st);
+    free(topo);
+    return tap_done();
+}
