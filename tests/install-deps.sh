@@ -5,7 +5,8 @@ set -eu
 
 PKGS="gcc make pkg-config libc6-dev
 libvirt-dev libjson-c-dev libnuma-dev libhwloc-dev hwloc libxml2-dev libxml2-utils
-numactl clang libclang-rt-14-dev valgrind groff-base man-db python3"
+numactl clang libclang-rt-14-dev valgrind groff-base man-db python3
+libvirt-daemon-system libvirt-clients qemu-system-x86 util-linux procps"
 
 missing=""
 for p in $PKGS; do
@@ -25,4 +26,4 @@ echo "deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+apt-get install -y -qq $missing
