@@ -514,6 +514,9 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     }
     if (r < 0) {
         st->count.errors++;
+        /* an error while the domain was being torn down is its going away, not a fault */
+        if (res.kind == ACT_TRANSIENT && !virt_dom_active(d))
+            res.kind = ACT_GONE;
         switch (res.kind) {
         case ACT_PERMANENT:
             st->permanent_error = true;

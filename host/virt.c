@@ -39,6 +39,9 @@ static int virt_error(void)
         return -EIO;
     }
     snprintf(last_error, sizeof(last_error), "%s", e->message ? e->message : "libvirt error");
+    /* a system error carries the errno: the QEMU process may just have gone away */
+    if (e->code == VIR_ERR_SYSTEM_ERROR && e->int1 == ESRCH)
+        return -ESRCH;
     switch (e->code) {
     case VIR_ERR_NO_DOMAIN:
     case VIR_ERR_OPERATION_INVALID: /* domain is not running */
@@ -402,6 +405,11 @@ int virt_dom_ident(virt_dom *d, virt_dom_id *ret)
         return -ESRCH;
     *ret = id;
     return 0;
+}
+
+bool virt_dom_active(virt_dom *d)
+{
+    return virDomainIsActive(d->dom) == 1;
 }
 
 int virt_dom_xml(virt_dom *d, char **ret)

@@ -87,6 +87,8 @@ int virt_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n);
 int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret);
 void virt_dom_free(virt_dom *d);
 int virt_dom_ident(virt_dom *d, virt_dom_id *ret);
+/* Is the domain still running? (false also when libvirt cannot tell) */
+bool virt_dom_active(virt_dom *d);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);

@@ -1,0 +1,231 @@
+#!/bin/bash
+# Helpers for the end-to-end tests against the real libvirtd and QEMU on this machine.
+# Source it from a test script (after `set -u`); it:
+#   - counts checks: ok STATUS "what" prints "ok N - what" or "not ok N - what"; finish prints
+#     "N passed, N failed" and exits 0 only when nothing failed; skip_all REASON exits 77.
+#   - ensure_libvirt: starts virtlogd and libvirtd (no systemd here) when they are not running
+#     and waits until virsh answers (30 s), or exits 77 saying why.
+#   - define_domain NAME TEMPLATE [SED_EXPR...]: defines and starts vnuma-e2e-$$-NAME from a
+#     tests/data/domains/*.xml.in template (@NAME@, @OPTIN@ filled in; optin_sed makes the
+#     expression for an opt-in element); prints the full name.
+#   - start_vnumad [CONFIG LINES...] / stop_vnumad: a private vnumad (config, socket and
+#     state dir under one mktemp -d), log in $VN_LOG, journal in $VN_JOURNAL.
+#   - wait_for TIMEOUT_S COMMAND...: polls COMMAND until it succeeds; 1 on timeout.
+#   - kill_libvirtd / start_libvirtd: for tests of a libvirtd restart.
+#   - a cleanup trap: stops the daemon it started, destroys and undefines every domain it
+#     defined, restarts libvirtd if a test left it dead; also after a failure or a signal.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    # tests/run.sh runs every tests/e2e/*.sh: this file is not a test, do nothing
+    echo "tests/e2e/lib.sh: helpers for the scripts beside it, not a test"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+BUILD=${BUILD:-build}
+VIRSH="virsh -q -c qemu:///system"
+E2E_PREFIX="vnuma-e2e-$$-"
+E2E_TMP=$(mktemp -d /tmp/vnuma-e2e.XXXXXX)
+E2E_LIBVIRTD_KILLED=0
+VN_PID="" VN_LOG="" VN_SOCK="" VN_STATE="" VN_JOURNAL="" VN_CONF="" VN_RUNS=0
+n=0 pass=0 fail=0
+
+ok() {
+    n=$((n + 1))
+    if [ "$1" = 0 ]; then
+        pass=$((pass + 1)); echo "ok $n - $2"
+    else
+        fail=$((fail + 1)); echo "not ok $n - $2"
+    fi
+}
+note() { echo "# $*"; }
+finish() {
+    echo "$pass passed, $fail failed"
+    [ $fail -eq 0 ] && exit 0
+    exit 1
+}
+skip_all() {
+    echo "$1"
+    exit 77
+}
+
+# wait_for TIMEOUT_S COMMAND...: 0 as soon as COMMAND succeeds, 1 when TIMEOUT_S passed.
+wait_for() {
+    local timeout=$1 deadline
+    shift
+    deadline=$(($(date +%s%N) + ${timeout%.*} * 1000000000))
+    while :; do
+        "$@" && return 0
+        [ "$(date +%s%N)" -ge "$deadline" ] && return 1
+        sleep 0.2
+    done
+}
+
+# foreign_vnumads: "PID ARGS" of every balancing vnumad this script did not start (one-shot
+# runs such as vnumad --advise do not count). Another vnumad acts on the same opted-in domains
+# and would make every result here meaningless.
+foreign_vnumads() {
+    local p args
+    for p in $(pgrep -x vnumad); do
+        [ "$p" = "$VN_PID" ] && continue
+        args=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+        case " $args " in
+        *" --advise "* | *" --check-config "* | *" --version "* | *" --help "* | *" -h "*) continue ;;
+        esac
+        echo "$p $args(cwd $(readlink "/proc/$p/cwd"), parent $(awk '{print $4}' "/proc/$p/stat" 2>/dev/null))"
+    done
+}
+
+libvirt_answers() { virsh -c qemu:///system version >/dev/null 2>&1; }
+
+ensure_libvirt() {
+    [ "$(id -u)" = 0 ] || skip_all "needs root (starts libvirtd, pins QEMU threads)"
+    command -v virsh >/dev/null && command -v libvirtd >/dev/null ||
+        skip_all "libvirt (virsh, libvirtd) is not installed"
+    command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
+    mkdir -p /run/libvirt /var/log/libvirt/qemu
+    pgrep -x virtlogd >/dev/null || virtlogd -d || skip_all "cannot start virtlogd"
+    pgrep -x libvirtd >/dev/null || libvirtd -d || skip_all "cannot start libvirtd"
+    wait_for 30 libvirt_answers || skip_all "libvirtd does not answer on qemu:///system within 30 s"
+}
+
+# kill_libvirtd: SIGTERM to libvirtd, 0 once it is gone (15 s); the cleanup restarts it
+# should the test not get to start_libvirtd. Prints the pid it killed.
+kill_libvirtd() {
+    local p
+    p=$(pgrep -xo libvirtd) || return 1
+    E2E_LIBVIRTD_KILLED=1
+    echo "$p"
+    kill -TERM "$p" && wait_for 15 bash -c "! kill -0 $p 2>/dev/null"
+}
+start_libvirtd() {
+    pgrep -x libvirtd >/dev/null || libvirtd -d || return 1
+    wait_for 30 libvirt_answers && E2E_LIBVIRTD_KILLED=0
+}
+
+# optin_sed 'mode="auto"': a sed expression that puts a <balancer> element in @OPTIN@.
+optin_sed() {
+    local attrs=${1//&/\\&}
+    echo "s|@OPTIN@|<metadata><vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" ${attrs//|/\\|}/></metadata>|"
+}
+
+define_domain() {
+    local name=$E2E_PREFIX$1 template=$2 xml e
+    shift 2
+    local args=(-e "s|@NAME@|$name|")
+    for e in "$@"; do args+=(-e "$e"); done
+    args+=(-e "s|@OPTIN@||")
+    xml=$E2E_TMP/$name.xml
+    sed "${args[@]}" "$template" >"$xml" || return 1
+    $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
+    echo "$name" >>"$E2E_TMP/domains"  # a file: define_domain often runs in $(...)
+    $VIRSH start "$name" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
+    echo "$name"
+}
+
+# vcpu_pins DOM: "0:0-1 1:0-1" (live affinity per vCPU, as virsh vcpupin prints it).
+vcpu_pins() {
+    $VIRSH vcpupin "$1" --live 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {printf "%s%s:%s", sep, $1, $2; sep=" "}'
+}
+
+# qemu_pid DOM
+qemu_pid() { cat "/run/libvirt/qemu/$1.pid" 2>/dev/null; }
+
+# vcpu_thread_affinity DOM: "0:0-1 1:0-1": Cpus_allowed_list of each "CPU n/TCG" (or /KVM)
+# thread of the domain's QEMU.
+vcpu_thread_affinity() {
+    local pid t comm out="" sep=""
+    pid=$(qemu_pid "$1") || return 1
+    [ -n "$pid" ] || return 1
+    for t in /proc/"$pid"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        case $comm in
+        "CPU "*/*)
+            local v=${comm#CPU }
+            v=${v%%/*}
+            out="$out$sep$v:$(awk '/^Cpus_allowed_list:/ {print $2}' "$t/status")"
+            sep=" "
+            ;;
+        esac
+    done
+    echo "$out" | tr ' ' '\n' | sort -n | paste -sd' '
+}
+
+# live_meta DOM: the live <balancer> element ("" when there is none).
+live_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 2>/dev/null; }
+set_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 --key vnuma --set "$2" --live; }
+
+# start_vnumad [CONFIG LINES...]: a private vnumad in the background (VN_PID, VN_LOG, VN_SOCK,
+# VN_JOURNAL); waits (10 s) until its control socket exists.
+start_vnumad() {
+    local dir
+    VN_RUNS=$((VN_RUNS + 1))
+    dir=$E2E_TMP/vnumad-$VN_RUNS
+    mkdir -p "$dir"
+    VN_SOCK=$dir/run/vnumad.sock
+    VN_STATE=$dir/state
+    VN_JOURNAL=$VN_STATE/journal.jsonl
+    VN_LOG=$dir/vnumad.log
+    VN_CONF=$dir/vnumad.conf
+    {
+        echo "interval = 1"
+        echo "event_delay = 0.2"
+        echo "socket = $VN_SOCK"
+        echo "state_dir = $VN_STATE"
+        echo "log_level = debug"
+        for l in "$@"; do echo "$l"; done
+    } >"$VN_CONF"
+    "$BUILD/vnumad" --foreground --config "$VN_CONF" 2>"$VN_LOG" &
+    VN_PID=$!
+    wait_for 10 test -S "$VN_SOCK"
+}
+
+vnumad_alive() { [ -n "$VN_PID" ] && kill -0 "$VN_PID" 2>/dev/null; }
+
+# stop_vnumad: SIGTERM and wait (15 s, then SIGKILL); sets VN_EXIT to its exit status.
+stop_vnumad() {
+    local i
+    VN_EXIT=""
+    [ -n "$VN_PID" ] || return 0
+    kill -TERM "$VN_PID" 2>/dev/null
+    for i in $(seq 75); do
+        kill -0 "$VN_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    if kill -0 "$VN_PID" 2>/dev/null; then
+        note "vnumad $VN_PID did not stop within 15 s of SIGTERM: killing it"
+        kill -KILL "$VN_PID" 2>/dev/null
+    fi
+    wait "$VN_PID"
+    VN_EXIT=$?
+    VN_PID=""
+}
+
+# vnctl ARGS...: vnumactl on the private socket.
+vnctl() { "$BUILD/vnumactl" --socket "$VN_SOCK" "$@"; }
+
+# log_has REGEX: the running vnumad's log matches.
+log_has() { grep -Eq -- "$1" "$VN_LOG"; }
+# log_count REGEX
+log_count() { grep -Ec -- "$1" "$VN_LOG"; }
+
+e2e_cleanup() {
+    local rc=$? d
+    trap - EXIT INT TERM HUP
+    [ -n "$VN_PID" ] && stop_vnumad >/dev/null
+    # a test that killed libvirtd may have failed before restarting it
+    if [ "$E2E_LIBVIRTD_KILLED" = 1 ]; then
+        pgrep -x libvirtd >/dev/null || libvirtd -d
+        wait_for 30 libvirt_answers
+    fi
+    [ -f "$E2E_TMP/domains" ] && while read -r d; do
+        $VIRSH destroy "$d" >/dev/null 2>&1
+        $VIRSH undefine "$d" >/dev/null 2>&1
+    done <"$E2E_TMP/domains"
+    if [ "${E2E_KEEP_TMP:-0}" = 1 ]; then
+        echo "# kept $E2E_TMP" >&2
+    else
+        rm -rf "$E2E_TMP"
+    fi
+    exit $rc
+}
+trap e2e_cleanup EXIT
+trap 'exit 130' INT TERM HUP
