@@ -127,8 +127,8 @@ static void vcpu_node_share(const topology *t, const snap_vcpu *v, double out[VN
     }
 }
 
-static void cell_view_init(const topology *t, const snap_domain *d, const snap_cell *cell,
-                           const vn_config *c, cell_view *cv)
+static void cell_view_init(const topology *t, const snap_cell *cell, const vn_config *c,
+                           cell_view *cv)
 {
     double wsum = 0;
     bool all_idle = true;
@@ -172,7 +172,6 @@ static void cell_view_init(const topology *t, const snap_domain *d, const snap_c
     }
     /* Interleaving is an explicit choice to spread memory: respect it. */
     cv->mem_movable = cell->binding.mode != VN_MEM_INTERLEAVE;
-    (void)d;
 }
 
 /* Locality in percent: the busy-weighted share of memory on the node its vCPU runs on. */
@@ -486,7 +485,7 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     return 0;
 }
 
-static int decide_cell(const topology *t, const snapshot *s, const snap_domain *d,
+static int decide_cell(const topology *t, const snap_domain *d,
                        const vn_config *c, const cell_view *cv, pass_state *ps, int placed_node[],
                        unsigned cell_idx, plan_cell *pc)
 {
@@ -602,7 +601,6 @@ static int decide_cell(const topology *t, const snapshot *s, const snap_domain *
         else
             pc->reason = REASON_ALREADY_LOCAL;
     }
-    (void)s;
     return 0;
 }
 
@@ -630,7 +628,7 @@ static bool domain_planned(const snap_domain *d)
     return d->mode == VN_MODE_AUTO || d->mode == VN_MODE_ADVISE;
 }
 
-static int decide_domain(const topology *t, const snapshot *s, const snap_domain *d,
+static int decide_domain(const topology *t, const snap_domain *d,
                          const vn_config *c, pass_state *ps, plan_domain *pd)
 {
     _cleanup_free_ int *placed = NULL;
@@ -647,16 +645,16 @@ static int decide_domain(const topology *t, const snapshot *s, const snap_domain
         placed[k] = -1;
     for (unsigned k = 0; k < d->nr_cells; k++) {
         int r;
-        cell_view_init(t, d, &d->cells[k], c, &cv);
+        cell_view_init(t, &d->cells[k], c, &cv);
         if (d->mode == VN_MODE_AUTO) {
-            r = decide_cell(t, s, d, c, &cv, ps, placed, k, &pd->cells[k]);
+            r = decide_cell(t, d, c, &cv, ps, placed, k, &pd->cells[k]);
         } else {
             /* Advice is never carried out: decide on a scratch copy without the cell's
              * own load, so the pass keeps the cell where it is. */
             pass_state scratch = *ps;
             for (unsigned n = 0; n < t->nr_nodes; n++)
                 scratch.load[n] -= cv.busy * cv.weight_on[n];
-            r = decide_cell(t, s, d, c, &cv, &scratch, placed, k, &pd->cells[k]);
+            r = decide_cell(t, d, c, &cv, &scratch, placed, k, &pd->cells[k]);
         }
         if (r < 0)
             return r;
@@ -696,7 +694,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
             /* an advised domain stays where it is: its load is there for the whole pass */
             for (unsigned k = 0; k < d->nr_cells; k++) {
                 cell_view cv;
-                cell_view_init(t, d, &d->cells[k], c, &cv);
+                cell_view_init(t, &d->cells[k], c, &cv);
                 account_load(t, &cv, -1, &ps);
             }
         }
@@ -708,7 +706,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     p.nr_domains = nr;
     qsort(order, nr, sizeof(*order), cmp_domain);
     for (unsigned i = 0; i < nr && r == 0; i++)
-        r = decide_domain(t, s, order[i].d, c, &ps, &p.domains[slot[order[i].input_idx]]);
+        r = decide_domain(t, order[i].d, c, &ps, &p.domains[slot[order[i].input_idx]]);
     if (r < 0) {
         plan_clear(&p);
         return r;
