@@ -139,7 +139,8 @@ static const ram_range *find_ram(const dom_state *st, unsigned cell)
 
 static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
 {
-    return VN_MAX(c->reserve_bytes, (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
+    return VN_MAX(c->reserve_bytes,
+                  (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
 }
 
 /*
@@ -147,9 +148,9 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
  * Walks the range in windows of `batch` pages: one status query, then one move of the
  * pages found on `from` (rule 5: no call covers more than a window).
  */
-static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int from,
-                      int to, uint64_t want, uint32_t batch, uint64_t reserve,
-                      act_budget *budget, act_cell_result *cr, dom_counters *count)
+static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int from, int to,
+                      uint64_t want, uint32_t batch, uint64_t reserve, act_budget *budget,
+                      act_cell_result *cr, dom_counters *count)
 {
     _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
     _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
@@ -292,8 +293,8 @@ static int set_restrictive_nodeset(virt_dom *d, const topology *t, const plan_do
 }
 
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
-              const plan_domain *pd, const numa_ops *ops, act_budget *budget,
-              const vn_config *cfg, act_result *res)
+              const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
+              act_result *res)
 {
     int main_node = -1, r;
     uint64_t main_bytes = 0;
@@ -391,8 +392,8 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                 }
             } else {
                 r = move_range(ops, st->pid, ram->hva, ram->size,
-                               (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch,
-                               reserve, budget, cr, &st->count);
+                               (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch, reserve,
+                               budget, cr, &st->count);
             }
             if (r < 0) {
                 fail(res, r, "move guest memory");

@@ -74,8 +74,8 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
  * the first error that stopped it (res->kind says what to do about it).
  */
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
-              const plan_domain *pd, const numa_ops *ops, act_budget *budget,
-              const vn_config *cfg, act_result *res);
+              const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
+              act_result *res);
 
 /* Give the shared backends vnumad bound their default policy back. Returns 0 or -errno. */
 int act_unbind_memfd(const numa_ops *ops, dom_state *st);

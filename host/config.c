@@ -172,8 +172,7 @@ static char *trim(char *s)
     return s;
 }
 
-int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err,
-                       size_t errlen)
+int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen)
 {
     _cleanup_fclose_ FILE *f = fopen(path, "re");
     char line[CONFIG_LINE_MAX + 2], why[512];

@@ -20,5 +20,4 @@ void daemon_config_defaults(daemon_config *c);
  * `optional` (the defaults stay). Returns 0, or -EINVAL / -errno with
  * "FILE:LINE: reason" in err; *c is unchanged on error.
  */
-int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err,
-                       size_t errlen);
+int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen);

@@ -100,7 +100,7 @@ int cpuset_format(const vn_cpuset *s, char *buf, size_t len)
     if (!b || len == 0)
         return -ENOMEM;
     CPUSET_FOREACH(cpu, s)
-        hwloc_bitmap_set(b, (unsigned)cpu);
+    hwloc_bitmap_set(b, (unsigned)cpu);
     if (hwloc_bitmap_iszero(b)) {
         buf[0] = '\0';
         return 0;

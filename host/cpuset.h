@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Largest host CPU index + 1 that vnuma handles; bigger hosts are refused clearly. */
-#define VN_MAX_CPUS 1024
+#define VN_MAX_CPUS     1024
 #define VN_CPUSET_WORDS (VN_MAX_CPUS / 64)
 
 typedef struct vn_cpuset {

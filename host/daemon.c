@@ -31,7 +31,7 @@
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
-#define MAX_DOMAINS SNAP_MAX_DOMAINS
+#define MAX_DOMAINS   SNAP_MAX_DOMAINS
 
 typedef struct vnumad {
     daemon_config cfg;
@@ -250,8 +250,8 @@ static void log_decision(const dom_state *st, struct json_object *rec)
         json_object_object_get_ex(c, "node", &n);
         json_object_object_get_ex(c, "target", &tg);
         json_object_object_get_ex(c, "bytes_moved", &mv);
-        used += (size_t)snprintf(line + used, sizeof(line) - used, " cell%zu=%s->%s:%s:moved=%s",
-                                 i, n ? json_object_get_string(n) : "-",
+        used += (size_t)snprintf(line + used, sizeof(line) - used, " cell%zu=%s->%s:%s:moved=%s", i,
+                                 n ? json_object_get_string(n) : "-",
                                  tg ? json_object_get_string(tg) : "-", json_object_get_string(cr),
                                  json_object_get_string(mv));
     }
@@ -285,8 +285,13 @@ static void record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *ac
                           const char *reason)
 {
     char time[32];
-    record_ctx rc = {.name = st->name, .uuid = st->uuid, .mode = st->cfg.mode, .pass = dm->pass,
-                     .time = time, .action = action, .reason = reason};
+    record_ctx rc = {.name = st->name,
+                     .uuid = st->uuid,
+                     .mode = st->cfg.mode,
+                     .pass = dm->pass,
+                     .time = time,
+                     .action = action,
+                     .reason = reason};
 
     now_iso(time, sizeof(time));
     record_all(dm, d, st, &rc, NULL, NULL);
@@ -497,8 +502,8 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             act_budget dom_budget = dm->budget, *use = &dm->budget;
             if (b->rate_mib && b->rate_mib < dm->cfg.rate_limit_mib) {
                 /* the domain's own limit, drawn from the host-wide bucket */
-                dom_budget.tokens = VN_MIN(dm->budget.tokens,
-                                           (double)b->rate_mib * VN_MIB * dm->cfg.interval_s);
+                dom_budget.tokens =
+                    VN_MIN(dm->budget.tokens, (double)b->rate_mib * VN_MIB * dm->cfg.interval_s);
                 use = &dom_budget;
             }
             double before = use->tokens;
@@ -553,8 +558,11 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     st->age_passes++;
     update_view(dm, st, sd, pd);
     now_iso(time, sizeof(time));
-    rc = (record_ctx){.name = st->name, .uuid = st->uuid, .mode = st->cfg.mode,
-                      .pass = dm->pass, .time = time,
+    rc = (record_ctx){.name = st->name,
+                      .uuid = st->uuid,
+                      .mode = st->cfg.mode,
+                      .pass = dm->pass,
+                      .time = time,
                       .action = r < 0 ? "error"
                                 : st->cfg.mode == VN_MODE_ADVISE
                                     ? (plan_domain_has_actions(pd) ? "advised" : "none")
@@ -600,14 +608,14 @@ static void run_pass(vnumad *dm)
         }
         if (st->paused || st->permanent_error) {
             char why[STATE_ERROR_MAX + 32];
-            snprintf(why, sizeof(why), "%s%s", st->paused ? "paused" : "permanent-error: ",
-                     st->paused ? "" : st->error);
+            snprintf(why, sizeof(why), "%s%s",
+                     st->paused ? "paused" : "permanent-error: ", st->paused ? "" : st->error);
             record_simple(dm, d, st, "skipped", why);
             virt_dom_free(d);
             continue;
         }
-        r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now,
-                          &s.domains[s.nr_domains], err, sizeof(err));
+        r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now, &s.domains[s.nr_domains],
+                          err, sizeof(err));
         if (r < 0) {
             st->count.errors++;
             log_warn("Failed to sample '%s': %s", st->name, err);
@@ -820,8 +828,8 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
 
     for (unsigned n = 0; o && n < t->nr_nodes; n++) {
         snprintf(key, sizeof(key), "%u", t->nodes[n].os_index);
-        json_object_object_add(o, key, is_mem ? json_object_new_uint64(mem[n])
-                                              : json_object_new_int(vc[n]));
+        json_object_object_add(
+            o, key, is_mem ? json_object_new_uint64(mem[n]) : json_object_new_int(vc[n]));
     }
     return o;
 }
@@ -841,7 +849,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(o, "paused", json_object_new_boolean(st->paused));
     json_object_object_add(o, "state", json_object_new_string(state));
     json_object_object_add(o, "error",
-                           !st->cfg.valid ? json_object_new_string(st->cfg.error)
+                           !st->cfg.valid        ? json_object_new_string(st->cfg.error)
                            : st->permanent_error ? json_object_new_string(st->error)
                                                  : NULL);
     json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
@@ -851,11 +859,11 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     for (unsigned k = 0; k < st->nr_view; k++) {
         struct json_object *c = json_object_new_object();
         json_object_object_add(c, "cell", json_object_new_int((int)st->view[k].cell));
-        json_object_object_add(c, "target_node",
-                               st->view[k].target >= 0
-                                   ? json_object_new_int(
-                                         (int)dm->topo->nodes[st->view[k].target].os_index)
-                                   : NULL);
+        json_object_object_add(
+            c, "target_node",
+            st->view[k].target >= 0
+                ? json_object_new_int((int)dm->topo->nodes[st->view[k].target].os_index)
+                : NULL);
         json_object_object_add(c, "locality",
                                json_object_new_double(round(st->view[k].locality * 10) / 10));
         json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
@@ -917,8 +925,8 @@ static int cmp_pass_desc(const void *a, const void *b)
     return vx > vy ? -1 : vx < vy ? 1 : 0;
 }
 
-static int ctl_decisions(void *opaque, const char *domain, struct json_object **ret,
-                         char *errclass, size_t classlen, char *err, size_t errlen)
+static int ctl_decisions(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                         size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
     struct json_object *o, *arr;
@@ -970,8 +978,8 @@ static void explain_cell(vnumad *dm, const dom_state *st, struct json_object *ce
     (void)st;
 }
 
-static int ctl_explain(void *opaque, const char *domain, struct json_object **ret,
-                       char *errclass, size_t classlen, char *err, size_t errlen)
+static int ctl_explain(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                       size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
     dom_state *st = find_state_by_name(dm, domain);
@@ -983,10 +991,11 @@ static int ctl_explain(void *opaque, const char *domain, struct json_object **re
     o = json_object_new_object();
     lines = json_object_new_array();
     if (st->nr_history)
-        rec = json_tokener_parse(
-            st->history[(st->history_head + STATE_HISTORY - 1) % STATE_HISTORY]);
-    snprintf(buf, sizeof(buf), "domain %s: mode %s%s, %u passes old (rule 3: early migration "
-                               "for the first %u passes, then a two-stage filter)",
+        rec =
+            json_tokener_parse(st->history[(st->history_head + STATE_HISTORY - 1) % STATE_HISTORY]);
+    snprintf(buf, sizeof(buf),
+             "domain %s: mode %s%s, %u passes old (rule 3: early migration "
+             "for the first %u passes, then a two-stage filter)",
              st->name, mode_name(st->cfg.mode), st->paused ? " (paused)" : "", st->age_passes,
              dm->cfg.decide.early_passes);
     json_object_array_add(lines, json_object_new_string(buf));
@@ -1014,8 +1023,8 @@ static int ctl_explain(void *opaque, const char *domain, struct json_object **re
     return 0;
 }
 
-static int ctl_advise(void *opaque, const char *domain, struct json_object **ret,
-                      char *errclass, size_t classlen, char *err, size_t errlen)
+static int ctl_advise(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                      size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
     dom_state *st = find_state_by_name(dm, domain);
@@ -1081,16 +1090,19 @@ static int ctl_pause(void *opaque, const char *domain, struct json_object **ret,
     return set_paused(opaque, domain, true, ret, errclass, classlen, err, errlen);
 }
 
-static int ctl_resume(void *opaque, const char *domain, struct json_object **ret,
-                      char *errclass, size_t classlen, char *err, size_t errlen)
+static int ctl_resume(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                      size_t classlen, char *err, size_t errlen)
 {
     return set_paused(opaque, domain, false, ret, errclass, classlen, err, errlen);
 }
 
 static const control_command ctl_commands[] = {
-    {"status", ctl_status, false},   {"decisions", ctl_decisions, false},
-    {"explain", ctl_explain, true},  {"advise", ctl_advise, true},
-    {"pause", ctl_pause, true},      {"resume", ctl_resume, true},
+    {"status", ctl_status, false},
+    {"decisions", ctl_decisions, false},
+    {"explain", ctl_explain, true},
+    {"advise", ctl_advise, true},
+    {"pause", ctl_pause, true},
+    {"resume", ctl_resume, true},
     {NULL, NULL, false},
 };
 

@@ -44,7 +44,7 @@ void config_defaults(vn_config *c)
 
 /* What the pass has committed so far, per node index. */
 typedef struct pass_state {
-    double load[VN_MAX_NODES];      /* busy vCPUs (plus unmanaged busy CPUs) placed */
+    double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
     uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
 } pass_state;
 
@@ -337,7 +337,8 @@ static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_ru
         cpuset_and(&want, &cell->vcpus[i].allowed, &t->nodes[n].cpus);
         if (cpuset_equal(&want, &cell->vcpus[i].pinned))
             continue;
-        pc->pins[pc->nr_pins++] = (plan_pin){.vcpu = cell->vcpus[i].id, .cpus = want, .rules = rules};
+        pc->pins[pc->nr_pins++] =
+            (plan_pin){.vcpu = cell->vcpus[i].id, .cpus = want, .rules = rules};
     }
     if (pc->nr_pins == 0) {
         free(pc->pins);
@@ -378,10 +379,14 @@ static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool
         const snap_hot_range *h = &cell->hot[i];
         if (h->shared && !shared_ok)
             continue; /* rule 3's caveat: shared memory waits for the filter */
-        pc->moves[pc->nr_moves++] = (plan_move){
-            .from_node = -1, .to_node = (int)to, .bytes = h->length, .gpa = h->gpa,
-            .length = h->length, .is_range = true, .gain_points = 0,
-            .rules = base | RULE_BIT(RULE_HOT_FIRST)};
+        pc->moves[pc->nr_moves++] = (plan_move){.from_node = -1,
+                                                .to_node = (int)to,
+                                                .bytes = h->length,
+                                                .gpa = h->gpa,
+                                                .length = h->length,
+                                                .is_range = true,
+                                                .gain_points = 0,
+                                                .rules = base | RULE_BIT(RULE_HOT_FIRST)};
     }
     for (unsigned n = 0; n < t->nr_nodes; n++)
         if (n != to && cell->pages[n])
@@ -400,9 +405,12 @@ static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool
             break;
         left -= bytes;
         *moved += bytes;
-        pc->moves[pc->nr_moves++] = (plan_move){
-            .from_node = (int)n, .to_node = (int)to, .bytes = bytes,
-            .gain_points = 100.0 * (double)bytes / (double)cv->bytes, .rules = r};
+        pc->moves[pc->nr_moves++] =
+            (plan_move){.from_node = (int)n,
+                        .to_node = (int)to,
+                        .bytes = bytes,
+                        .gain_points = 100.0 * (double)bytes / (double)cv->bytes,
+                        .rules = r};
     }
     if (*moved == 0) {
         /* without bulk moves, range directives have nothing to order */
@@ -485,9 +493,9 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     return 0;
 }
 
-static int decide_cell(const topology *t, const snap_domain *d,
-                       const vn_config *c, const cell_view *cv, pass_state *ps, int placed_node[],
-                       unsigned cell_idx, plan_cell *pc)
+static int decide_cell(const topology *t, const snap_domain *d, const vn_config *c,
+                       const cell_view *cv, pass_state *ps, int placed_node[], unsigned cell_idx,
+                       plan_cell *pc)
 {
     const snap_cell *cell = cv->cell;
     node_cost costs[VN_MAX_NODES];
@@ -567,9 +575,9 @@ static int decide_cell(const topology *t, const snap_domain *d,
             if (!pc->nr_pins)
                 pc->reason = REASON_FILTER_PENDING;
         } else {
-            vn_rules mr = why | RULE_BIT(RULE_LOCK_HOLD) |
-                          RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION
-                                                             : RULE_TWO_STAGE_FILTER);
+            vn_rules mr =
+                why | RULE_BIT(RULE_LOCK_HOLD) |
+                RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
             uint64_t free_t = ps->free_left[target], reserve = node_reserve(t, c, (unsigned)target);
             uint64_t room = free_t > reserve ? free_t - reserve : 0, moved = 0;
             uint64_t total_pages = cv->bytes / cell->page_size;
@@ -628,8 +636,8 @@ static bool domain_planned(const snap_domain *d)
     return d->mode == VN_MODE_AUTO || d->mode == VN_MODE_ADVISE;
 }
 
-static int decide_domain(const topology *t, const snap_domain *d,
-                         const vn_config *c, pass_state *ps, plan_domain *pd)
+static int decide_domain(const topology *t, const snap_domain *d, const vn_config *c,
+                         pass_state *ps, plan_domain *pd)
 {
     _cleanup_free_ int *placed = NULL;
     cell_view cv;

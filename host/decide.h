@@ -13,7 +13,7 @@
 
 /* Cost of having to move all of a cell's memory: twice that of moving all its vCPUs,
  * so when the gain is equal vCPUs move and memory stays. */
-#define COST_MEM_MOVE 2.0
+#define COST_MEM_MOVE  2.0
 #define COST_VCPU_MOVE 1.0
 /* Cost per unit of (distance - local) / local between a cell and a cell it shares with. */
 #define COST_SHARE 1.0

@@ -23,7 +23,7 @@ void log_set_level(int max_level)
 
 void log_msg(int level, const char *fmt, ...)
 {
-    static const char *const names[] = {"emerg", "alert", "crit", "err",
+    static const char *const names[] = {"emerg",   "alert",  "crit", "err",
                                         "warning", "notice", "info", "debug"};
     char buf[2048];
     va_list ap;

@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-#define META_RATE_MAX 1048576
+#define META_RATE_MAX     1048576
 #define META_PRIORITY_MIN -100
 #define META_PRIORITY_MAX 100
 
@@ -199,8 +199,7 @@ int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_ori
     if (ret_orig)
         memset(ret_orig, 0, sizeof(*ret_orig));
     if (!doc) {
-        invalid(&c, "the <balancer> element is not well-formed XML (or carries a DTD)%s%s", "",
-                "");
+        invalid(&c, "the <balancer> element is not well-formed XML (or carries a DTD)%s%s", "", "");
         *ret_cfg = c;
         return 0;
     }

@@ -23,13 +23,13 @@
 #include "topology.h"
 
 /* ---- limits on what one snapshot may hold (also the JSON parser's bounds) ---- */
-#define SNAP_MAX_DOMAINS 4096
+#define SNAP_MAX_DOMAINS          4096
 #define SNAP_MAX_CELLS_PER_DOMAIN 64
-#define SNAP_MAX_VCPUS_PER_CELL 1024
-#define SNAP_MAX_HOT_RANGES 256
-#define SNAP_MAX_SHARES 64
-#define SNAP_NAME_MAX 256 /* bytes incl. NUL; libvirt domain names are shorter in practice */
-#define SNAP_UUID_MAX 37
+#define SNAP_MAX_VCPUS_PER_CELL   1024
+#define SNAP_MAX_HOT_RANGES       256
+#define SNAP_MAX_SHARES           64
+#define SNAP_NAME_MAX             256 /* bytes incl. NUL; libvirt domain names are shorter in practice */
+#define SNAP_UUID_MAX             37
 
 typedef enum vn_mode {
     VN_MODE_OFF,    /* not opted in (or mode="off"): never touched, never planned */
@@ -77,12 +77,12 @@ typedef struct snap_cell {
     unsigned id;
     unsigned nr_vcpus;
     snap_vcpu *vcpus;
-    uint64_t page_size;                   /* bytes per page of the backend */
-    uint64_t pages[VN_MAX_NODES];         /* resident pages on each node index */
-    vn_mem_binding binding;               /* per-cell memnode binding, or the domain's */
-    int last_candidate;                   /* node index proposed last pass, -1 none (rule 3) */
+    uint64_t page_size;           /* bytes per page of the backend */
+    uint64_t pages[VN_MAX_NODES]; /* resident pages on each node index */
+    vn_mem_binding binding;       /* per-cell memnode binding, or the domain's */
+    int last_candidate;           /* node index proposed last pass, -1 none (rule 3) */
     unsigned nr_hot;
-    snap_hot_range *hot;                  /* hints, hottest first after parsing */
+    snap_hot_range *hot; /* hints, hottest first after parsing */
     unsigned nr_shares;
     snap_share *shares;
 } snap_cell;
@@ -91,16 +91,16 @@ typedef struct snap_domain {
     char name[SNAP_NAME_MAX];
     char uuid[SNAP_UUID_MAX];
     vn_mode mode;
-    int priority;          /* higher is placed first, 0 default, -100..100 */
+    int priority;           /* higher is placed first, 0 default, -100..100 */
     uint64_t allowed_nodes; /* bitmask of node indexes; 0 = all nodes */
-    unsigned age_passes;   /* balancing passes since vnumad first saw the domain */
-    int preferred_node;    /* node index it settled on, -1 none yet (rule 3) */
+    unsigned age_passes;    /* balancing passes since vnumad first saw the domain */
+    int preferred_node;     /* node index it settled on, -1 none yet (rule 3) */
     unsigned nr_cells;
     snap_cell *cells;
 } snap_domain;
 
 typedef struct snapshot {
-    uint64_t pass;          /* pass number */
+    uint64_t pass; /* pass number */
     unsigned nr_domains;
     snap_domain *domains;
     /* Per node index: free bytes (overrides the topology's), and busy CPUs used
@@ -115,12 +115,12 @@ void snapshot_clear(snapshot *s);
 
 /* ---- configuration the decide stage reads ---- */
 typedef struct vn_config {
-    double busy_threshold;       /* a vCPU above this fraction of a CPU is busy */
-    uint64_t reserve_bytes;      /* free memory each node keeps; never a destination below it */
-    double reserve_fraction;     /* ... or this fraction of the node's memory, whichever is larger */
-    double min_gain_points;      /* hysteresis: smaller locality gains do not move memory */
-    double switch_margin;        /* hysteresis: cost a new home must win by */
-    unsigned early_passes;       /* rule 3: early fast migration lasts this many passes */
+    double busy_threshold;   /* a vCPU above this fraction of a CPU is busy */
+    uint64_t reserve_bytes;  /* free memory each node keeps; never a destination below it */
+    double reserve_fraction; /* ... or this fraction of the node's memory, whichever is larger */
+    double min_gain_points;  /* hysteresis: smaller locality gains do not move memory */
+    double switch_margin;    /* hysteresis: cost a new home must win by */
+    unsigned early_passes;   /* rule 3: early fast migration lasts this many passes */
 } vn_config;
 
 /* The documented defaults (docs/ARCHITECTURE.md). */
@@ -171,31 +171,31 @@ typedef struct plan_pin {
 } plan_pin;
 
 typedef struct plan_move {
-    int from_node;       /* node index, -1 for "every node but the target" (hot range) */
-    int to_node;         /* node index */
-    uint64_t bytes;      /* bytes to move (estimate for hot ranges) */
-    uint64_t gpa;        /* hot range start, when is_range */
-    uint64_t length;     /* hot range length, when is_range */
-    bool is_range;       /* a guest-physical range from hints, else bulk from from_node */
-    double gain_points;  /* expected locality gain, percentage points of the cell */
+    int from_node;      /* node index, -1 for "every node but the target" (hot range) */
+    int to_node;        /* node index */
+    uint64_t bytes;     /* bytes to move (estimate for hot ranges) */
+    uint64_t gpa;       /* hot range start, when is_range */
+    uint64_t length;    /* hot range length, when is_range */
+    bool is_range;      /* a guest-physical range from hints, else bulk from from_node */
+    double gain_points; /* expected locality gain, percentage points of the cell */
     vn_rules rules;
 } plan_move;
 
 typedef struct plan_cell {
     unsigned cell_id;
-    int current_node;    /* node index where the cell mostly is now, -1 spread/unknown */
-    int target_node;     /* node index chosen, -1 none */
-    int candidate_node;  /* feed back as last_candidate next pass (rule 3) */
+    int current_node;       /* node index where the cell mostly is now, -1 spread/unknown */
+    int target_node;        /* node index chosen, -1 none */
+    int candidate_node;     /* feed back as last_candidate next pass (rule 3) */
     double locality_before; /* percent, busy-weighted share of memory local to its vCPU */
     double locality_after;  /* percent, expected once the plan is done */
     unsigned nr_pins;
     plan_pin *pins;
     unsigned nr_moves;
-    plan_move *moves;        /* in priority order */
-    uint32_t batch_pages;    /* rule 5: pages per move_pages call */
-    bool cpu_overcommit;     /* no allowed node had CPUs to spare: placed on the least bad */
-    vn_rules rules;          /* every rule that shaped this cell's decision */
-    vn_reason reason;        /* why nothing happens, REASON_NONE when actions exist */
+    plan_move *moves;     /* in priority order */
+    uint32_t batch_pages; /* rule 5: pages per move_pages call */
+    bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
+    vn_rules rules;       /* every rule that shaped this cell's decision */
+    vn_reason reason;     /* why nothing happens, REASON_NONE when actions exist */
 } plan_cell;
 
 typedef struct plan_domain {

@@ -75,7 +75,8 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
     json_object_object_add(o, "current_node", node_json(t, pc->current_node));
     json_object_object_add(o, "target_node", node_json(t, pc->target_node));
     json_object_object_add(o, "candidate_node", node_json(t, pc->candidate_node));
-    json_object_object_add(o, "locality_before", json_object_new_double(round1(pc->locality_before)));
+    json_object_object_add(o, "locality_before",
+                           json_object_new_double(round1(pc->locality_before)));
     json_object_object_add(o, "locality_after", json_object_new_double(round1(pc->locality_after)));
     json_object_object_add(o, "reason", json_object_new_string(reason_name(pc->reason)));
     json_object_object_add(o, "rules", rules_json(pc->rules));
@@ -212,7 +213,8 @@ void record_plan_table(const topology *t, const plan *p, FILE *f)
                 human_bytes(mv->bytes, bytes, sizeof(bytes));
                 node_str(t, mv->to_node, tgt, sizeof(tgt));
                 if (mv->is_range) {
-                    fprintf(f, "    move hot range gpa 0x%" PRIx64 "+0x%" PRIx64 " -> node %s first\n",
+                    fprintf(f,
+                            "    move hot range gpa 0x%" PRIx64 "+0x%" PRIx64 " -> node %s first\n",
                             mv->gpa, mv->length, tgt);
                 } else {
                     node_str(t, mv->from_node, cur, sizeof(cur));
@@ -293,12 +295,15 @@ struct json_object *record_decision_json(const topology *t, const record_ctx *c,
         json_object_object_add(j, "reason", json_object_new_string(reason_name(pc->reason)));
         json_object_object_add(j, "rules", rules_json(pc->rules));
         json_object_object_add(j, "pins", json_object_new_int((int)pc->nr_pins));
-        json_object_object_add(j, "pins_done", json_object_new_int(
-                                                   res && k < res->nr_cells ? (int)res->cells[k].pins_done : 0));
+        json_object_object_add(
+            j, "pins_done",
+            json_object_new_int(res && k < res->nr_cells ? (int)res->cells[k].pins_done : 0));
         json_object_object_add(j, "bytes_planned", json_object_new_uint64(planned));
         json_object_object_add(j, "bytes_moved", json_object_new_uint64(done));
-        json_object_object_add(j, "locality_before", json_object_new_double(round1(pc->locality_before)));
-        json_object_object_add(j, "locality_after", json_object_new_double(round1(pc->locality_after)));
+        json_object_object_add(j, "locality_before",
+                               json_object_new_double(round1(pc->locality_before)));
+        json_object_object_add(j, "locality_after",
+                               json_object_new_double(round1(pc->locality_after)));
         json_object_array_add(cells, j);
     }
     json_object_object_add(o, "bytes_moved", json_object_new_uint64(moved));

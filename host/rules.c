@@ -120,8 +120,7 @@ uint64_t rule_scan_budget(uint64_t region_bytes, uint64_t scan_bytes)
     return VN_MAX(1ULL, budget);
 }
 
-bool rule_scan_region(bool touched, uint64_t scans_done, uint64_t region_bytes,
-                      uint64_t scan_bytes)
+bool rule_scan_region(bool touched, uint64_t scans_done, uint64_t region_bytes, uint64_t scan_bytes)
 {
     if (touched)
         return true;

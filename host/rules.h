@@ -41,9 +41,9 @@ int rule_adjust_numa_imbalance(int imbalance, int dst_running, int imb_numa_nr);
 /* ---- Rule 2: cpuset skip ---- */
 
 typedef enum rule_cpuset_verdict {
-    CPUSET_NOT_BOUND,   /* memory not bound to one node: balance normally */
-    CPUSET_MOVE_VCPUS,  /* bound to one node: move vCPUs there, never sample/move memory */
-    CPUSET_SKIP_ALL,    /* bound to one node and vCPUs cannot (or need not) follow: skip */
+    CPUSET_NOT_BOUND,  /* memory not bound to one node: balance normally */
+    CPUSET_MOVE_VCPUS, /* bound to one node: move vCPUs there, never sample/move memory */
+    CPUSET_SKIP_ALL,   /* bound to one node and vCPUs cannot (or need not) follow: skip */
     CPUSET_MAX,
 } rule_cpuset_verdict;
 

@@ -42,8 +42,7 @@ int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool
 /* HMP "info mtree -f": guest-physical start of the first RAM range of backend `id` in
  * the "system" address space, and that range's offset inside the backend. -ENOENT if
  * the backend has no RAM range. */
-int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa,
-                        uint64_t *ret_offset);
+int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uint64_t *ret_offset);
 
 /* HMP "gpa2hva ADDR" reply -> host virtual address. */
 int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva);
@@ -68,5 +67,5 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
  * is one cell and its memory is not sampled (out->cells[0].pages all zero).
  * Returns 0 or -errno with a reason in err.
  */
-int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops,
-                  bool use_qmp, double now_s, snap_domain *out, char *err, size_t errlen);
+int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
+                  double now_s, snap_domain *out, char *err, size_t errlen);

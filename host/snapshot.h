@@ -24,8 +24,8 @@
  * it with snapshot_clear), or -EINVAL (bad content) / -E2BIG (over a limit) /
  * -ENOMEM, with "ORIGIN: PATH: reason" in err. *ret is untouched on error.
  */
-int snap_parse(const char *text, size_t len, const char *origin, const topology *t,
-               snapshot *ret, char *err, size_t errlen);
+int snap_parse(const char *text, size_t len, const char *origin, const topology *t, snapshot *ret,
+               char *err, size_t errlen);
 
 /* Read and parse a file; the same contract as snap_parse, plus -errno of open/read. */
 int snap_load_file(const char *path, const topology *t, snapshot *ret, char *err, size_t errlen);

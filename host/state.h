@@ -12,29 +12,29 @@
 #include "cpuset.h"
 #include "model.h"
 
-#define STATE_MAX_VCPUS 1024
-#define STATE_HISTORY 64        /* decision records kept in memory per domain */
-#define STATE_ERROR_MAX 256
-#define STATE_NODESET_MAX 256
+#define STATE_MAX_VCPUS     1024
+#define STATE_HISTORY       64 /* decision records kept in memory per domain */
+#define STATE_ERROR_MAX     256
+#define STATE_NODESET_MAX   256
 #define STATE_MAX_IOTHREADS 64
 
 /* The opt-in element: <vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" .../> */
 typedef struct vn_balancer {
     vn_mode mode;
-    uint64_t allowed_nodes;  /* topology node indexes; 0 = all */
-    unsigned rate_mib;       /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
-    int priority;            /* -100..100 */
-    bool valid;              /* false: the element is broken, `error` says why */
+    uint64_t allowed_nodes; /* topology node indexes; 0 = all */
+    unsigned rate_mib;      /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
+    int priority;           /* -100..100 */
+    bool valid;             /* false: the element is broken, `error` says why */
     char error[STATE_ERROR_MAX];
 } vn_balancer;
 
 /* A cell's guest RAM as the QEMU process maps it (cached for the domain's life). */
 typedef struct ram_range {
     unsigned cell;
-    uint64_t gpa;      /* guest-physical start of the backend's first range */
-    uint64_t hva;      /* QEMU virtual address of the backend's start */
-    uint64_t size;     /* bytes */
-    bool shared;       /* memfd / share=on backend */
+    uint64_t gpa;  /* guest-physical start of the backend's first range */
+    uint64_t hva;  /* QEMU virtual address of the backend's start */
+    uint64_t size; /* bytes */
+    bool shared;   /* memfd / share=on backend */
 } ram_range;
 
 /* What vnumad changed, as it was before the first change (restored on opt-out/exit). */
@@ -54,9 +54,9 @@ typedef struct dom_originals {
 } dom_originals;
 
 typedef struct dom_counters {
-    uint64_t passes;        /* passes that sampled the domain */
-    uint64_t memory_scans;  /* move_pages status queries issued */
-    uint64_t pins;          /* vCPU pins applied */
+    uint64_t passes;       /* passes that sampled the domain */
+    uint64_t memory_scans; /* move_pages status queries issued */
+    uint64_t pins;         /* vCPU pins applied */
     uint64_t pages_moved;
     uint64_t bytes_moved;
     uint64_t errors;
@@ -65,22 +65,22 @@ typedef struct dom_counters {
 typedef struct dom_state {
     char uuid[SNAP_UUID_MAX];
     char name[SNAP_NAME_MAX];
-    int id;                 /* libvirt id when last seen running; -1 after it stopped */
-    pid_t pid;              /* QEMU process */
+    int id;    /* libvirt id when last seen running; -1 after it stopped */
+    pid_t pid; /* QEMU process */
     vn_balancer cfg;
-    bool paused;            /* vnumactl pause */
-    bool permanent_error;   /* stop touching the domain until it restarts */
+    bool paused;          /* vnumactl pause */
+    bool permanent_error; /* stop touching the domain until it restarts */
     char error[STATE_ERROR_MAX];
 
     unsigned age_passes;
-    int preferred_node;                         /* topology node index, -1 none */
+    int preferred_node; /* topology node index, -1 none */
     int last_candidate[SNAP_MAX_CELLS_PER_DOMAIN];
 
-    int ram_for_id;                             /* libvirt id the RAM layout belongs to */
+    int ram_for_id; /* libvirt id the RAM layout belongs to */
     unsigned nr_ram;
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
 
-    double prev_sample_s;                       /* monotonic time of the last sample */
+    double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
 
@@ -94,31 +94,31 @@ typedef struct dom_state {
     unsigned nr_view;
     struct {
         unsigned cell;
-        int target;                             /* node index, -1 none */
-        double locality;                        /* percent */
-        uint16_t vcpus[VN_MAX_NODES];           /* vCPUs pinned within each node */
-        uint64_t mem[VN_MAX_NODES];             /* bytes on each node */
+        int target;                   /* node index, -1 none */
+        double locality;              /* percent */
+        uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
+        uint64_t mem[VN_MAX_NODES];   /* bytes on each node */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 
-    bool agent_connected;                       /* the guest opened org.vnuma.agent.0 */
-    char journal_key[160];                      /* last record's gist written to the journal */
+    bool agent_connected;  /* the guest opened org.vnuma.agent.0 */
+    char journal_key[160]; /* last record's gist written to the journal */
 
-    unsigned nr_history;                        /* ring of compact JSON decision records */
+    unsigned nr_history; /* ring of compact JSON decision records */
     unsigned history_head;
     char *history[STATE_HISTORY];
 } dom_state;
 
 /* vnumad.conf (docs/operations.md); defaults from daemon_config_defaults(). */
 typedef struct daemon_config {
-    double interval_s;          /* interval = 5 */
-    double event_delay_s;       /* event_delay = 0.5: a pass this soon after an event */
-    unsigned rate_limit_mib;    /* rate_limit_mib = 256: host-wide migration, MiB/s */
-    bool use_qmp;               /* qmp = yes */
-    bool restore_on_exit;       /* restore_on_exit = yes */
-    char socket_path[108];      /* socket = /run/vnuma/vnumad.sock */
-    char state_dir[256];        /* state_dir = /var/lib/vnuma */
-    char uri[256];              /* uri = qemu:///system */
-    int log_level;              /* log_level = info (err=3 warning=4 info=6 debug=7) */
-    unsigned act_delay_ms;      /* act_delay_ms = 0: pause between sample and act (fault tests) */
-    vn_config decide;           /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
+    double interval_s;       /* interval = 5 */
+    double event_delay_s;    /* event_delay = 0.5: a pass this soon after an event */
+    unsigned rate_limit_mib; /* rate_limit_mib = 256: host-wide migration, MiB/s */
+    bool use_qmp;            /* qmp = yes */
+    bool restore_on_exit;    /* restore_on_exit = yes */
+    char socket_path[108];   /* socket = /run/vnuma/vnumad.sock */
+    char state_dir[256];     /* state_dir = /var/lib/vnuma */
+    char uri[256];           /* uri = qemu:///system */
+    int log_level;           /* log_level = info (err=3 warning=4 info=6 debug=7) */
+    unsigned act_delay_ms;   /* act_delay_ms = 0: pause between sample and act (fault tests) */
+    vn_config decide;        /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
 } daemon_config;

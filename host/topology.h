@@ -18,32 +18,32 @@
 /* Most LLC (L3) groups recorded per node. */
 #define VN_MAX_LLC_PER_NODE 32
 /* SLIT distance of a node to itself, and the remote default when the source has no matrix. */
-#define TOPO_DISTANCE_LOCAL 10
+#define TOPO_DISTANCE_LOCAL          10
 #define TOPO_DISTANCE_REMOTE_DEFAULT 20
 
 typedef struct topo_node {
-    unsigned os_index;      /* the kernel's node number */
-    vn_cpuset cpus;         /* allowed CPUs of the node (empty: memory-only node) */
-    unsigned nr_cpus;       /* weight of cpus */
-    unsigned nr_cores;      /* cores with at least one allowed PU */
-    unsigned smt;           /* most allowed PUs on one core (1: no SMT) */
-    uint64_t mem_total;     /* bytes of memory local to the node */
-    uint64_t mem_free;      /* bytes free at load time; == mem_total when unknown */
-    bool mem_free_known;    /* mem_free came from the running kernel */
-    bool cpuless;           /* no allowed CPU: never a home for vCPUs */
-    unsigned nr_llc;        /* LLC (L3) groups intersecting the node; 1 when no L3 */
+    unsigned os_index;                  /* the kernel's node number */
+    vn_cpuset cpus;                     /* allowed CPUs of the node (empty: memory-only node) */
+    unsigned nr_cpus;                   /* weight of cpus */
+    unsigned nr_cores;                  /* cores with at least one allowed PU */
+    unsigned smt;                       /* most allowed PUs on one core (1: no SMT) */
+    uint64_t mem_total;                 /* bytes of memory local to the node */
+    uint64_t mem_free;                  /* bytes free at load time; == mem_total when unknown */
+    bool mem_free_known;                /* mem_free came from the running kernel */
+    bool cpuless;                       /* no allowed CPU: never a home for vCPUs */
+    unsigned nr_llc;                    /* LLC (L3) groups intersecting the node; 1 when no L3 */
     vn_cpuset llc[VN_MAX_LLC_PER_NODE]; /* allowed CPUs of each LLC group in this node */
-    unsigned imb_numa_nr;   /* rule 1: allowed imbalance, see rule_imb_numa_nr() */
+    unsigned imb_numa_nr;               /* rule 1: allowed imbalance, see rule_imb_numa_nr() */
 } topo_node;
 
 typedef struct topology {
-    char source[256];       /* "live", the XML path, or "synthetic:<string>" */
+    char source[256]; /* "live", the XML path, or "synthetic:<string>" */
     unsigned nr_nodes;
     topo_node nodes[VN_MAX_NODES];
     /* distance[i * nr_nodes + j]: SLIT-style distance between node indexes i and j */
     unsigned distance[VN_MAX_NODES * VN_MAX_NODES];
-    bool distances_known;   /* false: defaults were filled in */
-    vn_cpuset cpus;         /* all allowed CPUs */
+    bool distances_known; /* false: defaults were filled in */
+    vn_cpuset cpus;       /* all allowed CPUs */
     unsigned nr_cpus;
 } topology;
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #define VN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define VN_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define VN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define VN_MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define VN_MAX(a, b)     ((a) > (b) ? (a) : (b))
 
 static inline void vn_freep(void *p)
 {
@@ -33,10 +33,10 @@ static inline void vn_closep(int *fd)
         (void)close(*fd);
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(vn_freep)
+#define _cleanup_(f)     __attribute__((cleanup(f)))
+#define _cleanup_free_   _cleanup_(vn_freep)
 #define _cleanup_fclose_ _cleanup_(vn_fclosep)
-#define _cleanup_close_ _cleanup_(vn_closep)
+#define _cleanup_close_  _cleanup_(vn_closep)
 
 /* Hand a cleanup-owned pointer to the caller: the variable no longer owns it. */
 #define VN_TAKE_PTR(p)                                                                             \

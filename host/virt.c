@@ -17,10 +17,10 @@
 
 #include "util.h"
 
-#define VIRT_METADATA_URI "urn:vnuma:balancer:1"
-#define VIRT_METADATA_KEY "vnuma"
+#define VIRT_METADATA_URI       "urn:vnuma:balancer:1"
+#define VIRT_METADATA_KEY       "vnuma"
 #define VIRT_KEEPALIVE_INTERVAL 5
-#define VIRT_KEEPALIVE_COUNT 3
+#define VIRT_KEEPALIVE_COUNT    3
 
 static __thread char last_error[512];
 
@@ -295,17 +295,17 @@ int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     if (virConnectRegisterCloseCallback(c->conn, on_close, c, NULL) < 0)
         goto error;
     c->close_registered = true;
-    c->cb_lifecycle = virConnectDomainEventRegisterAny(
-        c->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), c,
-        NULL);
-    c->cb_metadata = virConnectDomainEventRegisterAny(
-        c->conn, NULL, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
-        VIR_DOMAIN_EVENT_CALLBACK(on_metadata), c, NULL);
+    c->cb_lifecycle =
+        virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+                                         VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), c, NULL);
+    c->cb_metadata =
+        virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+                                         VIR_DOMAIN_EVENT_CALLBACK(on_metadata), c, NULL);
     if (c->cb_lifecycle < 0 || c->cb_metadata < 0)
         goto error;
     /* Event registration does not taint domains (only monitor commands do). */
     c->cb_qmp = virConnectDomainQemuMonitorEventRegister(c->conn, NULL, "VSERPORT_CHANGE", on_qmp,
-                                                          c, NULL, 0);
+                                                         c, NULL, 0);
     *ret = c;
     return 0;
 error:
@@ -477,7 +477,7 @@ static int cpuset_to_map(const vn_cpuset *s, unsigned char **ret, int *ret_len)
     if (!map)
         return -ENOMEM;
     CPUSET_FOREACH(cpu, s)
-        VIR_USE_CPU(map, cpu);
+    VIR_USE_CPU(map, cpu);
     *ret = map;
     *ret_len = maplen;
     return 0;

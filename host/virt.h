@@ -25,7 +25,7 @@
 
 #define LOOP_READABLE 1
 #define LOOP_WRITABLE 2
-#define LOOP_HANGUP 4
+#define LOOP_HANGUP   4
 
 typedef void (*loop_fd_cb)(int watch, int fd, int events, void *opaque);
 typedef void (*loop_timer_cb)(int timer, void *opaque);
@@ -45,9 +45,9 @@ void loop_remove_timer(int timer);
 /* ---- connection ---- */
 
 typedef enum virt_lifecycle {
-    VIRT_EVENT_STARTED,   /* booted, restored, or arrived by live migration (detail says) */
-    VIRT_EVENT_STOPPED,   /* shut off, destroyed, crashed, saved, migrated away */
-    VIRT_EVENT_OTHER,     /* suspended, resumed, defined, ... */
+    VIRT_EVENT_STARTED, /* booted, restored, or arrived by live migration (detail says) */
+    VIRT_EVENT_STOPPED, /* shut off, destroyed, crashed, saved, migrated away */
+    VIRT_EVENT_OTHER,   /* suspended, resumed, defined, ... */
     VIRT_EVENT_MAX,
 } virt_lifecycle;
 

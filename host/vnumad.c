@@ -25,7 +25,7 @@
 #include "topology.h"
 #include "util.h"
 
-#define VNUMA_VERSION "0.1.0"
+#define VNUMA_VERSION     "0.1.0"
 #define ADVISE_MAX_PASSES 100
 
 typedef enum output_kind {
@@ -144,7 +144,7 @@ static int advise(const topology *t, const char *snap_path, output_kind out, uns
             json_object_put(arr);
         }
         printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
     } else {
         json_object_put(arr);
@@ -158,8 +158,8 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
     char err[1024];
 
     daemon_config_defaults(&cfg);
-    if (daemon_config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &cfg,
-                           err, sizeof(err)) < 0) {
+    if (daemon_config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &cfg, err,
+                           sizeof(err)) < 0) {
         fprintf(stderr, "vnumad: %s\n", err);
         return 1;
     }
@@ -182,12 +182,18 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"advise", no_argument, NULL, 'a'},      {"topology", required_argument, NULL, 't'},
-        {"synthetic", required_argument, NULL, 'y'}, {"snapshot", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},        {"table", no_argument, NULL, 'T'},
-        {"passes", required_argument, NULL, 'p'}, {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},        {"foreground", no_argument, NULL, 'f'},
-        {"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, 'C'},
+        {"advise", no_argument, NULL, 'a'},
+        {"topology", required_argument, NULL, 't'},
+        {"synthetic", required_argument, NULL, 'y'},
+        {"snapshot", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"table", no_argument, NULL, 'T'},
+        {"passes", required_argument, NULL, 'p'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"config", required_argument, NULL, 'c'},
+        {"check-config", no_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     const char *config_path = NULL;

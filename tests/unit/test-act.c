@@ -15,9 +15,9 @@
 #include "tap.h"
 #include "util.h"
 
-#define FAKE_BASE 0x7f0000000000ULL
+#define FAKE_BASE  0x7f0000000000ULL
 #define FAKE_PAGES 65536 /* 256 MiB */
-#define PAGE 4096ULL
+#define PAGE       4096ULL
 
 static int fake_node[FAKE_PAGES];
 static long long fake_free[2];

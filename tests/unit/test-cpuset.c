@@ -14,24 +14,15 @@ static void test_parse_format(void)
         unsigned weight;
         const char *out;
     } cases[] = {
-        {"0-3,8", 0, 5, "0-3,8"},
-        {"", 0, 0, ""},
-        {"7", 0, 1, "7"},
-        {"0,1,2,3", 0, 4, "0-3"},
-        {"1023", 0, 1, "1023"},
-        {"0-1023", 0, 1024, "0-1023"},
-        {"1024", -ERANGE, 0, NULL},
-        {"0-4096", -ERANGE, 0, NULL},
-        {"a", -EINVAL, 0, NULL},
-        {"0-", -EINVAL, 0, NULL},
-        {"1 2", -EINVAL, 0, NULL},
-        {"-1", -EINVAL, 0, NULL},
-        {"3-1", -EINVAL, 0, NULL},
-        {"3-1,5", -EINVAL, 0, NULL},
-        {"1,,2", -EINVAL, 0, NULL},
-        {"1-2-3", -EINVAL, 0, NULL},
-        {"1,", -EINVAL, 0, NULL},
-        {",1", -EINVAL, 0, NULL},
+        {"0-3,8", 0, 5, "0-3,8"},   {"", 0, 0, ""},
+        {"7", 0, 1, "7"},           {"0,1,2,3", 0, 4, "0-3"},
+        {"1023", 0, 1, "1023"},     {"0-1023", 0, 1024, "0-1023"},
+        {"1024", -ERANGE, 0, NULL}, {"0-4096", -ERANGE, 0, NULL},
+        {"a", -EINVAL, 0, NULL},    {"0-", -EINVAL, 0, NULL},
+        {"1 2", -EINVAL, 0, NULL},  {"-1", -EINVAL, 0, NULL},
+        {"3-1", -EINVAL, 0, NULL},  {"3-1,5", -EINVAL, 0, NULL},
+        {"1,,2", -EINVAL, 0, NULL}, {"1-2-3", -EINVAL, 0, NULL},
+        {"1,", -EINVAL, 0, NULL},   {",1", -EINVAL, 0, NULL},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_cpuset s;
@@ -42,8 +33,8 @@ static void test_parse_format(void)
         if (cases[i].ret == 0) {
             (void)cpuset_format(&s, buf, sizeof(buf));
             CHECK(r == 0 && cpuset_weight(&s) == cases[i].weight && strcmp(buf, cases[i].out) == 0,
-                  "parse '%s' -> %u CPUs, prints '%s' (got %d, '%s')", cases[i].in,
-                  cases[i].weight, cases[i].out, r, buf);
+                  "parse '%s' -> %u CPUs, prints '%s' (got %d, '%s')", cases[i].in, cases[i].weight,
+                  cases[i].out, r, buf);
         } else {
             CHECK(r == cases[i].ret && s.w[0] == 0xABABABABABABABABULL,
                   "parse '%s' fails with %d and leaves the output alone (got %d)", cases[i].in,

@@ -16,8 +16,8 @@
 #include "tap.h"
 #include "util.h"
 
-#define MIB (1024ULL * 1024)
-#define PAGE 4096ULL
+#define MIB      (1024ULL * 1024)
+#define PAGE     4096ULL
 #define MAX_DOMS 16
 
 /* ---------- building snapshots by hand ---------- */
@@ -192,8 +192,7 @@ static void test_early_vs_old(void)
           "new domain: 300 MiB move on the first observation (early-migration)");
     CHECK(pn && pn->nr_moves && pn->moves[0].gain_points > 74 && pn->moves[0].gain_points < 76,
           "... expected gain 75 points");
-    CHECK(po && po->nr_moves == 0 && po->reason == REASON_FILTER_PENDING &&
-              po->candidate_node == 0,
+    CHECK(po && po->nr_moves == 0 && po->reason == REASON_FILTER_PENDING && po->candidate_node == 0,
           "old domain: first observation only records the candidate (two-stage-filter)");
     plan_clear(&p);
 
@@ -531,7 +530,10 @@ static void random_snapshot(const topology *t, snapshot *s)
         char name[32];
         unsigned m = rndn(10);
         snprintf(name, sizeof(name), "dom%u", i);
-        snap_domain *d = add_domain(s, name, m < 6 ? VN_MODE_AUTO : m < 8 ? VN_MODE_ADVISE : VN_MODE_OFF,
+        snap_domain *d = add_domain(s, name,
+                                    m < 6   ? VN_MODE_AUTO
+                                    : m < 8 ? VN_MODE_ADVISE
+                                            : VN_MODE_OFF,
                                     rndn(10), rndn(2) ? random_cpu_node(t) : -1);
         d->priority = (int)rndn(3) - 1;
         if (rndn(5) == 0)
@@ -543,8 +545,8 @@ static void random_snapshot(const topology *t, snapshot *s)
             if (rndn(10) < 2) { /* a cgroup or vcpupin limit that cuts through nodes */
                 cpuset_zero(&allowed);
                 CPUSET_FOREACH(cpu, &t->cpus)
-                    if (rndn(10) < 7)
-                        cpuset_set(&allowed, (unsigned)cpu);
+                if (rndn(10) < 7)
+                    cpuset_set(&allowed, (unsigned)cpu);
                 cpuset_set(&allowed, (unsigned)cpuset_first(&t->nodes[random_cpu_node(t)].cpus));
             } else if (rndn(10) < 3) {
                 cpuset_zero(&allowed);
@@ -590,14 +592,17 @@ static void random_snapshot(const topology *t, snapshot *s)
             else if (m == 1)
                 c->binding = (vn_mem_binding){VN_MEM_INTERLEAVE, (1ULL << t->nr_nodes) - 1};
             else if (m == 2)
-                c->binding = (vn_mem_binding){VN_MEM_RESTRICTIVE, (rnd() & ((1ULL << t->nr_nodes) - 1)) | 1};
+                c->binding =
+                    (vn_mem_binding){VN_MEM_RESTRICTIVE, (rnd() & ((1ULL << t->nr_nodes) - 1)) | 1};
             c->last_candidate = rndn(2) ? (int)rndn(t->nr_nodes) : -1;
             if (rndn(5) == 0) {
                 c->nr_hot = 1 + rndn(3);
                 c->hot = calloc(c->nr_hot, sizeof(*c->hot));
                 for (unsigned h = 0; h < c->nr_hot; h++)
-                    c->hot[h] = (snap_hot_range){.gpa = (uint64_t)h << 30, .length = 2 * MIB,
-                                                 .heat = 1.0 - h * 0.1, .shared = rndn(3) == 0};
+                    c->hot[h] = (snap_hot_range){.gpa = (uint64_t)h << 30,
+                                                 .length = 2 * MIB,
+                                                 .heat = 1.0 - h * 0.1,
+                                                 .shared = rndn(3) == 0};
             }
         }
     }
@@ -809,14 +814,16 @@ static void test_properties_on(const char *name, const topology *t, unsigned cas
         snapshot_clear(&s1);
         snapshot_clear(&s2);
     }
-    CHECK(bad_inv == 0, "%s: %u random snapshots: allowed sets, CPU-less nodes, allowed nodes, "
-                        "rule 2, reserve hold (%u bad; first: case %llu: %s)",
+    CHECK(bad_inv == 0,
+          "%s: %u random snapshots: allowed sets, CPU-less nodes, allowed nodes, "
+          "rule 2, reserve hold (%u bad; first: case %llu: %s)",
           name, cases, bad_inv, (unsigned long long)first_seed, first_inv ? first_inv : "-");
     CHECK(bad_det == 0, "%s: deterministic (%u differ)", name, bad_det);
     CHECK(bad_cap == 0, "%s: CPU capacity holds (%u bad; first: %s)", name, bad_cap,
           first_cap ? first_cap : "-");
-    CHECK(bad_idem == 0, "%s: idempotent: deciding on the planned state adds no pins and keeps "
-                         "every target (%u bad)",
+    CHECK(bad_idem == 0,
+          "%s: idempotent: deciding on the planned state adds no pins and keeps "
+          "every target (%u bad)",
           name, bad_idem);
     CHECK(bad_conv == 0, "%s: converged: the pass after that plans nothing (%u bad)", name,
           bad_conv);

@@ -12,8 +12,8 @@ static topology *two_nodes(void)
     topology *t = calloc(1, sizeof(*t));
     char err[256];
 
-    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err,
-                  sizeof(err)) < 0) {
+    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err, sizeof(err)) <
+        0) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
@@ -34,8 +34,8 @@ static void test_valid(const topology *t)
         {"<balancer mode=\"off\"/>", VN_MODE_OFF, 0, 0, 0},
         {"<balancer mode=\"auto\" nodes=\"0-1\" priority=\"100\"/>", VN_MODE_AUTO, 3, 0, 100},
         /* libvirt hands the element back with its namespace declared */
-        {"<vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"auto\"/>", VN_MODE_AUTO, 0,
-         0, 0},
+        {"<vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"auto\"/>", VN_MODE_AUTO, 0, 0,
+         0},
         {"<balancer mode=\"auto\"><decision pass=\"3\" time=\"x\">{}</decision></balancer>",
          VN_MODE_AUTO, 0, 0, 0},
     };

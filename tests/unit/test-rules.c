@@ -58,14 +58,30 @@ static void test_cpuset_skip(void)
         int want_node;
         const char *why;
     } cases[] = {
-        {{VN_MEM_STRICT, 1u << 2}, true, true, CPUSET_MOVE_VCPUS, 2,
+        {{VN_MEM_STRICT, 1u << 2},
+         true,
+         true,
+         CPUSET_MOVE_VCPUS,
+         2,
          "strict to node 2, vCPUs allowed there and elsewhere now: move vCPUs"},
-        {{VN_MEM_RESTRICTIVE, 1u << 1}, true, false, CPUSET_SKIP_ALL, 1,
+        {{VN_MEM_RESTRICTIVE, 1u << 1},
+         true,
+         false,
+         CPUSET_SKIP_ALL,
+         1,
          "restrictive to one node, vCPUs already there: skip"},
-        {{VN_MEM_STRICT, 1u << 0}, false, true, CPUSET_SKIP_ALL, 0,
+        {{VN_MEM_STRICT, 1u << 0},
+         false,
+         true,
+         CPUSET_SKIP_ALL,
+         0,
          "bound to one node, vCPUs not allowed there (refinement): skip"},
         {{VN_MEM_STRICT, 0x3}, true, true, CPUSET_NOT_BOUND, -1, "two-node set: not skipped"},
-        {{VN_MEM_PREFERRED, 1u << 1}, true, true, CPUSET_NOT_BOUND, -1,
+        {{VN_MEM_PREFERRED, 1u << 1},
+         true,
+         true,
+         CPUSET_NOT_BOUND,
+         -1,
          "preferred does not confine memory"},
         {{VN_MEM_INTERLEAVE, 1u << 1}, true, true, CPUSET_NOT_BOUND, -1, "interleave of one node"},
         {{VN_MEM_NONE, 0}, true, true, CPUSET_NOT_BOUND, -1, "no binding"},
@@ -98,8 +114,7 @@ static void test_migrate_filter(void)
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         CHECK(rule_migrate_filter(cases[i].age, EARLY_MIGRATION_PASSES, cases[i].preferred,
-                                  cases[i].last, cases[i].target,
-                                  cases[i].shared) == cases[i].want,
+                                  cases[i].last, cases[i].target, cases[i].shared) == cases[i].want,
               "migrate filter: %s", cases[i].why);
 }
 
@@ -114,8 +129,8 @@ static void test_scan_budget(void)
           "untouched region within budget is scanned (no starvation)");
     CHECK(!rule_scan_region(false, 1, 24 * M, 256 * M), "untouched region past budget is not");
     CHECK(rule_scan_region(true, 100, 24 * M, 256 * M), "a touched region is always scanned");
-    CHECK(rule_scan_region(false, 7, 4096 * M, 256 * M) && !rule_scan_region(false, 8, 4096 * M,
-                                                                             256 * M),
+    CHECK(rule_scan_region(false, 7, 4096 * M, 256 * M) &&
+              !rule_scan_region(false, 8, 4096 * M, 256 * M),
           "4 GiB region: scans 0..7 unconditional, the 9th is not");
 }
 

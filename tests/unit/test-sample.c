@@ -12,12 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <numaif.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <numaif.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
