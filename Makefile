@@ -5,6 +5,8 @@
 #   make demo       run the built-in demo (README)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make format     clang-format every C file
+#   make proto-doc  regenerate docs/PROTOCOL.md from the message table (proto/schema.c)
+#   make fuzz       build the protocol fuzzer and run it FUZZ_SECONDS (default 60)
 
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
@@ -17,7 +19,7 @@ BUILD    ?= build
 PKGS     := hwloc json-c libvirt libxml-2.0
 
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
-               -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE -Ihost -Iproto
+               -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE -Ihost -Iproto -Iagent
 ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS     += -fsanitize=address,undefined
@@ -32,15 +34,38 @@ CORE_SRCS  := $(filter-out $(HOST_MAINS),$(wildcard host/*.c))
 CORE_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 CORE_LIB   := $(BUILD)/libvnuma-core.a
 
+# proto/ is the guest protocol codec, linked by the host programs and the agent (json-c).
+PROTO_MAINS := proto/proto-doc.c
+PROTO_SRCS := $(filter-out $(PROTO_MAINS),$(wildcard proto/*.c))
+PROTO_OBJS := $(PROTO_SRCS:%.c=$(BUILD)/%.o)
+PROTO_LIB  := $(BUILD)/libvnuma-proto.a
+PROTO_LIBS  = $(shell pkg-config --libs json-c 2>/dev/null)
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 32768
+FUZZ_BIN     := $(BUILD)/fuzz/fuzz-proto-host
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iproto \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                $(shell pkg-config --cflags json-c 2>/dev/null)
+
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o)
+# The guest agent: agent/*.c but main.c is libvnuma-agent.a (its unit tests link it), plus
+# proto/'s codec and the pure rule functions of host/rules.o; json-c only (no libvirt, hwloc
+# or libnuma), so `make agent-static` can link it statically for an initramfs.
+AGENT_LIB   := $(BUILD)/libvnuma-agent.a
+AGENT_LINK  := $(AGENT_LIB) $(PROTO_LIB) $(BUILD)/host/rules.o
+# Static workload programs for the test guest (vm-images/guest/, vm-images/build-guest.sh).
+GUEST_TOOLS := $(BUILD)/guest-tools/memtouch $(BUILD)/guest-tools/pft
 
 UNIT_SRCS  := $(wildcard tests/unit/test-*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 PROGRAMS   := $(BUILD)/vnumad $(BUILD)/vnumactl $(BUILD)/vnuma-agent
 
-.PHONY: all check deps tests demo install uninstall clean format
+.PHONY: all check deps tests demo install uninstall clean format agent-static guest-tools \
+        proto-doc fuzz fuzz-build
 all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
@@ -51,20 +76,65 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/vnumad: $(BUILD)/host/vnumad.o $(CORE_LIB)
+$(PROTO_LIB): $(PROTO_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/vnumad: $(BUILD)/host/vnumad.o $(CORE_LIB) $(PROTO_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/vnumactl: $(BUILD)/host/vnumactl.o $(CORE_LIB)
+$(BUILD)/vnumactl: $(BUILD)/host/vnumactl.o $(CORE_LIB) $(PROTO_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/vnuma-agent: $(AGENT_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^
+$(BUILD)/proto-doc: $(BUILD)/proto/proto-doc.o $(PROTO_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROTO_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB)
+# docs/PROTOCOL.md is generated from proto/schema.c; test-proto checks that they agree.
+proto-doc: $(BUILD)/proto-doc
+	$(BUILD)/proto-doc > docs/PROTOCOL.md.tmp && mv docs/PROTOCOL.md.tmp docs/PROTOCOL.md
+
+# libFuzzer harness of the host-side decoder, built by clang from the sources (not from the
+# gcc objects). New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus is the seed corpus.
+$(FUZZ_BIN): tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(wildcard proto/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(PROTO_LIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus tests/fuzz/corpus
+
+$(AGENT_LIB): $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/vnuma-agent: $(BUILD)/agent/main.o $(AGENT_LINK)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljson-c
+
+# STATIC=1 or `make agent-static`: a static vnuma-agent (glibc and libjson-c.a) for an initramfs.
+$(BUILD)/vnuma-agent-static: $(BUILD)/agent/main.o $(AGENT_LINK)
+	$(CC) $(LDFLAGS) -static -o $@ $^ -ljson-c
+agent-static: $(BUILD)/vnuma-agent-static
+ifeq ($(STATIC),1)
+all: $(BUILD)/vnuma-agent-static
+endif
+
+$(BUILD)/guest-tools/%: vm-images/guest/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -static -pthread -o $@ $< -lm
+guest-tools: $(GUEST_TOOLS)
+
+$(BUILD)/tests/test-agent-%: $(BUILD)/tests/unit/test-agent-%.o $(AGENT_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljson-c
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests: $(PROGRAMS) $(UNIT_BINS)
+tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc
 
 # Installs what the build and the tests need from Debian, only when missing.
 deps:
@@ -89,9 +159,9 @@ uninstall:
 	      $(DESTDIR)$(SBINDIR)/vnuma-agent
 
 format:
-	clang-format -i $(wildcard host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch])
+	clang-format -i $(wildcard host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)
 
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(CORE_OBJS:.o=.d) $(PROTO_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

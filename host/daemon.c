@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "agentlink.h"
+#include "hints.h"
 #include "config.h"
 #include "control.h"
 #include "decide.h"
@@ -90,10 +92,24 @@ static dom_state *find_state_by_name(vnumad *dm, const char *name)
     return NULL;
 }
 
+static void agent_drop(dom_state *st)
+{
+    agentlink_close(st->link);
+    st->link = NULL;
+    st->link_closed = false;
+    st->agent_connected = false;
+    if (st->hints) {
+        proto_hints_free(st->hints);
+        free(st->hints);
+        st->hints = NULL;
+    }
+}
+
 static void state_free(dom_state *st)
 {
     if (!st)
         return;
+    agent_drop(st);
     for (unsigned i = 0; i < STATE_HISTORY; i++)
         free(st->history[i]);
     free(st);
@@ -127,6 +143,7 @@ static void state_reset_run(dom_state *st, int id)
     st->permanent_error = false;
     st->error[0] = '\0';
     st->qom_created = false;
+    agent_drop(st);
     st->nr_view = 0;
     memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
 }
@@ -295,6 +312,72 @@ static void record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *ac
 
     now_iso(time, sizeof(time));
     record_all(dm, d, st, &rc, NULL, NULL);
+}
+
+/* ---- the guest agent ---- */
+
+static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
+{
+    dom_state *st = opaque;
+
+    st->agent_connected = true;
+    log_info("vnuma-agent %s of '%s' connected (protocol %u, %u guest nodes, %u vCPUs)",
+             hello->agent, st->name, hello->version, hello->nodes, hello->vcpus);
+}
+
+static void on_agent_hints(void *opaque, proto_hints *h)
+{
+    dom_state *st = opaque;
+    proto_gpa_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    char err[256] = "";
+    int dropped;
+
+    for (unsigned i = 0; i < st->nr_ram; i++)
+        ram[i] = (proto_gpa_range){.gpa = st->ram[i].gpa, .length = st->ram[i].size};
+    /* lies the codec cannot see: vCPUs, nodes and ranges the domain does not have */
+    dropped = proto_hints_check_bounds(h, st->nr_prev, st->nr_ram ? st->nr_ram : 1, ram,
+                                       st->nr_ram, err, sizeof(err));
+    if (dropped > 0) {
+        st->agent.dropped_entries += (uint64_t)dropped;
+        snprintf(st->agent.last_error, sizeof(st->agent.last_error), "out of bounds: %.200s",
+                 err);
+        log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped, st->name,
+                  err);
+    }
+    if (st->hints) {
+        proto_hints_free(st->hints);
+        free(st->hints);
+    }
+    st->hints = h;
+    st->hints_at_s = now_mono();
+}
+
+static void on_agent_closed(void *opaque)
+{
+    dom_state *st = opaque;
+
+    st->agent_connected = false;
+    st->link_closed = true; /* closed from the pass, not from inside the link's callback */
+}
+
+/* Open the agent channel when the guest has the port open and none is open yet. */
+static void agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
+{
+    agentlink_callbacks cb = {.hints = on_agent_hints,
+                              .ready = on_agent_ready,
+                              .closed = on_agent_closed,
+                              .opaque = st};
+    _cleanup_free_ char *xml = NULL;
+    char path[256];
+    bool open = false;
+    int r;
+
+    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || virt_dom_xml(d, &xml) < 0 ||
+        agentlink_find_channel(xml, path, sizeof(path), &open) < 0 || !open)
+        return;
+    r = agentlink_open(path, &cb, &st->agent, &st->link);
+    if (r < 0)
+        log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));
 }
 
 /* ---- opt-in ---- */
@@ -614,8 +697,21 @@ static void run_pass(vnumad *dm)
             virt_dom_free(d);
             continue;
         }
+        if (st->link_closed)
+            agent_drop(st);
+        agent_connect(dm, d, st);
         r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now, &s.domains[s.nr_domains],
                           err, sizeof(err));
+        if (r == 0 && st->hints &&
+            now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
+            hints_apply(st->hints, st->ram, st->nr_ram, &s.domains[s.nr_domains]) < 0)
+            log_warn("Out of memory applying the hints of '%s'", st->name);
+        if (st->link) {
+            proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
+                                 .max_processes = 16,
+                                 .scan_budget_mib = 256};
+            (void)agentlink_request_hints(st->link, &g, now);
+        }
         if (r < 0) {
             st->count.errors++;
             log_warn("Failed to sample '%s': %s", st->name, err);
@@ -701,8 +797,17 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     dom_state *st = find_state(dm, uuid);
 
     log_debug("Domain '%s' port %s %s", name, port, open ? "opened" : "closed");
-    if (st)
-        st->agent_connected = open;
+    if (!st)
+        return;
+    if (!open) {
+        agent_drop(st);
+    } else if (dm->connected) {
+        virt_dom *d = NULL;
+        if (virt_dom_open(dm->conn, uuid, &d) == 0) {
+            agent_connect(dm, d, st);
+            virt_dom_free(d);
+        }
+    }
 }
 
 static void drop_connection(vnumad *dm)
@@ -853,7 +958,28 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                            : st->permanent_error ? json_object_new_string(st->error)
                                                  : NULL);
     json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
-    json_object_object_add(agent, "hint_age_s", NULL);
+    json_object_object_add(agent, "hint_age_s",
+                           st->hints ? json_object_new_double(
+                                           round((now_mono() - st->hints_at_s) * 10) / 10)
+                                     : NULL);
+    json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->agent.hint_sets));
+    json_object_object_add(agent, "processes",
+                           json_object_new_int(st->hints ? (int)st->hints->nr_processes : 0));
+    {
+        struct json_object *errs = json_object_new_object();
+        for (unsigned k = 1; k < PROTO_ERR_MAX; k++)
+            if (st->agent.errors[k])
+                json_object_object_add(errs, proto_error_name((proto_error)k),
+                                       json_object_new_uint64(st->agent.errors[k]));
+        if (st->agent.dropped_entries)
+            json_object_object_add(errs, "out-of-bounds",
+                                   json_object_new_uint64(st->agent.dropped_entries));
+        json_object_object_add(agent, "errors", errs);
+        json_object_object_add(agent, "last_error",
+                               st->agent.last_error[0]
+                                   ? json_object_new_string(st->agent.last_error)
+                                   : NULL);
+    }
     json_object_object_add(o, "agent", agent);
     json_object_object_add(o, "age_passes", json_object_new_int((int)st->age_passes));
     for (unsigned k = 0; k < st->nr_view; k++) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agentlink.h"
 #include "cpuset.h"
 #include "model.h"
 
@@ -101,6 +102,11 @@ typedef struct dom_state {
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 
     bool agent_connected;  /* the guest opened org.vnuma.agent.0 */
+    struct agentlink *link;     /* the channel to vnuma-agent, NULL if none */
+    bool link_closed;           /* the channel failed: close it next pass */
+    agentlink_stats agent;      /* what came over the channel */
+    proto_hints *hints;         /* the latest valid hint set, or NULL */
+    double hints_at_s;          /* monotonic time it arrived */
     char journal_key[160]; /* last record's gist written to the journal */
 
     unsigned nr_history; /* ring of compact JSON decision records */

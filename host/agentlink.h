@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host end of a domain's vnuma-agent channel (org.vnuma.agent.0): a
+ * non-blocking Unix socket to QEMU's chardev, on the daemon's event loop,
+ * speaking proto/ (docs/PROTOCOL.md). Everything read is hostile input:
+ * framed by proto_reader (bounded buffer), rate-limited per domain, decoded
+ * strictly, counted per error kind, and handed over only when fully valid.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/* Bytes read from one channel per event-loop wakeup at most (fairness between domains). */
+#define AGENTLINK_READ_BUDGET (64u * 1024)
+/* A request unanswered for this long is given up (the agent may be busy or gone). */
+#define AGENTLINK_REPLY_TIMEOUT_S 10.0
+
+typedef struct agentlink_stats {
+    uint64_t connects;
+    uint64_t hint_sets;                /* valid hint sets received */
+    uint64_t errors[PROTO_ERR_MAX];    /* refused input by kind */
+    uint64_t agent_errors;             /* error replies from the agent */
+    uint64_t dropped_entries;          /* entries outside the domain's bounds */
+    uint64_t bytes;                    /* bytes read */
+    char last_error[256];
+} agentlink_stats;
+
+typedef struct agentlink_callbacks {
+    /* a valid hint set; ownership of *h passes to the callee (proto_hints_free) */
+    void (*hints)(void *opaque, proto_hints *h);
+    /* the hello exchange finished */
+    void (*ready)(void *opaque, const proto_hello_reply *hello);
+    /* the channel closed or failed: the link must be closed by the owner */
+    void (*closed)(void *opaque);
+    void *opaque;
+} agentlink_callbacks;
+
+typedef struct agentlink agentlink;
+
+/*
+ * The agent channel's socket path in a domain's live XML, and whether the guest
+ * has the port open (target state='connected'). -ENOENT when the domain has no
+ * org.vnuma.agent.0 unix channel.
+ */
+int agentlink_find_channel(const char *domxml, char *path, size_t len, bool *ret_connected);
+
+/* Connect to `path`, send the hello; stats is owned by the caller and outlives the link. */
+int agentlink_open(const char *path, const agentlink_callbacks *cb, agentlink_stats *stats,
+                   agentlink **ret);
+void agentlink_close(agentlink *l);
+bool agentlink_ready(const agentlink *l);
+
+/* Ask for hints (no-op while a request is outstanding and not timed out). 0 or -errno. */
+int agentlink_request_hints(agentlink *l, const proto_get_hints *g, double now_s);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guest hints into the decide stage's input: the hot guest-physical ranges a
+ * vnuma-agent reported become each cell's hot ranges (moved first), and
+ * processes whose threads ran on vCPUs of several cells make their memory
+ * shared between those cells (rule 3's caveat: shared memory waits for the
+ * two-stage filter) and pull the cells together (the objective's sharing term).
+ * Pure: no I/O.
+ */
+#pragma once
+
+#include "model.h"
+#include "proto.h"
+#include "state.h"
+
+/* Sharing weight between two cells that a process spans. */
+#define HINT_SHARE_WEIGHT 0.6
+/* Hints older than this many balancing intervals are ignored. */
+#define HINT_MAX_AGE_INTERVALS 3.0
+
+/*
+ * Add the hint set's ranges and sharing to the cells of *sd (which must not
+ * carry hints yet). Ranges go to the cell whose RAM (ram[], guest-physical)
+ * holds their start; a range outside every cell is ignored. Returns 0 or -ENOMEM.
+ */
+int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, snap_domain *sd);

@@ -1,0 +1,159 @@
+#!/bin/bash
+# End to end: the guest agent in a real guest. Builds the test guest (vm-images/build-guest.sh),
+# boots it as a libvirt domain (TCG, direct kernel boot, 2 vCPUs, 2 NUMA cells of 128 MiB, the
+# org.vnuma.agent.0 channel) with memtouch writing 48 MiB bound to guest node 1, then speaks the
+# protocol from the host over the channel's unix socket (tests/e2e/agent-client.py): hello, a
+# few get-hints; the hint set must name memtouch, with its pages mostly on node 1 and its hot
+# ranges inside guest node 1's guest-physical range (HMP `info mtree -f`, ram-node1). The host
+# side disconnecting (cleanly, or after garbage) and reconnecting must not stop the agent.
+# Exits 77 only when no guest can be built or booted here.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+ensure_libvirt
+command -v python3 >/dev/null || skip_all "python3 is not installed (the test's protocol client)"
+CLIENT=tests/e2e/agent-client.py
+out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
+    skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"
+CACHE=$(echo "$out" | tail -n 1)
+
+NAME=vnuma-test-agent-$$-mem
+DIR=$E2E_TMP/guest
+mkdir -p "$DIR"
+chmod 711 "$E2E_TMP"
+chmod 755 "$DIR"
+cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$DIR/"
+CONSOLE=$DIR/console.log
+: >"$CONSOLE"
+chmod 666 "$CONSOLE"
+
+# guest_xml NAME CMDLINE: the test guest's domain XML
+guest_xml() {
+    cat <<XML
+<domain type='qemu'>
+  <name>$1</name>
+  <memory unit='MiB'>256</memory>
+  <vcpu placement='static'>2</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>$DIR/vmlinuz</kernel>
+    <initrd>$DIR/initramfs.cpio.gz</initrd>
+    <cmdline>$2</cmdline>
+  </os>
+  <features><acpi/><apic/></features>
+  <cpu mode='custom' match='exact' check='none'>
+    <model fallback='forbid'>qemu64</model>
+    <topology sockets='2' dies='1' cores='1' threads='1'/>
+    <numa>
+      <cell id='0' cpus='0' memory='128' unit='MiB'/>
+      <cell id='1' cpus='1' memory='128' unit='MiB'/>
+    </numa>
+  </cpu>
+  <on_poweroff>destroy</on_poweroff>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <controller type='usb' model='none'/>
+    <controller type='virtio-serial' index='0'/>
+    <channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>
+    <serial type='file'><source path='$CONSOLE'/><target port='0'/></serial>
+    <console type='file'><source path='$CONSOLE'/><target type='serial' port='0'/></console>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+XML
+}
+
+cmdline="console=ttyS0 rdinit=/init panic=-1 ${GUEST_LOGLEVEL:-loglevel=4} mitigations=off vnuma.workload=memtouch,node=1,mib=48"
+guest_xml "$NAME" "$cmdline" >"$DIR/$NAME.xml"
+echo "$NAME" >>"$E2E_TMP/domains"  # lib.sh's trap destroys and undefines it
+if ! $VIRSH define "$DIR/$NAME.xml" >"$E2E_TMP/define.out" 2>&1 ||
+    ! $VIRSH start "$NAME" >>"$E2E_TMP/define.out" 2>&1; then
+    cat "$E2E_TMP/define.out"
+    skip_all "cannot start a TCG guest with direct kernel boot here: $(tail -n 1 "$E2E_TMP/define.out")"
+fi
+note "domain $NAME started; console $CONSOLE"
+if ! wait_for 240 grep -q 'VNUMA: ready' "$CONSOLE"; then
+    sed 's/^/# console: /' "$CONSOLE" | tail -n 30
+    ok 1 "guest boots and its init starts the agent and memtouch (240 s)"
+    finish
+fi
+ok 0 "guest boots and its init starts the agent and memtouch"
+grep -a '^VNUMA:\|^memtouch' "$CONSOLE" | sed 's/^/# /'
+
+SOCK=$($VIRSH dumpxml "$NAME" | grep -o "/var/lib/libvirt/qemu/channel/target/[^'\"]*org.vnuma.agent.0" | head -n 1)
+[ -n "$SOCK" ] && [ -S "$SOCK" ]
+ok $? "channel socket in the live XML: $SOCK"
+
+# guest node 1's guest-physical range(s): "start-end (prio ..., ram): ram-node1 ..."
+$VIRSH qemu-monitor-command "$NAME" --hmp 'info mtree -f' >"$DIR/mtree" 2>&1
+awk '/ram-node1/ && $1 ~ /^[0-9a-f]+-[0-9a-f]+$/ {split($1, a, "-"); print a[1], a[2]}' "$DIR/mtree" |
+    sort -u >"$DIR/node1"
+[ -s "$DIR/node1" ]
+ok $? "ram-node1 in info mtree -f: $(paste -sd' ' "$DIR/node1")"
+
+timeout 300 python3 "$CLIENT" "$SOCK" hello >"$DIR/hello" 2>"$DIR/client.err"
+ok $? "hello answered: $(head -c 300 "$DIR/hello")"
+python3 - "$DIR/hello" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["return"]
+sys.exit(0 if r["version"] == 1 and r["nodes"] == 2 and r["vcpus"] == 2 else 1)
+PY
+ok $? "hello reply: version 1, 2 guest nodes, 2 vCPUs"
+
+# six requests a second apart: runtime deltas, soft-dirty clears and a few windows
+timeout 300 python3 "$CLIENT" "$SOCK" hints 6 1000 8 256 >"$DIR/hints" 2>>"$DIR/client.err"
+ok $? "six get-hints requests answered ($(awk '{print $2}' "$DIR/hints" | paste -sd' ') bytes)"
+tail -n 1 "$DIR/hints" | cut -d' ' -f3- >"$DIR/last.json"
+note "last hint set: $(head -c 600 "$DIR/last.json")"
+
+check() { # check NAME PYTHON-EXPRESSION-ON p (memtouch's process), r (node-1 ranges), h (set)
+    python3 - "$DIR/last.json" "$DIR/node1" "$2" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["return"]
+r = [tuple(int(x, 16) for x in l.split()) for l in open(sys.argv[2]) if l.strip()]
+ps = [p for p in h["processes"] if p["comm"] == "memtouch"]
+p = ps[0] if ps else None
+inside = lambda g: any(g["gpa"] >= a and g["gpa"] + g["length"] - 1 <= b for a, b in r)
+ok = eval(sys.argv[3])
+print("#", sys.argv[3], "->", ok)
+sys.exit(0 if ok else 1)
+PY
+    ok $? "$1"
+}
+check "the hint set names memtouch" 'p is not None'
+check "memtouch's resident pages are mostly (>= 90%) on guest node 1" \
+    'p is not None and sum(p["node_pages"]) > 0 and p["node_pages"][1] >= 0.9 * sum(p["node_pages"])'
+check "memtouch's resident pages are about its 48 MiB (>= 40 MiB)" \
+    'p is not None and p["node_pages"][1] * 4096 >= 40 << 20'
+check "memtouch has hot ranges" 'p is not None and len(p["ranges"]) > 0'
+# memtouch's buffer is bound to node 1; its stack, data and text are not (a few pages on
+# node 0): at least 90% of its range bytes, and all of its hottest range, are in node 1
+check ">= 90% of memtouch's range bytes lie inside guest node 1 (ram-node1)" \
+    'p is not None and sum(g["length"] for g in p["ranges"] if inside(g)) >= 0.9 * sum(g["length"] for g in p["ranges"])'
+check "memtouch's hottest (first) range lies inside guest node 1" \
+    'p is not None and len(p["ranges"]) > 0 and inside(p["ranges"][0])'
+check "memtouch's hottest range is hot (heat >= 500: soft-dirty sees its writes)" \
+    'p is not None and len(p["ranges"]) > 0 and max(g["heat"] for g in p["ranges"]) >= 500'
+check "memtouch ran on a guest vCPU (0 or 1)" \
+    'p is not None and len(p["vcpus"]) > 0 and set(p["vcpus"]) <= {0, 1}'
+check "seq grows, uptime is plausible" 'h["seq"] >= 6 and h["uptime_ms"] > 1000'
+
+# the host side goes away and comes back: a new session starts with a hello
+timeout 120 python3 "$CLIENT" "$SOCK" hints 1 1000 >"$DIR/again" 2>>"$DIR/client.err"
+ok $? "after the host client disconnected, a new client gets hints"
+python3 - "$SOCK" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b'\xff{"execute": garbage\n{"execute":"vnuma-get-hints","id":5}\n{"unfinished')
+s.close()
+PY
+sleep 1
+timeout 120 python3 "$CLIENT" "$SOCK" hints 2 500 >"$DIR/again2" 2>>"$DIR/client.err"
+ok $? "after a client sent garbage and an unfinished line and vanished, the next one is served"
+grep -q 'host side not connected' "$CONSOLE"
+ok $? "the agent logged the host side going away (and kept running)"
+grep -a '^AGENT:' "$CONSOLE" | tail -n 8 | sed 's/^/# /'
+[ -s "$DIR/client.err" ] && sed 's/^/# client: /' "$DIR/client.err" | tail -n 5
+finish

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of one collection (agent/collect.c) on a fixture /proc tree with
+ * fake memory operations, and of the agent's protocol side (agent/serve.c)
+ * through proto/'s own decoder: hello, get-hints, errors.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "proto.h"
+#include "serve.h"
+#include "tap.h"
+
+static char root[256];
+
+static void put(const char *path, const char *content)
+{
+    char full[512], dir[512];
+    FILE *f;
+
+    snprintf(full, sizeof(full), "%s/%s", root, path);
+    for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+        snprintf(dir, sizeof(dir), "%.*s", (int)(p - full), full);
+        (void)mkdir(dir, 0755);
+    }
+    f = fopen(full, "w");
+    if (!f) {
+        perror(full);
+        exit(1);
+    }
+    fputs(content, f);
+    fclose(f);
+}
+
+static void put_stat(int pid, int tid, const char *comm, unsigned long flags, unsigned long ticks,
+                     unsigned long rss, int cpu)
+{
+    char path[128], buf[512];
+
+    snprintf(buf, sizeof(buf),
+             "%d (%s) R 1 %d %d 0 -1 %lu 100 0 0 0 %lu 0 0 0 20 0 1 0 77 1000000 %lu "
+             "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 %d 0 0 0 0 0\n",
+             tid, comm, pid, pid, flags, ticks, rss, cpu);
+    if (tid == pid) {
+        snprintf(path, sizeof(path), "proc/%d/stat", pid);
+        put(path, buf);
+    }
+    snprintf(path, sizeof(path), "proc/%d/task/%d/stat", pid, tid);
+    put(path, buf);
+}
+
+/* fake memory: every page of pid 100 on node 1 at guest-physical 128 MiB + offset, of
+ * pid 200 on node 0 at 0 + offset */
+static int fake_query(pid_t pid, unsigned long n, void **pages, int *status)
+{
+    (void)pages;
+    for (unsigned long i = 0; i < n; i++)
+        status[i] = pid == 100 ? 1 : 0;
+    return 0;
+}
+
+static pid_t fake_pm_pid;
+static int fake_open_pagemap(const char *r, pid_t pid)
+{
+    (void)r;
+    fake_pm_pid = pid;
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static int fake_read_pagemap(int fd, uint64_t vaddr, size_t n, uint64_t *out)
+{
+    uint64_t base = fake_pm_pid == 100 ? (128ULL << 20) / 4096 : 16;
+    (void)fd;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (1ULL << 63) | (1ULL << 55) | (base + (vaddr - 0x10000000) / 4096 + i);
+    return 0;
+}
+
+static int fake_clear(const char *r, pid_t pid)
+{
+    (void)r;
+    (void)pid;
+    return 0;
+}
+
+static int fake_idle_test(uint64_t pfn, bool *idle)
+{
+    (void)pfn;
+    *idle = false;
+    return 0;
+}
+
+static int fake_idle_mark(uint64_t pfn)
+{
+    (void)pfn;
+    return 0;
+}
+
+static const scan_ops fake_ops = {
+    .query_nodes = fake_query,
+    .read_pagemap = fake_read_pagemap,
+    .open_pagemap = fake_open_pagemap,
+    .clear_soft_dirty = fake_clear,
+    .idle_test = fake_idle_test,
+    .idle_mark = fake_idle_mark,
+};
+
+static void fixture(unsigned long t100, unsigned long t200)
+{
+    put_stat(100, 100, "memtouch", 0, t100, 4096, 1);
+    put_stat(100, 101, "memtouch", 0, t100, 4096, 1);
+    put_stat(200, 200, "idle", 0, t200, 100, 0);
+    put_stat(2, 2, "kthreadd", 0x00208040, 5000, 0, 0);
+    put("proc/100/maps", "10000000-11000000 rw-p 00000000 00:00 0 \n");
+    put("proc/200/maps", "10000000-10100000 rw-p 00000000 00:00 0 \n");
+    put("proc/2/maps", "");
+    put("proc/uptime", "10.00 5.00\n");
+}
+
+static collector coll;
+static ag_hints hints;
+
+static void test_collect(void)
+{
+    collect_cfg cfg = {.interval_ms = 1000, .max_processes = 2, .scan_budget_mib = 64};
+
+    put("sys/devices/system/node/online", "0-1\n");
+    put("sys/devices/system/cpu/online", "0-1\n");
+    fixture(1000, 10);
+    CHECK(collector_init(&coll, root, &fake_ops, SCAN_HEAT_SOFTDIRTY) == 0 && coll.nr_nodes == 2 &&
+              coll.nr_cpus == 2,
+          "collector: 2 nodes, 2 CPUs from the fixture");
+    CHECK(collector_run(&coll, &cfg, 1000, &hints) == 0 && hints.seq == 1 &&
+              hints.uptime_ms == 10000,
+          "first collection: seq 1, uptime 10 s");
+    CHECK(hints.nr_procs == 2 && hints.procs[0].pid == 100,
+          "first collection (no deltas yet): kernel threads left out, largest RSS first");
+    fixture(1100, 200); /* pid 200 ran more in this window */
+    CHECK(collector_run(&coll, &cfg, 2000, &hints) == 0 && hints.seq == 2 && hints.nr_procs == 2 &&
+              hints.procs[0].pid == 200 && hints.procs[1].pid == 100,
+          "second collection: top N by runtime delta (200: 190 ticks, 100: 100)");
+    CHECK(hints.procs[1].nr_vcpus == 1 && hints.procs[1].vcpus[0] == 1,
+          "vCPUs: the processor of the threads that ran");
+    CHECK(hints.procs[1].node_pages[1] == 4096 && hints.procs[1].node_pages[0] == 0,
+          "memtouch: 16 MiB resident, all on node 1");
+    CHECK(hints.procs[1].nr_ranges >= 1 && hints.procs[1].ranges[0].gpa >= (128ULL << 20) &&
+              hints.procs[1].ranges[0].gpa + hints.procs[1].ranges[0].length <= (144ULL << 20),
+          "memtouch: its ranges lie in guest-physical [128, 144) MiB");
+    CHECK(hints.procs[1].ranges[0].heat == 1000,
+          "soft-dirty after a clear: every sampled page written, heat 1000");
+    cfg.max_processes = 1;
+    fixture(1100, 200); /* nobody ran */
+    CHECK(collector_run(&coll, &cfg, 3000, &hints) == 0 && hints.nr_procs == 1 &&
+              hints.procs[0].nr_vcpus == 0,
+          "max_processes 1 is followed; no thread ran: no vCPUs");
+}
+
+static const ag_hints *served;
+static int fake_hints(void *userdata, const collect_cfg *cfg, const ag_hints **ret)
+{
+    collect_cfg *seen = userdata;
+    *seen = *cfg;
+    *ret = served;
+    return 0;
+}
+
+static void test_serve(void)
+{
+    static serve s;
+    collect_cfg seen = {0};
+    proto_reply rep;
+    proto_expect ex = {.msg = PROTO_MSG_HELLO, .id = 1, .version = 0};
+    char *line = NULL, err[256];
+    size_t len = 0;
+
+    served = &hints;
+    serve_init(&s, 2, 2, "soft-dirty", true, fake_hints, &seen);
+    /* get-hints before a hello is refused with an error reply naming the id */
+    {
+        proto_get_hints g = {.interval_ms = 500, .max_processes = 4, .scan_budget_mib = 32};
+        char *req = NULL;
+        size_t rl = 0;
+        CHECK(proto_encode_get_hints(7, &g, &req, &rl) == 0 &&
+                  serve_line(&s, req, rl - 1, &line, &len) == 0,
+              "get-hints before hello: answered");
+        CHECK(strstr(line, "\"error\"") && strstr(line, "\"id\":7"),
+              "get-hints before hello: an error reply with its id: %.*s", (int)len - 1, line);
+        free(line);
+        free(req);
+    }
+    {
+        proto_hello h = {.versions = PROTO_CAP_BIT(1), .caps = 0};
+        char *req = NULL;
+        size_t rl = 0;
+        CHECK(proto_encode_hello(1, &h, &req, &rl) == 0 &&
+                  serve_line(&s, req, rl - 1, &line, &len) == 0,
+              "hello answered");
+        ex = (proto_expect){.msg = PROTO_MSG_HELLO, .id = 1, .version = 0};
+        memset(&rep, 0, sizeof(rep));
+        CHECK(proto_decode_reply(line, len - 1, &ex, &rep, err, sizeof(err)) == 0 &&
+                  rep.kind == PROTO_REPLY_HELLO && rep.hello.version == 1 && rep.hello.nodes == 2 &&
+                  rep.hello.vcpus == 2 && (rep.hello.caps & PROTO_CAP_BIT(PROTO_CAP_HOT_RANGES)) &&
+                  strstr(rep.hello.agent, "heat=soft-dirty"),
+              "hello reply: version 1, 2 nodes, 2 vCPUs, hot-ranges, heat method named (%s)", err);
+        proto_reply_clear(&rep);
+        free(line);
+        free(req);
+    }
+    {
+        proto_get_hints g = {.interval_ms = 500, .max_processes = 4, .scan_budget_mib = 32};
+        char *req = NULL;
+        size_t rl = 0;
+        CHECK(proto_encode_get_hints(2, &g, &req, &rl) == 0 &&
+                  serve_line(&s, req, rl - 1, &line, &len) == 0,
+              "get-hints answered");
+        CHECK(seen.interval_ms == 500 && seen.max_processes == 4 && seen.scan_budget_mib == 32,
+              "the host's interval, process count and budget reach the collector");
+        ex = (proto_expect){.msg = PROTO_MSG_GET_HINTS, .id = 2, .version = 1};
+        memset(&rep, 0, sizeof(rep));
+        CHECK(proto_decode_reply(line, len - 1, &ex, &rep, err, sizeof(err)) == 0 &&
+                  rep.kind == PROTO_REPLY_HINTS && rep.hints.nr_processes == hints.nr_procs &&
+                  rep.hints.seq == hints.seq,
+              "hint set decodes with the host's decoder (%s), %zu bytes", err, len);
+        CHECK(rep.kind == PROTO_REPLY_HINTS && rep.hints.nr_processes == 1 &&
+                  rep.hints.processes[0].pid == hints.procs[0].pid &&
+                  rep.hints.processes[0].nr_node_pages == 2 &&
+                  rep.hints.processes[0].nr_ranges == hints.procs[0].nr_ranges,
+              "hint set fields survive the round trip");
+        proto_reply_clear(&rep);
+        free(line);
+        free(req);
+    }
+    line = NULL;
+    CHECK(serve_line(&s, "{\"execute\":\"nope\",\"id\":3}", 25, &line, &len) == 0 && line &&
+              strstr(line, "\"error\"") && strstr(line, "\"id\":3"),
+          "unknown command: error reply with its id: %.*s", line ? (int)len - 1 : 0,
+          line ? line : "");
+    free(line);
+    CHECK(serve_line(&s, "{\"execute\":", 12, &line, &len) == 0 && strstr(line, "\"error\""),
+          "garbage: an error reply, the agent goes on");
+    free(line);
+    serve_reset(&s);
+    CHECK(s.version == 0, "a new host session starts without a version");
+}
+
+int main(void)
+{
+    char cmd[300];
+    int r;
+
+    snprintf(root, sizeof(root), "/tmp/vnuma-agent-collect.XXXXXX");
+    if (!mkdtemp(root)) {
+        printf("cannot create a temporary directory\n");
+        return 77;
+    }
+    test_collect();
+    test_serve();
+    collector_free(&coll);
+    r = tap_done();
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    (void)system(cmd);
+    return r;
+}

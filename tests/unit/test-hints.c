@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Tests of guest hints into the decide stage (host/hints.c), and that decide orders them first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "hints.h"
+#include "tap.h"
+
+#define MIB (1024ULL * 1024)
+
+/* Two cells of 128 MiB: cell 0 at gpa 0, cell 1 at 128 MiB; vCPU 0 in cell 0, vCPU 1 in cell 1. */
+static void make_domain(snap_domain *d, const topology *t)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "vm");
+    d->mode = VN_MODE_AUTO;
+    d->preferred_node = -1;
+    d->nr_cells = 2;
+    d->cells = calloc(2, sizeof(*d->cells));
+    for (unsigned k = 0; k < 2; k++) {
+        snap_cell *c = &d->cells[k];
+        c->id = k;
+        c->nr_vcpus = 1;
+        c->vcpus = calloc(1, sizeof(*c->vcpus));
+        c->vcpus[0] = (snap_vcpu){.id = k, .busy = 0.9, .allowed = t->nodes[0].cpus,
+                                  .pinned = t->nodes[0].cpus, .cpu = -1};
+        c->page_size = 4096;
+        c->pages[1] = 128 * MIB / 4096; /* all on node 1, vCPUs allowed on node 0 only */
+        c->last_candidate = -1;
+    }
+}
+
+static proto_process proc(int pid, uint32_t *vcpus, unsigned nv, proto_range *r, unsigned nr)
+{
+    proto_process p = {.pid = pid, .vcpus = vcpus, .nr_vcpus = nv, .ranges = r, .nr_ranges = nr};
+    snprintf(p.comm, sizeof(p.comm), "p%d", pid);
+    return p;
+}
+
+int main(void)
+{
+    topology *t = calloc(1, sizeof(*t));
+    char err[256];
+    ram_range ram[2] = {{.cell = 0, .gpa = 0, .size = 128 * MIB},
+                        {.cell = 1, .gpa = 128 * MIB, .size = 128 * MIB}};
+    uint32_t v1[] = {1}, v01[] = {0, 1};
+    proto_range r1[] = {{.gpa = 130 * MIB, .length = 2 * MIB, .heat = 300},
+                        {.gpa = 200 * MIB, .length = 4 * MIB, .heat = 900}};
+    proto_range r2[] = {{.gpa = 10 * MIB, .length = 2 * MIB, .heat = 500},
+                        {.gpa = 600 * MIB, .length = 2 * MIB, .heat = 1000}};
+    proto_process procs[2];
+    proto_hints h = {.seq = 1, .processes = procs, .nr_processes = 2};
+    snapshot s = {0};
+    plan p = {0};
+    vn_config cfg;
+
+    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err,
+                  sizeof(err)) < 0)
+        return 1;
+    procs[0] = proc(100, v1, 1, r1, 2);  /* runs in cell 1, hot in cell 1 */
+    procs[1] = proc(200, v01, 2, r2, 2); /* runs in both cells: shared */
+    s.nr_domains = 1;
+    s.domains = calloc(1, sizeof(*s.domains));
+    make_domain(&s.domains[0], t);
+    CHECK(hints_apply(&h, ram, 2, &s.domains[0]) == 0, "hints apply");
+    snap_cell *c0 = &s.domains[0].cells[0], *c1 = &s.domains[0].cells[1];
+    CHECK(c1->nr_hot == 2 && c1->hot[0].gpa == 200 * MIB && c1->hot[0].heat == 0.9 &&
+              c1->hot[1].gpa == 130 * MIB && !c1->hot[0].shared,
+          "cell 1 gets its two ranges, hottest first, private");
+    CHECK(c0->nr_hot == 1 && c0->hot[0].gpa == 10 * MIB && c0->hot[0].shared,
+          "cell 0 gets the range of the process that runs in both cells, marked shared");
+    CHECK(c0->nr_shares == 1 && c0->shares[0].cell == 1 && c1->nr_shares == 1 &&
+              c1->shares[0].cell == 0 && c0->shares[0].weight == HINT_SHARE_WEIGHT,
+          "the cells a process spans share (weight %.1f)", HINT_SHARE_WEIGHT);
+    /* a range outside guest RAM (600 MiB) is nowhere */
+    config_defaults(&cfg);
+    CHECK(decide(t, &s, &cfg, &p) == 0, "decide");
+    const plan_cell *pc1 = &p.domains[0].cells[1], *pc0 = &p.domains[0].cells[0];
+    CHECK(pc1->nr_moves >= 3 && pc1->moves[0].is_range && pc1->moves[0].gpa == 200 * MIB &&
+              pc1->moves[1].is_range && pc1->moves[1].gpa == 130 * MIB && !pc1->moves[2].is_range,
+          "decide moves cell 1's hot ranges first, hottest first, then the bulk");
+    bool shared_range = false;
+    for (unsigned m = 0; m < pc0->nr_moves; m++)
+        shared_range |= pc0->moves[m].is_range;
+    CHECK(!shared_range, "a new domain's shared range waits for the two-stage filter (rule 3)");
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+    return tap_done();
+}
