@@ -57,7 +57,7 @@ AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o)
 AGENT_LIB   := $(BUILD)/libvnuma-agent.a
 AGENT_LINK  := $(AGENT_LIB) $(PROTO_LIB) $(BUILD)/host/rules.o
 # Static workload programs for the test guest (vm-images/guest/, vm-images/build-guest.sh).
-GUEST_TOOLS := $(BUILD)/guest-tools/memtouch $(BUILD)/guest-tools/pft
+GUEST_TOOLS := $(BUILD)/guest-tools/memtouch $(BUILD)/guest-tools/pft $(BUILD)/guest-tools/hostile
 
 UNIT_SRCS  := $(wildcard tests/unit/test-*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

@@ -528,6 +528,9 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
         st->view[k].cell = c->id;
         st->view[k].target = pd ? pd->cells[k].target_node : -1;
         st->view[k].locality = pd ? pd->cells[k].locality_before : 0;
+        st->view[k].nr_hot = VN_MIN(c->nr_hot, (unsigned)VN_ARRAY_SIZE(st->view[k].hot));
+        for (unsigned h = 0; h < st->view[k].nr_hot; h++)
+            st->view[k].hot[h] = c->hot[h];
         for (unsigned n = 0; n < t->nr_nodes; n++) {
             st->view[k].mem[n] = c->pages[n] * c->page_size;
             for (unsigned v = 0; v < c->nr_vcpus; v++)
@@ -963,6 +966,19 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                            round((now_mono() - st->hints_at_s) * 10) / 10)
                                      : NULL);
     json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->agent.hint_sets));
+    if (st->hints) {
+        struct json_object *procs = json_object_new_array();
+        for (unsigned i = 0; i < st->hints->nr_processes && i < 16; i++) {
+            const proto_process *pr = &st->hints->processes[i];
+            struct json_object *o2 = json_object_new_object();
+            json_object_object_add(o2, "pid", json_object_new_int(pr->pid));
+            json_object_object_add(o2, "comm", json_object_new_string(pr->comm));
+            json_object_object_add(o2, "vcpus", json_object_new_int((int)pr->nr_vcpus));
+            json_object_object_add(o2, "ranges", json_object_new_int((int)pr->nr_ranges));
+            json_object_array_add(procs, o2);
+        }
+        json_object_object_add(agent, "top", procs);
+    }
     json_object_object_add(agent, "processes",
                            json_object_new_int(st->hints ? (int)st->hints->nr_processes : 0));
     {
@@ -994,6 +1010,20 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                json_object_new_double(round(st->view[k].locality * 10) / 10));
         json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
         json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
+        {
+            struct json_object *hot = json_object_new_array();
+            for (unsigned h = 0; h < st->view[k].nr_hot; h++) {
+                struct json_object *r = json_object_new_object();
+                json_object_object_add(r, "gpa", json_object_new_uint64(st->view[k].hot[h].gpa));
+                json_object_object_add(r, "length",
+                                       json_object_new_uint64(st->view[k].hot[h].length));
+                json_object_object_add(r, "heat", json_object_new_double(st->view[k].hot[h].heat));
+                json_object_object_add(r, "shared",
+                                       json_object_new_boolean(st->view[k].hot[h].shared));
+                json_object_array_add(hot, r);
+            }
+            json_object_object_add(c, "hot", hot);
+        }
         json_object_array_add(cells, c);
     }
     json_object_object_add(o, "cells", cells);

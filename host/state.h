@@ -99,6 +99,8 @@ typedef struct dom_state {
         double locality;              /* percent */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */
+        unsigned nr_hot;                          /* guest-hint hot ranges decide got, */
+        snap_hot_range hot[4];                    /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 
     bool agent_connected;  /* the guest opened org.vnuma.agent.0 */

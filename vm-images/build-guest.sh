@@ -36,7 +36,7 @@ AGENT=$REPO/$BUILD/vnuma-agent-static
 TOOLS=$REPO/$BUILD/guest-tools
 
 stamp=$CACHE/initramfs.stamp
-want="$KVER $(md5sum "$HERE/guest/init" /bin/busybox "$0" "$AGENT" "$TOOLS/memtouch" "$TOOLS/pft" |
+want="$KVER $(md5sum "$HERE/guest/init" /bin/busybox "$0" "$AGENT" "$TOOLS/memtouch" "$TOOLS/pft" "$TOOLS/hostile" |
     awk '{print $1}' | paste -sd,)"
 if [ "${FORCE:-0}" != 1 ] && [ -f "$CACHE/initramfs.cpio.gz" ] && [ -f "$CACHE/vmlinuz" ] &&
     [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
@@ -49,7 +49,7 @@ rm -rf "$W"
 mkdir -p "$W"/{bin,sbin,proc,sys,dev,tmp,lib/modules}
 cp /bin/busybox "$W/bin/busybox"
 install -m755 "$AGENT" "$W/sbin/vnuma-agent"
-install -m755 "$TOOLS/memtouch" "$TOOLS/pft" "$W/bin/"
+install -m755 "$TOOLS/memtouch" "$TOOLS/pft" "$TOOLS/hostile" "$W/bin/"
 # modules in load order (modprobe --show-depends prints dependencies first)
 for m in virtio_pci virtio_console; do
     modprobe -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
