@@ -134,6 +134,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# Benchmarks (scripts in tests/bench/ build what they need through these rules).
+$(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
 tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc
 
 # Installs what the build and the tests need from Debian, only when missing.
