@@ -6,6 +6,10 @@
  * returns 0 or -errno and prints nothing.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <numa.h>
@@ -128,9 +132,123 @@ static long long libnuma_node_free(int node)
     return free_bytes;
 }
 
+/* ---- pagemap: frame -> node ---- */
+
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_PFN_MASK ((1ULL << 55) - 1)
+#define PFN_MAP_MAX 65536 /* memory blocks remembered (a 64 TiB host with 1 GiB blocks) */
+
+typedef struct pfn_block {
+    uint64_t first_pfn;
+    uint64_t nr_pfns;
+    int node;
+} pfn_block;
+
+static pfn_block *pfn_map;
+static unsigned nr_pfn_map;
+static bool pfn_map_loaded;
+
+static int cmp_block(const void *a, const void *b)
+{
+    const pfn_block *x = a, *y = b;
+    return x->first_pfn < y->first_pfn ? -1 : x->first_pfn > y->first_pfn;
+}
+
+/* Memory block -> node, from /sys/devices/system/node/nodeN/memoryM (built once). */
+static void load_pfn_map(void)
+{
+    char path[128], buf[64];
+    uint64_t block_bytes = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *f;
+
+    pfn_map_loaded = true;
+    f = fopen("/sys/devices/system/memory/block_size_bytes", "re");
+    if (!f)
+        return;
+    if (fgets(buf, sizeof(buf), f))
+        block_bytes = strtoull(buf, NULL, 16);
+    fclose(f);
+    if (!block_bytes || page <= 0)
+        return;
+    pfn_map = calloc(PFN_MAP_MAX, sizeof(*pfn_map));
+    if (!pfn_map)
+        return;
+    for (int node = 0; node < NUMA_MASK_NODES; node++) {
+        DIR *d;
+        struct dirent *de;
+        snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", node);
+        d = opendir(path);
+        if (!d)
+            continue;
+        while ((de = readdir(d)) && nr_pfn_map < PFN_MAP_MAX) {
+            char *end;
+            unsigned long long m;
+            if (strncmp(de->d_name, "memory", 6) != 0)
+                continue;
+            m = strtoull(de->d_name + 6, &end, 10);
+            if (end == de->d_name + 6 || *end)
+                continue;
+            pfn_map[nr_pfn_map++] = (pfn_block){.first_pfn = m * block_bytes / (uint64_t)page,
+                                                .nr_pfns = block_bytes / (uint64_t)page,
+                                                .node = node};
+        }
+        closedir(d);
+    }
+    qsort(pfn_map, nr_pfn_map, sizeof(*pfn_map), cmp_block);
+}
+
+static int pfn_node(uint64_t pfn)
+{
+    unsigned lo = 0, hi = nr_pfn_map;
+
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (pfn < pfn_map[mid].first_pfn)
+            hi = mid;
+        else if (pfn >= pfn_map[mid].first_pfn + pfn_map[mid].nr_pfns)
+            lo = mid + 1;
+        else
+            return pfn_map[mid].node;
+    }
+    return -1;
+}
+
+static int libnuma_resolve_faulted(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    char path[64];
+    _cleanup_close_ int fd = -1;
+    long page = sysconf(_SC_PAGESIZE);
+
+    if (!pfn_map_loaded)
+        load_pfn_map();
+    if (!nr_pfn_map || page <= 0)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? -ESRCH : -errno;
+    for (unsigned long i = 0; i < count; i++) {
+        uint64_t entry;
+        off_t off;
+        if (status[i] != -EFAULT)
+            continue;
+        off = (off_t)((uintptr_t)pages[i] / (uint64_t)page * sizeof(entry));
+        if (pread(fd, &entry, sizeof(entry), off) != (ssize_t)sizeof(entry))
+            continue;
+        if (!(entry & PAGEMAP_PRESENT) || !(entry & PAGEMAP_PFN_MASK))
+            continue; /* not present, or the PFN is hidden (no CAP_SYS_ADMIN) */
+        int node = pfn_node(entry & PAGEMAP_PFN_MASK);
+        if (node >= 0)
+            status[i] = node;
+    }
+    return 0;
+}
+
 const numa_ops numa_libnuma = {
     .query = libnuma_query,
     .move = libnuma_move,
     .bind_file = libnuma_bind_file,
     .node_free = libnuma_node_free,
+    .resolve_faulted = libnuma_resolve_faulted,
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Page placement of another process's memory, behind a table of operations
- * filled at start-up (host/numa.c: libnuma; tests may register their own).
- * host/numa.c is the only file that calls libnuma.
+ * filled at start-up (host/numa_ops.c: libnuma; tests may register their own).
+ * host/numa_ops.c is the only file that calls libnuma.
  */
 #pragma once
 
@@ -23,6 +23,12 @@ typedef struct numa_ops {
     int (*bind_file)(const char *fd_path, size_t off, size_t len, int node);
     /* bytes free on kernel node `node` (live), or -errno */
     long long (*node_free)(int node);
+    /* For every page whose status is -EFAULT, look up its frame in /proc/PID/pagemap and
+     * write the kernel node that frame belongs to (or leave -EFAULT / -ENOENT when it
+     * is not present). Needed because a move_pages(2) status query of Linux 6.1 answers
+     * -EFAULT for present pages that automatic NUMA balancing has made PROT_NONE.
+     * pages[] must be ascending. Returns 0 or -errno. May be NULL. */
+    int (*resolve_faulted)(pid_t pid, unsigned long count, void **pages, int *status);
 } numa_ops;
 
 /* The libnuma implementation. */

@@ -659,6 +659,15 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
         queries++;
         if (r < 0)
             return r;
+        if (ops->resolve_faulted) {
+            /* Linux 6.1 answers -EFAULT for present pages that automatic NUMA balancing
+             * made PROT_NONE: ask pagemap for their frames instead */
+            bool faulted = false;
+            for (unsigned long i = 0; i < n && !faulted; i++)
+                faulted = status[i] == -EFAULT;
+            if (faulted && (r = ops->resolve_faulted(pid, n, pages, status)) < 0)
+                return r;
+        }
         for (unsigned long i = 0; i < n; i++) {
             uint64_t page = (first + i) * w.stride_pages;
             int node;

@@ -79,7 +79,7 @@ static long long fake_node_free(int node)
     return fake_free[node];
 }
 
-static const numa_ops fake_ops = {fake_query, fake_move, fake_bind, fake_node_free};
+static const numa_ops fake_ops = {fake_query, fake_move, fake_bind, fake_node_free, NULL};
 
 static topology *topo;
 

@@ -616,6 +616,36 @@ static void test_libnuma(void)
     CHECK(r == 0 && status[0] == 0 && status[15] == 0, "libnuma query: pages on node 0 (r=%d)", r);
     CHECK(numa_libnuma.query(getpid(), 0, NULL, NULL) == 0, "libnuma query: zero pages");
 
+    /* pagemap fallback: what a 6.1 status query answers for NUMA-hinting (PROT_NONE) pages */
+    {
+        char *mem = mmap(NULL, 32 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        void *pg[32];
+        int st[32];
+        bool all_resolved = true, untouched_kept = true;
+        for (int i = 0; i < 32; i++) {
+            if (i < 16)
+                mem[i * 4096] = 1;
+            pg[i] = mem + i * 4096;
+            st[i] = -EFAULT;
+        }
+        r = numa_libnuma.resolve_faulted(getpid(), 32, pg, st);
+        for (int i = 0; i < 32; i++) {
+            if (i < 16)
+                all_resolved &= st[i] == 0;
+            else
+                untouched_kept &= st[i] == -EFAULT;
+        }
+        CHECK(r == 0 && all_resolved && untouched_kept,
+              "pagemap fallback: 16 present 'EFAULT' pages resolve to node 0 from their frames, "
+              "16 untouched ones stay unknown (r=%d)",
+              r);
+        st[0] = -EFAULT;
+        CHECK(numa_libnuma.resolve_faulted(999999, 1, pg, st) == -ESRCH,
+              "pagemap fallback of a dead process: -ESRCH");
+        (void)munmap(mem, 32 * 4096);
+    }
+
     fr = numa_libnuma.node_free(0);
     CHECK(fr > 0, "libnuma node_free(0) = %lld", fr);
     fr = numa_libnuma.node_free(4000);
