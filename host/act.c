@@ -2,6 +2,7 @@
 #include "act.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,50 @@ static void fail(act_result *res, int err, const char *what)
     snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
 }
 
+/*
+ * After libvirt pinned a vCPU, the thread must really have that affinity: on some
+ * libvirt/cgroup v2 combinations a pin that widens the set is reported but the thread
+ * keeps the narrower one (seen in the proving ground). Check with sched_getaffinity()
+ * and set it directly when they differ. Returns 1 when it had to fix, 0, or -errno.
+ */
+static int ensure_thread_affinity(pid_t tid, const vn_cpuset *want)
+{
+    cpu_set_t cur, set;
+    vn_cpuset have;
+
+    if (tid <= 0)
+        return 0;
+    if (sched_getaffinity(tid, sizeof(cur), &cur) < 0)
+        return errno == ESRCH ? 0 : -errno;
+    cpuset_zero(&have);
+    for (unsigned c = 0; c < CPU_SETSIZE && c < VN_MAX_CPUS; c++)
+        if (CPU_ISSET(c, &cur))
+            cpuset_set(&have, c);
+    if (cpuset_equal(&have, want))
+        return 0;
+    CPU_ZERO(&set);
+    CPUSET_FOREACH(cpu, want)
+    {
+        if (cpu < CPU_SETSIZE)
+            CPU_SET((unsigned)cpu, &set);
+    }
+    if (sched_setaffinity(tid, sizeof(set), &set) < 0)
+        return errno == ESRCH ? 0 : -errno;
+    return 1;
+}
+
+static int pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *cpus)
+{
+    int r = virt_pin_vcpu(d, vcpu, cpus);
+
+    if (r < 0 || vcpu >= STATE_MAX_VCPUS)
+        return r;
+    r = ensure_thread_affinity(st->vcpu_tid[vcpu], cpus);
+    if (r > 0)
+        st->count.affinity_fixups++;
+    return r < 0 ? r : 0;
+}
+
 int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 {
     _cleanup_free_ virt_vcpu *v = NULL;
@@ -107,7 +152,7 @@ int act_restore(virt_dom *d, dom_state *st)
     for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
         if (cpuset_empty(&st->orig.vcpu_pin[v]))
             continue;
-        r = virt_pin_vcpu(d, v, &st->orig.vcpu_pin[v]);
+        r = pin_vcpu(d, st, v, &st->orig.vcpu_pin[v]);
         if (r < 0 && !first)
             first = r;
     }
@@ -312,7 +357,7 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             main_bytes = bytes;
         }
         for (unsigned i = 0; i < pc->nr_pins; i++) {
-            r = virt_pin_vcpu(d, pc->pins[i].vcpu, &pc->pins[i].cpus);
+            r = pin_vcpu(d, st, pc->pins[i].vcpu, &pc->pins[i].cpus);
             if (r < 0) {
                 char what[64];
                 snprintf(what, sizeof(what), "pin vCPU %u", pc->pins[i].vcpu);

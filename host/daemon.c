@@ -1033,6 +1033,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(cnt, "pages_moved", json_object_new_uint64(st->count.pages_moved));
     json_object_object_add(cnt, "bytes_moved", json_object_new_uint64(st->count.bytes_moved));
     json_object_object_add(cnt, "errors", json_object_new_uint64(st->count.errors));
+    json_object_object_add(cnt, "affinity_fixups", json_object_new_uint64(st->count.affinity_fixups));
     json_object_object_add(o, "counters", cnt);
     return o;
 }

@@ -1057,6 +1057,8 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             for (unsigned j = 0; j < nr_qv && !found; j++)
                 if (qv[j].cpu_index == vcpus[i].number) {
                     cell_of[i] = qv[j].node_id < 0 ? 0 : qv[j].node_id;
+                    if (vcpus[i].number < STATE_MAX_VCPUS)
+                        st->vcpu_tid[vcpus[i].number] = qv[j].thread_id;
                     guest_numa |= qv[j].node_id >= 0;
                     found = true;
                 }

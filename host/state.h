@@ -61,6 +61,7 @@ typedef struct dom_counters {
     uint64_t pages_moved;
     uint64_t bytes_moved;
     uint64_t errors;
+    uint64_t affinity_fixups; /* threads whose affinity did not follow a libvirt pin */
 } dom_counters;
 
 typedef struct dom_state {
@@ -84,6 +85,7 @@ typedef struct dom_state {
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
+    pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
 
     dom_originals orig;
     dom_counters count;
