@@ -3,7 +3,8 @@
 #   make            build vnumad, vnumactl, vnuma-agent into build/
 #   make check      install missing Debian dependencies, build, run the whole suite
 #   make demo       run the built-in demo (README)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (binaries, systemd units, udev rule, man pages,
+#                   /etc/vnuma/vnumad.conf); make uninstall removes what it installed
 #   make format     clang-format every C file
 #   make proto-doc  regenerate docs/PROTOCOL.md from the message table (proto/schema.c)
 #   make fuzz       build the protocol fuzzer and run it FUZZ_SECONDS (default 60)
@@ -12,6 +13,12 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 SBINDIR  ?= $(PREFIX)/sbin
 DATADIR  ?= $(PREFIX)/share
+MANDIR   ?= $(DATADIR)/man
+# vnumad reads /etc/vnuma/vnumad.conf whatever the PREFIX; the units name SYSCONFDIR's copy.
+SYSCONFDIR     ?= /etc
+# systemd and udev also read /usr/local/lib/...; Debian 12 packages use /lib/... (debian/rules)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR   ?= $(PREFIX)/lib/udev/rules.d
 DESTDIR  ?=
 
 CC       ?= cc
@@ -70,7 +77,7 @@ all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
@@ -153,15 +160,47 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) tests/demo.sh
 
+# What `make install` puts where (docs/operations.md). The configuration file is installed
+# only when absent (an operator's edited copy is kept) and uninstalled only when unchanged.
+MAN8       := vnumad.8 vnumactl.8 vnuma-agent.8
+MAN5       := vnumad.conf.5
+UNITS      := vnumad.service vnuma-agent.service
+UDEV_RULES := 60-vnuma-agent.rules
+CONF       := $(DESTDIR)$(SYSCONFDIR)/vnuma/vnumad.conf
+UNIT_SED   := -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
 install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
+	for u in $(UNITS); do \
+	    sed $(UNIT_SED) dist/systemd/$$u.in > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
+	    chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
+	    mv $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 $(addprefix dist/udev/,$(UDEV_RULES)) $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 0644 $(addprefix man/,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
+	@if [ ! -e $(CONF) ]; then \
+	    echo "install -m 0644 dist/vnumad.conf $(CONF)"; \
+	    install -m 0644 dist/vnumad.conf $(CONF); \
+	elif ! cmp -s dist/vnumad.conf $(CONF); then \
+	    echo "note: keeping the existing $(CONF) (see dist/vnumad.conf for the defaults)"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/vnumad $(DESTDIR)$(SBINDIR)/vnumactl \
 	      $(DESTDIR)$(SBINDIR)/vnuma-agent
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
+	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(UDEV_RULES))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(MAN8)) $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5))
+	@if [ -e $(CONF) ] && ! cmp -s dist/vnumad.conf $(CONF); then \
+	    echo "note: keeping $(CONF): it was changed after install"; \
+	else \
+	    rm -f $(CONF); rmdir $(DESTDIR)$(SYSCONFDIR)/vnuma 2>/dev/null || true; \
+	fi
 
 format:
 	clang-format -i $(wildcard host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)

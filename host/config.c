@@ -119,6 +119,12 @@ static int config_set(daemon_config *c, const char *k, const char *v, char *why,
             return -EINVAL;
         }
         c->log_level = levels[i];
+    } else if (!strcmp(k, "metrics_file")) {
+        /* empty: no metrics file */
+        if (!v[0])
+            c->metrics_file[0] = '\0';
+        else if (parse_path(v, c->metrics_file, sizeof(c->metrics_file)) < 0)
+            goto path;
     } else if (!strcmp(k, "act_delay_ms")) {
         if (parse_uint(v, 0, 60000, &u) < 0)
             goto range;

@@ -18,10 +18,13 @@
 #include "agentlink.h"
 #include "hints.h"
 #include "config.h"
+#include "conflicts.h"
 #include "control.h"
 #include "decide.h"
 #include "log.h"
 #include "metadata.h"
+#include "metrics.h"
+#include "notify.h"
 #include "numa_ops.h"
 #include "record.h"
 #include "rules.h"
@@ -54,6 +57,7 @@ typedef struct vnumad {
     int sigfd, sig_watch;
     bool quit;
     FILE *journal;
+    metrics_host stats; /* counters for the metrics (host/metrics.h) */
 } vnumad;
 
 static double now_mono(void)
@@ -161,6 +165,75 @@ static void history_push(dom_state *st, const char *json)
         st->nr_history++;
 }
 
+/* ---- metrics and conflicting balancers (docs/operations.md) ---- */
+
+static double now_real(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The exposition of host/metrics.c for the current state, or NULL (out of memory). */
+static char *metrics_text(vnumad *dm)
+{
+    char *text = NULL;
+
+    dm->stats.passes = dm->pass;
+    dm->stats.connected = dm->connected;
+    dm->stats.log_suppressed = log_suppressed_total();
+    if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, now_mono(), &text) < 0)
+        return NULL;
+    return text;
+}
+
+/* After every pass: the metrics file (if configured), atomically. */
+static void metrics_publish(vnumad *dm)
+{
+    _cleanup_free_ char *text = NULL;
+    int r;
+
+    log_flush_suppressed(false);
+    if (!dm->cfg.metrics_file[0])
+        return;
+    text = metrics_text(dm);
+    r = text ? metrics_write_file(dm->cfg.metrics_file, text) : -ENOMEM;
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_METRICS_FILE]++;
+        log_warn("Cannot write the metrics to %s: %s", dm->cfg.metrics_file, strerror(-r));
+    }
+}
+
+/* Other balancers fighting over the same guests: said once, at start. */
+static void warn_host_conflicts(vnumad *dm)
+{
+    dm->stats.conflicts = conflicts_host("");
+    if (dm->stats.conflicts & CONFLICT_NUMA_BALANCING)
+        log_warn("Kernel automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing = 1): it "
+                 "moves the same guest pages and threads as vnumad; turn it off with 'sysctl "
+                 "kernel.numa_balancing=0' (docs/operations.md)");
+    if (dm->stats.conflicts & CONFLICT_NUMAD)
+        log_warn("numad is running: it re-pins and moves whole domains and fights vnumad over "
+                 "opted-in domains; stop it or keep it away from them (docs/operations.md)");
+}
+
+/* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
+ * domain is first tracked. */
+static void warn_placement_auto(virt_dom *d, dom_state *st, const char *name)
+{
+    _cleanup_free_ char *xml = NULL;
+
+    if (virt_dom_xml(d, &xml) < 0)
+        return;
+    st->placement_auto = conflicts_placement_auto(xml);
+    if (st->placement_auto)
+        log_warn("Domain '%s' has placement='auto' (numad-driven placement at start); vnumad "
+                 "moves it afterwards, so the two disagree: use placement='static' for "
+                 "opted-in domains (docs/operations.md)",
+                 name);
+}
+
 /* ---- records ---- */
 
 static void journal_write(vnumad *dm, dom_state *st, struct json_object *rec)
@@ -237,19 +310,23 @@ static void record_qom(vnumad *dm, virt_dom *d, dom_state *st, const char *json)
     log_debug("Failed to publish the decision of '%s' in QEMU: %s", st->name, virt_last_error());
 }
 
-static void record_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time,
-                            const char *json)
+/* 0, or -1 when the metadata could not be written (counted by the callers). */
+static int record_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time,
+                           const char *json)
 {
     _cleanup_free_ char *cur = NULL;
     _cleanup_free_ char *out = NULL;
 
     if (virt_metadata_get(d, &cur) < 0)
-        return;
+        return 0;
     if (meta_format(cur, &st->orig, pass, time, json, &out) < 0)
-        return;
-    if (virt_metadata_set(d, out) < 0)
+        return 0;
+    if (virt_metadata_set(d, out) < 0) {
         log_warn("Failed to write the decision of '%s' to its metadata: %s", st->name,
                  virt_last_error());
+        return -1;
+    }
+    return 0;
 }
 
 static void log_decision(const dom_state *st, struct json_object *rec)
@@ -291,9 +368,11 @@ static void record_all(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx 
     history_push(st, json);
     journal_write(dm, st, rec);
     log_decision(st, rec);
+    metrics_count_action(&dm->stats, rc->action);
     if (d) {
         record_qom(dm, d, st, json);
-        record_metadata(d, st, rc->pass, rc->time, json);
+        if (record_metadata(d, st, rc->pass, rc->time, json) < 0)
+            dm->stats.errors[METRICS_ERR_METADATA]++;
     }
     json_object_put(rec);
 }
@@ -393,6 +472,7 @@ static void restore_domain(vnumad *dm, virt_dom *d, dom_state *st, const char *w
         log_warn("Failed to give the shared memory backend of '%s' its default policy back",
                  st->name);
     if (r < 0) {
+        dm->stats.errors[METRICS_ERR_RESTORE]++;
         log_err("Failed to restore the original pinning of '%s': %s", st->name, virt_last_error());
         return;
     }
@@ -465,6 +545,7 @@ static bool consider_domain(vnumad *dm, const char *uuid)
         dm->doms[dm->nr_doms++] = st;
         changed = true;
         log_info("Tracking domain '%s' (%s)", id.name, uuid);
+        warn_placement_auto(d, st, id.name);
     } else if (st->id != id.id) {
         state_reset_run(st, id.id);
         changed = true;
@@ -497,6 +578,7 @@ static void resync(vnumad *dm)
     size_t n = 0;
 
     if (virt_list_running(dm->conn, &ids, &n) < 0) {
+        dm->stats.errors[METRICS_ERR_LIST]++;
         log_warn("Failed to list domains: %s", virt_last_error());
         return;
     }
@@ -581,7 +663,8 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
         r = act_save_originals(d, st, sd);
         if (r == 0 && first) {
             now_iso(time, sizeof(time));
-            record_metadata(d, st, dm->pass, time, NULL);
+            if (record_metadata(d, st, dm->pass, time, NULL) < 0)
+                dm->stats.errors[METRICS_ERR_METADATA]++;
         }
         if (r == 0) {
             vn_balancer *b = &st->cfg;
@@ -603,6 +686,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
         }
         acted = true;
     }
+    metrics_count_plan(&dm->stats, pd);
     if (r < 0) {
         st->count.errors++;
         /* an error while the domain was being torn down is its going away, not a fault */
@@ -610,6 +694,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             res.kind = ACT_GONE;
         switch (res.kind) {
         case ACT_PERMANENT:
+            dm->stats.errors[METRICS_ERR_ACT_PERMANENT]++;
             st->permanent_error = true;
             snprintf(st->error, sizeof(st->error), "%s", res.error);
             log_err("Stopped touching '%s': %s (%s)", st->name, res.error, virt_last_error());
@@ -620,6 +705,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             log_info("Domain '%s' went away during the pass", st->name);
             break;
         default:
+            dm->stats.errors[METRICS_ERR_ACT_TRANSIENT]++;
             reason = "transient-error";
             log_warn("Failed to act on '%s', will retry: %s (%s)", st->name, res.error,
                      virt_last_error());
@@ -657,7 +743,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     record_all(dm, res.kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? &res : NULL);
 }
 
-static void run_pass(vnumad *dm)
+static void run_pass_stages(vnumad *dm)
 {
     snapshot s;
     plan p = {0};
@@ -682,11 +768,13 @@ static void run_pass(vnumad *dm)
         virt_dom *d = NULL;
 
         if (virt_dom_open(dm->conn, st->uuid, &d) < 0) {
+            dm->stats.skips[METRICS_SKIP_DOMAIN_GONE]++;
             record_simple(dm, NULL, st, "skipped", "domain-gone");
             continue;
         }
         if (!st->cfg.valid) {
             char why[STATE_ERROR_MAX + 32];
+            dm->stats.skips[METRICS_SKIP_INVALID_CONFIG]++;
             snprintf(why, sizeof(why), "invalid-config: %s", st->cfg.error);
             record_simple(dm, d, st, "skipped", why);
             virt_dom_free(d);
@@ -694,6 +782,7 @@ static void run_pass(vnumad *dm)
         }
         if (st->paused || st->permanent_error) {
             char why[STATE_ERROR_MAX + 32];
+            dm->stats.skips[st->paused ? METRICS_SKIP_PAUSED : METRICS_SKIP_PERMANENT_ERROR]++;
             snprintf(why, sizeof(why), "%s%s",
                      st->paused ? "paused" : "permanent-error: ", st->paused ? "" : st->error);
             record_simple(dm, d, st, "skipped", why);
@@ -717,6 +806,9 @@ static void run_pass(vnumad *dm)
         }
         if (r < 0) {
             st->count.errors++;
+            dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
+            if (r != -ESRCH)
+                dm->stats.errors[METRICS_ERR_SAMPLE]++;
             log_warn("Failed to sample '%s': %s", st->name, err);
             record_simple(dm, r == -ESRCH ? NULL : d, st, "error",
                           r == -ESRCH ? "domain-gone" : "sample-failed");
@@ -738,6 +830,7 @@ static void run_pass(vnumad *dm)
         nanosleep(&ts, NULL);
     }
     if (r < 0) {
+        dm->stats.errors[METRICS_ERR_DECIDE]++;
         log_err("Failed to decide: %s", strerror(-r));
     } else {
         for (unsigned i = 0; i < s.nr_domains; i++) {
@@ -753,6 +846,20 @@ static void run_pass(vnumad *dm)
         virt_dom_free(ds[i]);
     plan_clear(&p);
     snapshot_clear(&s);
+}
+
+/* A pass with its metrics: timed, then published (metrics_file). */
+static void run_pass(vnumad *dm)
+{
+    double start = now_mono();
+    bool ran = dm->connected;
+
+    run_pass_stages(dm);
+    if (ran) {
+        metrics_observe(&dm->stats.pass_seconds, now_mono() - start);
+        dm->stats.last_pass_unix = now_real();
+    }
+    metrics_publish(dm);
 }
 
 /* ---- connection ---- */
@@ -826,6 +933,7 @@ static void on_closed(void *opaque)
 
     if (!dm->connected)
         return;
+    dm->stats.errors[METRICS_ERR_CONNECTION_LOST]++;
     log_warn("Lost the connection to libvirtd; reconnecting");
     dm->connected = false;
     dm->backoff_s = BACKOFF_MIN_S;
@@ -846,6 +954,7 @@ static void connect_now(vnumad *dm)
         drop_connection(dm);
     r = virt_open(dm->cfg.uri, &cb, &dm->conn);
     if (r < 0) {
+        dm->stats.errors[METRICS_ERR_CONNECT]++;
         log_warn("Cannot connect to %s: %s; retrying in %.0f s", dm->cfg.uri, virt_last_error(),
                  dm->backoff_s);
         dm->conn = NULL;
@@ -895,11 +1004,13 @@ static void reload_config(vnumad *dm)
     memcpy(c.socket_path, dm->cfg.socket_path, sizeof(c.socket_path));
     memcpy(c.state_dir, dm->cfg.state_dir, sizeof(c.state_dir));
     memcpy(c.uri, dm->cfg.uri, sizeof(c.uri));
+    (void)notify_send("RELOADING=1");
     dm->cfg = c;
     log_set_level(c.log_level);
     act_budget_init(&dm->budget, c.rate_limit_mib, c.interval_s, now_mono());
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
     log_info("Reloaded %s", dm->config_path);
+    (void)notify_send("READY=1");
 }
 
 static void on_signal(int watch, int fd, int events, void *opaque)
@@ -1253,6 +1364,27 @@ static int ctl_resume(void *opaque, const char *domain, struct json_object **ret
     return set_paused(opaque, domain, false, ret, errclass, classlen, err, errlen);
 }
 
+/* `vnumactl metrics`: the same text as metrics_file, as {"text": "..."}. */
+static int ctl_metrics(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                       size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    _cleanup_free_ char *text = metrics_text(dm);
+    struct json_object *o;
+
+    (void)domain;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    if (!text)
+        return -ENOMEM;
+    o = json_object_new_object();
+    json_object_object_add(o, "text", json_object_new_string(text));
+    *ret = o;
+    return 0;
+}
+
 static const control_command ctl_commands[] = {
     {"status", ctl_status, false},
     {"decisions", ctl_decisions, false},
@@ -1260,6 +1392,7 @@ static const control_command ctl_commands[] = {
     {"advise", ctl_advise, true},
     {"pause", ctl_pause, true},
     {"resume", ctl_resume, true},
+    {"metrics", ctl_metrics, false},
     {NULL, NULL, false},
 };
 
@@ -1337,9 +1470,11 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         return 1;
     }
     r = open_journal(&dm);
-    if (r < 0)
+    if (r < 0) {
+        dm.stats.errors[METRICS_ERR_JOURNAL]++;
         log_warn("Cannot open the journal in %s: %s; decisions are kept in memory only",
                  dm.cfg.state_dir, strerror(-r));
+    }
     r = control_open(dm.cfg.socket_path, ctl_commands, &dm, &dm.ctl);
     if (r < 0) {
         log_err("Cannot listen on %s: %s", dm.cfg.socket_path, strerror(-r));
@@ -1359,6 +1494,11 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     if (!dm.cfg.use_qmp)
         log_warn("QMP is off: cells, guest RAM layout and memory placement are unknown; vnumad "
                  "pins vCPUs only and moves no memory");
+    warn_host_conflicts(&dm);
+    /* systemd (Type=notify): ready once vnumactl can reach us; libvirtd may come later */
+    r = notify_send("READY=1");
+    if (r < 0)
+        log_warn("Cannot tell systemd that vnumad is ready: %s", strerror(-r));
     connect_now(&dm);
     while (!dm.quit) {
         r = loop_run_once();
@@ -1367,6 +1507,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
             break;
         }
     }
+    (void)notify_send("STOPPING=1");
     shutdown_restore(&dm);
     control_close(dm.ctl);
     if (dm.conn)
@@ -1376,6 +1517,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     if (dm.journal)
         fclose(dm.journal);
     free(dm.topo);
+    log_flush_suppressed(true);
     log_info("vnumad stopped");
     return r < 0 ? 1 : 0;
 }

@@ -247,8 +247,9 @@ static double min_other_load(const topology *t, const pass_state *ps, const node
  * CPU-less nodes, nodes outside the domain's allowed nodes or memory binding,
  * nodes where a vCPU has no allowed CPU.
  */
-static void cell_cost(const topology *t, const snap_domain *d, const cell_view *cv,
-                      const pass_state *ps, const int placed_node[], node_cost costs[])
+static void cell_cost(const topology *t, const snap_domain *d, const vn_config *c,
+                      const cell_view *cv, const pass_state *ps, const int placed_node[],
+                      node_cost costs[])
 {
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         node_cost *nc = &costs[n];
@@ -267,8 +268,11 @@ static void cell_cost(const topology *t, const snap_domain *d, const cell_view *
                          TOPO_DISTANCE_LOCAL;
         }
         nc->over_capacity = ps->load[n] + cv->busy > (double)t->nodes[n].nr_cpus;
+        /* room: free memory not yet promised, above the node's reserve and its slack */
+        uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
+        uint64_t room = ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
         nc->no_room = cv->mem_movable &&
-                      cv->bytes - cv->cell->pages[n] * cv->cell->page_size > ps->free_left[n];
+                      cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
     /* Rule 1 needs the other nodes' feasibility, so it runs in a second sweep. */
     for (unsigned n = 0; n < t->nr_nodes; n++) {
@@ -518,7 +522,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         return r;
     }
 
-    cell_cost(t, d, cv, ps, placed_node, costs);
+    cell_cost(t, d, c, cv, ps, placed_node, costs);
     for (unsigned n = 0; n < t->nr_nodes; n++)
         nr_feasible += costs[n].feasible;
     best = pick_node(t, costs, (cost_mask){0});
@@ -579,7 +583,8 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
                 why | RULE_BIT(RULE_LOCK_HOLD) |
                 RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
             uint64_t free_t = ps->free_left[target], reserve = node_reserve(t, c, (unsigned)target);
-            uint64_t room = free_t > reserve ? free_t - reserve : 0, moved = 0;
+            uint64_t floor = reserve + RESERVE_SLACK_BYTES;
+            uint64_t room = free_t > floor ? free_t - floor : 0, moved = 0;
             uint64_t total_pages = cv->bytes / cell->page_size;
 
             pc->rules |= mr;

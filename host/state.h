@@ -72,6 +72,7 @@ typedef struct dom_state {
     vn_balancer cfg;
     bool paused;          /* vnumactl pause */
     bool permanent_error; /* stop touching the domain until it restarts */
+    bool placement_auto;  /* libvirt placement='auto' (numad-driven): warned once, in metrics */
     char error[STATE_ERROR_MAX];
 
     unsigned age_passes;
@@ -130,5 +131,6 @@ typedef struct daemon_config {
     char uri[256];           /* uri = qemu:///system */
     int log_level;           /* log_level = info (err=3 warning=4 info=6 debug=7) */
     unsigned act_delay_ms;   /* act_delay_ms = 0: pause between sample and act (fault tests) */
+    char metrics_file[256];  /* metrics_file = (empty: off): Prometheus text, written each pass */
     vn_config decide;        /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
 } daemon_config;

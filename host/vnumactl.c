@@ -6,7 +6,7 @@
  * return the exit status) and add a line to the table.
  *
  * The daemon's subcommands (status, decisions, explain, advise, pause,
- * resume) send one request to vnumad's control socket
+ * resume, metrics) send one request to vnumad's control socket
  * (docs/control-protocol.md) and print the reply, for people by default, as
  * pretty JSON (the reply's "return" value) with --json.
  *
@@ -53,6 +53,7 @@ static int cmd_explain(int argc, char **argv);
 static int cmd_advise(int argc, char **argv);
 static int cmd_pause(int argc, char **argv);
 static int cmd_resume(int argc, char **argv);
+static int cmd_metrics(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -69,6 +70,9 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      "sample DOMAIN now and show the plan vnumad would carry out, without acting", cmd_advise},
     {"pause", "DOMAIN [--json] [--socket PATH]", "stop balancing DOMAIN until resumed", cmd_pause},
     {"resume", "DOMAIN [--json] [--socket PATH]", "balance DOMAIN again", cmd_resume},
+    {"metrics", "[--json] [--socket PATH]",
+     "print vnumad's metrics in the Prometheus text format (the same as metrics_file)",
+     cmd_metrics},
     {"help", "", "show this help", cmd_help},
 };
 
@@ -654,6 +658,12 @@ static void print_advise(struct json_object *r)
     printf("%u actions\n", actions);
 }
 
+/* The exposition text as it is (it ends with a newline). */
+static void print_metrics(struct json_object *r)
+{
+    fputs(jstr(r, "text", ""), stdout);
+}
+
 static void print_paused(struct json_object *r)
 {
     printf("%s %s\n", jstr(r, "domain", "?"), jbool(r, "paused") ? "paused" : "resumed");
@@ -744,6 +754,11 @@ static int cmd_pause(int argc, char **argv)
 static int cmd_resume(int argc, char **argv)
 {
     return daemon_cmd(argc, argv, 2, print_paused);
+}
+
+static int cmd_metrics(int argc, char **argv)
+{
+    return daemon_cmd(argc, argv, 0, print_metrics);
 }
 
 int main(int argc, char **argv)

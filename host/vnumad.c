@@ -24,8 +24,8 @@
 #include "snapshot.h"
 #include "topology.h"
 #include "util.h"
+#include "version.h"
 
-#define VNUMA_VERSION     "0.1.0"
 #define ADVISE_MAX_PASSES 100
 
 typedef enum output_kind {

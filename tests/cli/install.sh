@@ -1,20 +1,60 @@
 #!/bin/bash
-# make install honours PREFIX and DESTDIR; make uninstall removes what it installed.
+# make install honours PREFIX and DESTDIR and installs exactly the expected files
+# (binaries, systemd units with the right paths, udev rule, man pages, the default
+# configuration); an operator's edited configuration survives a re-install and an
+# uninstall; make uninstall removes exactly what install put there.
 set -u
 BUILD=${BUILD:-build}
 n=0 pass=0 fail=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+inst() { make --no-print-directory -s "$1" BUILD="$BUILD" PREFIX=/opt/vn DESTDIR="$tmp/root" >"$tmp/log" 2>&1; }
 
-make --no-print-directory -s install BUILD="$BUILD" PREFIX=/opt/vn DESTDIR="$tmp" >"$tmp/log" 2>&1
+inst install
 ok $? "make install PREFIX=/opt/vn DESTDIR=... succeeds"
+(cd "$tmp/root" && find . -type f | sort) >"$tmp/files"
+cat >"$tmp/want" <<EOW
+./etc/vnuma/vnumad.conf
+./opt/vn/lib/systemd/system/vnuma-agent.service
+./opt/vn/lib/systemd/system/vnumad.service
+./opt/vn/lib/udev/rules.d/60-vnuma-agent.rules
+./opt/vn/sbin/vnuma-agent
+./opt/vn/sbin/vnumactl
+./opt/vn/sbin/vnumad
+./opt/vn/share/man/man5/vnumad.conf.5
+./opt/vn/share/man/man8/vnuma-agent.8
+./opt/vn/share/man/man8/vnumactl.8
+./opt/vn/share/man/man8/vnumad.8
+EOW
+diff "$tmp/want" "$tmp/files" >"$tmp/diff"; ok $? "exactly the expected files ($(tr '\n' ' ' <"$tmp/diff"))"
 for f in sbin/vnumad sbin/vnumactl sbin/vnuma-agent; do
-    [ -x "$tmp/opt/vn/$f" ]; ok $? "installed $f under DESTDIR/PREFIX"
+    [ -x "$tmp/root/opt/vn/$f" ]; ok $? "installed $f under DESTDIR/PREFIX, executable"
 done
-"$tmp/opt/vn/sbin/vnumad" --version | grep -q '^vnumad '; ok $? "the installed vnumad runs"
-[ -z "$(find "$tmp" -perm -o+w -type f)" ]; ok $? "no installed file is world-writable"
-make --no-print-directory -s uninstall BUILD="$BUILD" PREFIX=/opt/vn DESTDIR="$tmp" >"$tmp/log" 2>&1
-[ -z "$(find "$tmp/opt" -type f)" ]; ok $? "make uninstall removes every installed file"
+"$tmp/root/opt/vn/sbin/vnumad" --version | grep -q '^vnumad '; ok $? "the installed vnumad runs"
+[ -z "$(find "$tmp/root" -type f -perm /022)" ]; ok $? "no installed file is group- or world-writable"
+[ -z "$(find "$tmp/root" -type f -name '*.[58]' ! -perm 644)" ] &&
+    [ "$(stat -c %a "$tmp/root/etc/vnuma/vnumad.conf")" = 644 ]
+ok $? "man pages and the configuration are mode 0644"
+unit=$tmp/root/opt/vn/lib/systemd/system/vnumad.service
+grep -qx 'ExecStart=/opt/vn/sbin/vnumad --foreground --config /etc/vnuma/vnumad.conf' "$unit"
+ok $? "vnumad.service runs the installed binary with SYSCONFDIR's configuration"
+! grep -q '@[A-Z]*@' "$tmp/root/opt/vn/lib/systemd/system/"*.service; ok $? "no @PLACEHOLDER@ left in the units"
+grep -qx 'ExecStart=/opt/vn/sbin/vnuma-agent' "$tmp/root/opt/vn/lib/systemd/system/vnuma-agent.service"
+ok $? "vnuma-agent.service runs the installed agent"
+cmp -s dist/vnumad.conf "$tmp/root/etc/vnuma/vnumad.conf"; ok $? "the default configuration is dist/vnumad.conf"
+
+echo "interval = 2" >>"$tmp/root/etc/vnuma/vnumad.conf"
+inst install
+grep -qx 'interval = 2' "$tmp/root/etc/vnuma/vnumad.conf" && grep -q 'keeping the existing' "$tmp/log"
+ok $? "re-install keeps an edited configuration and says so"
+inst uninstall
+ok $? "make uninstall succeeds"
+[ "$(cd "$tmp/root" && find . -type f)" = "./etc/vnuma/vnumad.conf" ] && grep -q 'keeping' "$tmp/log"
+ok $? "uninstall removes every installed file but the edited configuration, and says so"
+rm "$tmp/root/etc/vnuma/vnumad.conf"
+inst install && inst uninstall
+[ -z "$(find "$tmp/root" -type f)" ] && [ ! -e "$tmp/root/etc/vnuma" ]
+ok $? "install then uninstall leaves no file and no /etc/vnuma"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

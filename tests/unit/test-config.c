@@ -40,6 +40,7 @@ int main(void)
         {"just words\n", ":1: expected 'key = value'"},
         {"reserve_percent = 80\n", "reserve_percent"},
         {"busy_threshold = 2\n", "busy_threshold"},
+        {"metrics_file = vnuma.prom\n", "metrics_file: expected an absolute path"},
     };
 
     close(fd);
@@ -70,6 +71,37 @@ int main(void)
         CHECK(r == -EINVAL && strstr(err, path) && strstr(err, bad[i].want) &&
                   !memcmp(&c, &before, sizeof(c)),
               "bad case %u -> '%s', config unchanged", i, err);
+    }
+    daemon_config_defaults(&c);
+    CHECK(c.metrics_file[0] == '\0', "metrics_file is off by default");
+    CHECK(load_text("metrics_file = /var/lib/prometheus/node-exporter/vnuma.prom\n", &c, err,
+                    sizeof(err)) == 0 &&
+              !strcmp(c.metrics_file, "/var/lib/prometheus/node-exporter/vnuma.prom"),
+          "metrics_file takes an absolute path");
+    CHECK(load_text("metrics_file = /x.prom\nmetrics_file =\n", &c, err, sizeof(err)) == 0 &&
+              c.metrics_file[0] == '\0',
+          "an empty metrics_file turns it off");
+    {
+        /* the shipped dist/vnumad.conf: valid as it is, and with every key uncommented it
+         * gives exactly the documented defaults */
+        daemon_config def;
+        char cmd[512];
+        daemon_config_defaults(&def);
+        daemon_config_defaults(&c);
+        err[0] = '\0';
+        CHECK(daemon_config_load("dist/vnumad.conf", false, &c, err, sizeof(err)) == 0 &&
+                  !memcmp(&c, &def, sizeof(c)),
+              "dist/vnumad.conf parses to the defaults (%s)", err);
+        snprintf(cmd, sizeof(cmd),
+                 "sed -E 's/^#([a-z_]+ =)/\\1/' dist/vnumad.conf | "
+                 "grep -v '^metrics_file = /' > %s",
+                 path);
+        CHECK(system(cmd) == 0, "uncomment every key of dist/vnumad.conf");
+        daemon_config_defaults(&c);
+        err[0] = '\0';
+        CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == 0 &&
+                  !memcmp(&c, &def, sizeof(c)),
+              "every key uncommented: still exactly the defaults (%s)", err);
     }
     daemon_config_defaults(&c);
     CHECK(daemon_config_load("/nonexistent/vnumad.conf", true, &c, err, sizeof(err)) == 0,

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""What the kernel and libvirt say about an L2 domain, as JSON (runs inside the ground).
+
+  probe.py state DOM     {"pid", "cells": [{"cell", "size", "hva", "pages": {node: n}}],
+                          "vcpus": [{"vcpu", "tid", "cell", "allowed", "cpu"}],
+                          "vcpupin": {vcpu: list} (virsh vcpupin --live), "emulatorpin",
+                          "total_pages": {node: n} (all of numa_maps)}
+  probe.py record DOM    the decision record from QEMU (qom-get /objects/vnuma-decision), or null
+
+Cell memory: query-memdev gives each cell's backend size (cells are laid out in guest-physical
+order from 0, all below the 4 GiB split here); HMP gpa2hva gives the host virtual address of a
+guest address inside the cell; the backend is one mapping in QEMU, so [hva - offset, + size)
+is the cell; pages per node are the N<node>= counts of numa_maps over the VMAs in that range.
+"""
+import json, re, subprocess, sys
+
+VIRSH = ["virsh", "-q", "-c", "qemu:///system"]
+
+
+def virsh(*a):
+    return subprocess.run(VIRSH + list(a), check=True, capture_output=True, text=True).stdout
+
+
+def qmp(dom, cmd, **args):
+    m = {"execute": cmd}
+    if args:
+        m["arguments"] = args
+    return json.loads(virsh("qemu-monitor-command", dom, json.dumps(m)))["return"]
+
+
+def hmp(dom, line):
+    return virsh("qemu-monitor-command", dom, "--hmp", line)
+
+
+def cpulist(s):
+    out = set()
+    for part in s.strip().split(","):
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        else:
+            out.add(int(part))
+    return sorted(out)
+
+
+def numa_vmas(pid):
+    ends = {}
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            a, b = line.split()[0].split("-")
+            ends[int(a, 16)] = int(b, 16)
+    vmas = []
+    with open(f"/proc/{pid}/numa_maps") as f:
+        for line in f:
+            parts = line.split()
+            start = int(parts[0], 16)
+            pages = {}
+            for p in parts[2:]:
+                m = re.match(r"N(\d+)=(\d+)$", p)
+                if m:
+                    pages[m.group(1)] = pages.get(m.group(1), 0) + int(m.group(2))
+            vmas.append((start, ends.get(start, start), pages))
+    return vmas
+
+
+_LAYOUT = {}  # (dom, pid) -> (cell ranges, vCPU list): fixed for one QEMU run
+
+
+def layout(dom, pid):
+    key = (dom, pid)
+    if key in _LAYOUT:
+        return _LAYOUT[key]
+    memdevs = sorted(qmp(dom, "query-memdev"), key=lambda m: int(re.sub(r"\D", "", m.get("id", "0")) or 0))
+    ranges, gpa = [], 0
+    for i, m in enumerate(memdevs):
+        size = m["size"]
+        probe = gpa + min(2 << 20, size // 2)
+        out = hmp(dom, f"gpa2hva {probe:#x}")
+        mm = re.search(r"is (0x[0-9a-f]+)", out)
+        if not mm:
+            raise SystemExit(f"gpa2hva {probe:#x}: {out!r}")
+        ranges.append((i, m.get("id"), size, int(mm.group(1), 16) - (probe - gpa)))
+        gpa += size
+    cpus = [(c["cpu-index"], c["thread-id"], c.get("props", {}).get("node-id", 0)) for c in qmp(dom, "query-cpus-fast")]
+    _LAYOUT[key] = (ranges, cpus)
+    return _LAYOUT[key]
+
+
+def quick(dom, pid=None):
+    """kernel-only view (numa_maps, /proc affinity): no libvirt call once the layout is known"""
+    pid = pid or int(open(f"/run/libvirt/qemu/{dom}.pid").read())
+    ranges, cpus = layout(dom, pid)
+    vmas = numa_vmas(pid)
+    cells = []
+    for i, mid, size, base in ranges:
+        pages = {}
+        for start, end, pg in vmas:
+            if start >= base and end <= base + size:
+                for k, v in pg.items():
+                    pages[k] = pages.get(k, 0) + v
+        cells.append({"cell": i, "id": mid, "size": size, "hva": hex(base), "pages": pages})
+    vcpus = []
+    for idx, tid, node in cpus:
+        st = open(f"/proc/{pid}/task/{tid}/status").read()
+        allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", st).group(1)
+        stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+        vcpus.append({"vcpu": idx, "tid": tid, "cell": node, "allowed": allowed,
+                      "cpu": int(stat.rsplit(")", 1)[1].split()[36])})
+    total = {}
+    for _, _, pages in vmas:
+        for k, v in pages.items():
+            total[k] = total.get(k, 0) + v
+    return {"dom": dom, "pid": pid, "cells": cells, "vcpus": vcpus, "total_pages": total}
+
+
+def state(dom):
+    """quick() plus what libvirt says about the pins"""
+    s = quick(dom)
+    pins = {}
+    for line in virsh("vcpupin", dom, "--live").splitlines():
+        p = line.split()
+        if len(p) >= 2 and p[0].isdigit():
+            pins[p[0]] = p[1]
+    emu = virsh("emulatorpin", dom, "--live").split()
+    s.update({"vcpupin": pins, "emulatorpin": emu[-1] if emu else None})
+    return s
+
+
+def query_pages(pid, hva, size, stride=64):
+    """move_pages(2) status query (nodes=NULL) of every stride-th page of [hva, hva+size) in
+    process pid, from this process: {node or errno: count of sampled pages}"""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    addrs = list(range(hva, hva + size, 4096 * stride))
+    n = len(addrs)
+    pages = (ctypes.c_void_p * n)(*addrs)
+    status = (ctypes.c_int * n)()
+    rc = libc.syscall(279, pid, n, pages, None, status, 0)
+    out = {"rc": rc, "errno": ctypes.get_errno() if rc < 0 else 0}
+    for s in status:
+        out[str(s)] = out.get(str(s), 0) + 1
+    return out
+
+
+def record(dom):
+    try:
+        r = qmp(dom, "qom-get", path="/objects/vnuma-decision", property="identity")
+    except subprocess.CalledProcessError:
+        return None
+    return json.loads(r)
+
+
+if __name__ == "__main__":
+    what, dom = sys.argv[1], sys.argv[2]
+    print(json.dumps(state(dom) if what == "state" else record(dom)))

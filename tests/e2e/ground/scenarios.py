@@ -1,0 +1,572 @@
+#!/usr/bin/env python3
+"""The scenarios of issue 5, inside one boot of the proving ground (see scenarios.sh).
+
+Every verdict rests on what the kernel (numa_maps, thread affinity, node MemFree) and libvirt
+(virsh vcpupin/emulatorpin, the QOM decision object through qemu-monitor-command) report; the
+only vnumad self-report used is counters.memory_scans of scenario 3, which the issue names.
+Each scenario writes /results/scenario-NN-NAME.json: {"name", "pass", "numbers", "evidence"}.
+"""
+import ctypes, json, mmap, os, re, signal, subprocess, sys, threading, time
+import probe
+
+R = os.environ.get("GROUND_RESULTS", "/results")
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
+LIB = os.path.join(REPO, "vm-images/ground/lib.sh")
+BUILD = os.path.join(REPO, "build")
+ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
+SOCK = "/run/vnuma-ground/vnumad.sock"
+STATE = os.path.join(R, "vnumad-state")
+JOURNAL = os.path.join(STATE, "journal.jsonl")
+RESERVE_KIB = 256 * 1024  # vnumad's default reserve: max(256 MiB, 3% of a 1 GiB node)
+T0 = time.monotonic()
+TIMES = {}
+
+
+def up():
+    return float(open("/proc/uptime").read().split()[0])
+
+
+def log(msg):
+    print(f"GROUND-T {up():.2f} {msg}", flush=True)
+
+
+def sh(cmd, check=True):
+    r = subprocess.run(["bash", "-c", f". {LIB}; {cmd}"], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd}: rc {r.returncode}: {r.stderr.strip()[-500:]}")
+    return r.stdout
+
+
+def virsh(*a, check=True):
+    r = subprocess.run(probe.VIRSH + list(a), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"virsh {' '.join(a)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def node_cpus(n):
+    return probe.cpulist(open(f"/sys/devices/system/node/node{n}/cpulist").read())
+
+
+NODES = sorted(int(d[4:]) for d in os.listdir("/sys/devices/system/node") if re.match(r"node\d+$", d))
+CPU_NODE = {c: n for n in NODES for c in node_cpus(n)}
+
+
+def cpus_str(nodes):
+    return ",".join(open(f"/sys/devices/system/node/node{n}/cpulist").read().strip() for n in nodes)
+
+
+def node_free_kib(n):
+    for line in open(f"/sys/devices/system/node/node{n}/meminfo"):
+        if "MemFree:" in line:
+            return int(line.split()[3])
+
+
+def nodes_of(cpulist_str):
+    return sorted({CPU_NODE[c] for c in probe.cpulist(cpulist_str)})
+
+
+def write(idx, name, ok, numbers, evidence):
+    d = {"name": name, "pass": bool(ok), "numbers": numbers, "evidence": evidence}
+    with open(os.path.join(R, f"scenario-{idx:02d}-{name}.json"), "w") as f:
+        json.dump(d, f, indent=1, default=str)
+    log(f"scenario {name}: {'PASS' if ok else 'FAIL'} {json.dumps(numbers, default=str)[:400]}")
+    return ok
+
+
+def cell_view(st):
+    """per cell: node of its vCPUs (None when they span nodes), share of its pages there."""
+    out = []
+    for c in st["cells"]:
+        vn = set()
+        for v in st["vcpus"]:
+            if v["cell"] == c["cell"]:
+                vn.update(nodes_of(v["allowed"]))
+        node = vn.pop() if len(vn) == 1 else None
+        tot = sum(c["pages"].values())
+        share = c["pages"].get(str(node), 0) / tot if node is not None and tot else 0.0
+        out.append({"cell": c["cell"], "vcpu_nodes": sorted(vn | ({node} if node is not None else set())),
+                    "node": node, "share": round(share, 4), "pages": c["pages"], "total": tot})
+    return out
+
+
+def record(dom):
+    try:
+        return probe.record(dom)
+    except Exception as e:
+        return {"error": str(e)}
+
+
+def journal_lines():
+    try:
+        return [json.loads(l) for l in open(JOURNAL).read().splitlines() if l.strip()]
+    except OSError:
+        return []
+
+
+def vnctl_status():
+    r = subprocess.run([f"{BUILD}/vnumactl", "--socket", SOCK, "status", "--json"], capture_output=True, text=True)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        return None
+    if isinstance(j, dict) and set(j) == {"return"}:
+        j = j["return"]
+    return j
+
+
+def status_dom(j, name):
+    for d in (j or {}).get("domains", []):
+        if d.get("name") == name:
+            return d
+    return None
+
+
+def wait_until(timeout, fn, step=1.0):
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            return None
+        time.sleep(step)
+
+
+def set_mode(dom, mode):
+    virsh("metadata", dom, "urn:vnuma:balancer:1", "--key", "vnuma", "--set", f'<balancer mode="{mode}"/>', "--live")
+
+
+def rec_pass(dom):
+    r = record(dom)
+    return r.get("pass") if isinstance(r, dict) else None
+
+
+# ------------------------------------------------------------------ 0. the ground itself
+def ground_check():
+    t = time.monotonic()
+    ev, ok = {}, True
+    want_nodes = int(ARGS.get("nodes", len(NODES)))
+    cpn = int(ARGS.get("cpn", 0))
+    mem_mib = int(ARGS.get("mem_mib", 0))
+    h = subprocess.run(["numactl", "-H"], capture_output=True, text=True).stdout
+    ev["numactl_H"] = h
+    m = re.search(r"available: (\d+) nodes", h)
+    ok &= bool(m) and int(m.group(1)) == want_nodes
+    for n in NODES:
+        cpus = re.search(rf"node {n} cpus: (.*)", h).group(1).split()
+        size = int(re.search(rf"node {n} size: (\d+) MB", h).group(1))
+        if cpn:
+            ok &= [int(c) for c in cpus] == list(range(n * cpn, n * cpn + cpn))
+        if mem_mib:
+            ok &= size > mem_mib * 0.85  # the kernel keeps some of node 0's memory for itself
+    # move_pages(2) on this process: 4096 pages touched on node 0, moved to the last node
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    SYS_move_pages = 279
+    npg, last = 4096, NODES[-1]
+    buf = mmap.mmap(-1, npg * 4096)
+    subprocess.run(["migratepages", str(os.getpid()), "all", "0"], check=False)
+    for i in range(npg):
+        buf[i * 4096] = 1
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    pages = (ctypes.c_void_p * npg)(*[addr + i * 4096 for i in range(npg)])
+    status = (ctypes.c_int * npg)()
+    libc.syscall(SYS_move_pages, 0, npg, pages, None, status, 0)
+    before = {s: list(status).count(s) for s in set(status)}
+    nodes = (ctypes.c_int * npg)(*([last] * npg))
+    t1 = time.monotonic()
+    rc = libc.syscall(SYS_move_pages, 0, npg, pages, nodes, status, 2)  # MPOL_MF_MOVE
+    mp_s = time.monotonic() - t1
+    libc.syscall(SYS_move_pages, 0, npg, pages, None, status, 0)
+    after = {s: list(status).count(s) for s in set(status)}
+    ev["move_pages"] = {"rc": rc, "before": before, "after": after, "seconds": round(mp_s, 3)}
+    ok &= rc == 0 and after.get(last, 0) == npg
+    # migratepages(8) of a process holding 64 MiB touched on node 0 -> node 2
+    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c",
+                          "import mmap,sys,time\nm=mmap.mmap(-1,64<<20)\n"
+                          "for i in range(0,64<<20,4096): m[i]=1\nprint('READY',flush=True)\ntime.sleep(600)"],
+                         stdout=subprocess.PIPE, text=True)
+    p.stdout.readline()
+
+    def anon(pid):
+        s = {}
+        for start, end, pg in probe.numa_vmas(pid):
+            for k, v in pg.items():
+                s[k] = s.get(k, 0) + v
+        return s
+    b = anon(p.pid)
+    t1 = time.monotonic()
+    r = subprocess.run(["migratepages", str(p.pid), "0", "2"])
+    mg_s = time.monotonic() - t1
+    a = anon(p.pid)
+    p.kill(); p.wait()
+    ev["migratepages"] = {"rc": r.returncode, "before": b, "after": a, "seconds": round(mg_s, 3)}
+    ok &= r.returncode == 0 and b.get("0", 0) >= 16384 and a.get("2", 0) >= 16384 and a.get("0", 0) < b["0"] - 16000
+    ev["numa_balancing"] = open("/proc/sys/kernel/numa_balancing").read().strip()
+    return write(0, "ground", ok, {"nodes": len(NODES), "numa_balancing": int(ev["numa_balancing"]), "move_pages_s": round(mp_s, 3), "migratepages_64MiB_s": round(mg_s, 3),
+                                   "seconds": round(time.monotonic() - t, 1)}, ev)
+
+
+# ------------------------------------------------------------------ helpers for the domains
+def start_dom(name, **kw):
+    t = time.monotonic()
+    args = " ".join(f"'{k}={v}'" for k, v in kw.items())
+    sh(f"dom_start {name} {args}")
+    log(f"started {name} in {time.monotonic() - t:.1f}s")
+
+
+class Sampler(threading.Thread):
+    """MemFree of one node every 0.25 s: the minimum seen."""
+    def __init__(self, node):
+        super().__init__(daemon=True)
+        self.node, self.min, self.n, self.stop = node, None, 0, False
+
+    def run(self):
+        while not self.stop:
+            f = node_free_kib(self.node)
+            self.min = f if self.min is None else min(self.min, f)
+            self.n += 1
+            time.sleep(0.25)
+
+
+def main():
+    results = []
+    results.append(ground_check())
+    TIMES["ground_check"] = round(time.monotonic() - T0, 1)
+
+    # vnumad: short interval, config and journal in the results dir
+    os.makedirs(STATE, exist_ok=True)
+    for f in os.listdir(STATE):
+        os.unlink(os.path.join(STATE, f))
+    conf = os.path.join(R, "vnumad.conf")
+    with open(conf, "w") as f:
+        f.write(f"interval = 1\nevent_delay = 0.2\nsocket = {SOCK}\nstate_dir = {STATE}\nlog_level = debug\n")
+    vlog = open(os.path.join(R, "vnumad.log"), "w")
+    vn = subprocess.Popen([f"{BUILD}/vnumad", "--foreground", "--config", conf], stdout=vlog, stderr=vlog)
+    if not wait_until(20, lambda: os.path.exists(SOCK), 0.2):
+        write(1, "vnumad", False, {}, {"error": "vnumad control socket did not appear", "rc": vn.poll()})
+        return 1
+    log("vnumad up")
+
+    last = NODES[-1]
+    allowed_nodes = NODES[:-1]  # scenario 1: vCPUs may run on every node but the last
+    cm = int(ARGS.get("s1_cell_mib", 64))
+    t = time.monotonic()
+    # all domains are started before anything is opted in (a domain start is an event: passes follow)
+    start_dom("s4-none", cells=2, cell_mib=32, vcpupin=cpus_str([1]))
+    start_dom("s4-advise", cells=2, cell_mib=32, vcpupin=cpus_str([2]), optin="advise")
+    for d in ("s1-a", "s1-b"):
+        start_dom(d, cells=2, cell_mib=cm, cpuset=cpus_str(allowed_nodes),
+                  emulatorpin=cpus_str([last]), vcpupin=cpus_str([last]))
+    start_dom("s5", cells=2, cell_mib=64, cpuset=cpus_str([1, 2]), emulatorpin=cpus_str([last]), vcpupin=cpus_str([last]))
+    start_dom("s3", cells=2, cell_mib=32, vcpupin=cpus_str([0]), numatune="strict:2")
+    TIMES["domains_started_s"] = round(time.monotonic() - t, 1)
+
+    s4_before = {d: probe.state(d) for d in ("s4-none", "s4-advise")}
+
+    # ---------------- scenario 1: misplaced start
+    t1 = time.monotonic()
+    ev1, num1 = {"initial": {}, "topped_up": {}}, {}
+    for d in ("s1-a", "s1-b", "s5"):
+        st = probe.state(d)
+        ev1["initial"][d] = [c["pages"] for c in st["cells"]]
+        tot = sum(sum(c["pages"].values()) for c in st["cells"])
+        on = sum(c["pages"].get(str(last), 0) for c in st["cells"])
+        num1.setdefault("initial_share_on_last_node", {})[d] = round(on / tot, 4) if tot else 0
+        if tot and on / tot < 0.99:
+            # preallocation ran elsewhere for some pages: put all of it on the last node
+            subprocess.run(["migratepages", str(st["pid"]), "all", str(last)])
+            ev1["topped_up"][d] = [c["pages"] for c in probe.state(d)["cells"]]
+    originals = {}
+    for d in ("s1-a", "s1-b"):
+        st = probe.state(d)
+        for v in st["vcpus"]:
+            virsh("vcpupin", d, str(v["vcpu"]), cpus_str(allowed_nodes), "--live")
+        virsh("emulatorpin", d, cpus_str(allowed_nodes), "--live")
+        st = probe.state(d)
+        originals[d] = {"vcpupin": st["vcpupin"], "emulatorpin": st["emulatorpin"],
+                        "allowed": {v["vcpu"]: v["allowed"] for v in st["vcpus"]}}
+        ev1.setdefault("before_optin", {})[d] = {"cells": cell_view(st), "vcpus": st["vcpus"],
+            "move_pages_query": [probe.query_pages(st["pid"], int(c["hva"], 16), c["size"]) for c in st["cells"]]}
+    pass0 = {}
+    t_opt = time.monotonic()
+    for d in ("s1-a", "s1-b"):
+        set_mode(d, "auto")
+    samples = []
+
+    def converged():
+        res = {}
+        for d in ("s1-a", "s1-b"):
+            res[d] = cell_view(probe.quick(d))
+        samples.append({"t": round(time.monotonic() - t_opt, 1), "cells": {d: [(c["node"], c["share"]) for c in v] for d, v in res.items()}})
+        return res if all(c["node"] is not None and c["node"] in allowed_nodes and c["share"] >= 0.95
+                          for v in res.values() for c in v) else None
+    conv = wait_until(float(ARGS.get("s1_timeout", 60)), converged, 1.0)
+    conv_s = time.monotonic() - t_opt
+    recs = {d: record(d) for d in ("s1-a", "s1-b")}
+    stat1 = vnctl_status()
+    # what vnumad believes about each cell's memory, next to what the kernel says (numa_maps)
+    num1["vnumad_view_bytes"] = {d: [c.get("memory") for c in (status_dom(stat1, d) or {}).get("cells", [])] for d in ("s1-a", "s1-b")}
+    num1["kernel_view_pages"] = {d: [c["pages"] for c in probe.quick(d)["cells"]] for d in ("s1-a", "s1-b")}
+    passes = {}
+    for d in ("s1-a", "s1-b"):
+        js = [r for r in journal_lines() if r.get("domain") == d]
+        acted = [r for r in js if r.get("action") == "acted"]
+        passes[d] = {"first_pass": js[0]["pass"] if js else None, "last_acted_pass": acted[-1]["pass"] if acted else None,
+                     "acted_records": len(acted), "bytes_moved": sum(r.get("bytes_moved", 0) or 0 for r in acted)}
+        passes[d]["passes_to_converge"] = (passes[d]["last_acted_pass"] - passes[d]["first_pass"] + 1
+                                           if acted and js else None)
+    num1.update({"seconds_to_converge": round(conv_s, 1), "passes": passes,
+                 "final": {d: [(c["node"], c["share"]) for c in v] for d, v in (conv or {}).items()}})
+    ev1.update({"samples": samples[-15:], "records": recs})
+    max_passes = int(ARGS.get("s1_max_passes", 12))
+    ok1 = conv is not None and all(p["passes_to_converge"] is not None and p["passes_to_converge"] <= max_passes
+                                   for p in passes.values())
+    num1["max_passes_allowed"] = max_passes
+    results.append(write(1, "misplaced-start", ok1, num1, ev1))
+    TIMES["s1"] = round(time.monotonic() - t1, 1)
+
+    # ---------------- scenario 3: cpuset skip (opted in now; memory strict on node 2)
+    t3 = time.monotonic()
+    st3_before = probe.state("s3")
+    s3_orig = {"vcpupin": st3_before["vcpupin"], "emulatorpin": st3_before["emulatorpin"]}
+    set_mode("s3", "auto")
+
+    def s3_done():
+        st = probe.quick("s3")
+        return st if all(nodes_of(v["allowed"]) == [2] for v in st["vcpus"]) else None
+    wait_until(40, s3_done, 1.0)
+    time.sleep(3)
+    st3 = probe.state("s3")  # a few more passes: still never memory-sampled
+    rec3 = record("s3")
+    stat3 = status_dom(vnctl_status(), "s3")
+    scans = (stat3 or {}).get("counters", {}).get("memory_scans")
+    cells_reason = [c.get("reason") for c in (rec3 or {}).get("cells", [])] if isinstance(rec3, dict) else []
+    cells_rules = [c.get("rules") for c in (rec3 or {}).get("cells", [])] if isinstance(rec3, dict) else []
+    mem_nodes = {k for c in st3["cells"] for k, v in c["pages"].items() if v}
+    ok3 = (scans == 0 and all(nodes_of(v["allowed"]) == [2] for v in st3["vcpus"])
+           and any("cpuset-skip" in (r or "") for r in cells_reason + [str(x) for x in cells_rules])
+           and mem_nodes == {"2"})
+    results.append(write(3, "cpuset-skip", ok3,
+                         {"memory_scans": scans, "vcpu_nodes": [nodes_of(v["allowed"]) for v in st3["vcpus"]],
+                          "cell_memory_nodes": sorted(mem_nodes), "cell_reasons": cells_reason,
+                          "passes_seen": (stat3 or {}).get("counters", {}).get("passes"), "seconds": round(time.monotonic() - t3, 1)},
+                         {"record": rec3, "status": stat3, "before": st3_before["vcpupin"], "after": st3["vcpupin"],
+                          "cells": [c["pages"] for c in st3["cells"]]}))
+    TIMES["s3"] = round(time.monotonic() - t3, 1)
+
+    # ---------------- scenario 5: free-memory guard (node 1 filled to its reserve + 40 MiB)
+    t5 = time.monotonic()
+    full = 1
+    free0 = node_free_kib(full)
+    fill_kib = free0 - RESERVE_KIB - 40 * 1024
+    filler = subprocess.Popen(["numactl", f"--membind={full}", "python3", "-c",
+                               f"import mmap,time\nn={fill_kib}*1024\nm=mmap.mmap(-1,n)\n"
+                               "for i in range(0,n,4096): m[i]=1\nprint('READY',flush=True)\ntime.sleep(3600)"],
+                              stdout=subprocess.PIPE, text=True)
+    filler.stdout.readline()
+    free_filled = node_free_kib(full)
+    samp = Sampler(full)
+    samp.start()
+    s5_before = probe.state("s5")
+    set_mode("s5", "auto")
+
+    def s5_done():
+        st = probe.quick("s5")
+        cv = cell_view(st)
+        return (st, cv) if all(c["node"] is not None and c["share"] >= 0.95 for c in cv) else None
+    r5 = wait_until(40, s5_done, 1.0)
+    time.sleep(3)
+    st5 = probe.state("s5")
+    cv5 = cell_view(st5)
+    rec5 = record("s5")
+    samp.stop = True
+    samp.join()
+    js5 = [r for r in journal_lines() if r.get("domain") == "s5"]
+    rules5 = sorted({x for r in js5 + [rec5 or {}] for c in r.get("cells", []) for x in (c.get("rules") or []) + [c.get("reason")] if x})
+    ok5 = (r5 is not None and all(c["node"] == 2 for c in cv5) and samp.min >= RESERVE_KIB
+           and any(x in rules5 for x in ("free-memory-reserve", "no-room")))
+    results.append(write(5, "free-memory-guard", ok5,
+                         {"node": full, "free_before_fill_mib": free0 // 1024, "free_after_fill_mib": free_filled // 1024,
+                          "reserve_mib": RESERVE_KIB // 1024, "min_free_seen_mib": (samp.min or 0) // 1024, "samples": samp.n,
+                          "cells": [(c["node"], c["share"]) for c in cv5], "rules_in_records": rules5,
+                          "seconds": round(time.monotonic() - t5, 1)},
+                         {"record": rec5, "before": [c["pages"] for c in s5_before["cells"]], "after": [c["pages"] for c in st5["cells"]]}))
+    TIMES["s5"] = round(time.monotonic() - t5, 1)
+
+    # ---------------- scenario 6: stability, 20 passes after convergence
+    t6 = time.monotonic()
+    doms6 = ("s1-a", "s1-b", "s3", "s5")
+    before6 = {d: probe.state(d) for d in doms6}
+    jl0 = len(journal_lines())
+    p0 = rec_pass("s1-a") or 0
+    reached = wait_until(60, lambda: (rec_pass("s1-a") or 0) >= p0 + 20, 1.0)
+    p1 = rec_pass("s1-a") or 0
+    after6 = {d: probe.state(d) for d in doms6}
+    new = journal_lines()[jl0:]
+    acted6 = [r for r in new if r.get("action") == "acted"]
+    diffs = []
+    for d in doms6:
+        b, a = before6[d], after6[d]
+        if b["vcpupin"] != a["vcpupin"] or b["emulatorpin"] != a["emulatorpin"]:
+            diffs.append(f"{d}: pins {b['vcpupin']}/{b['emulatorpin']} -> {a['vcpupin']}/{a['emulatorpin']}")
+        if [v["allowed"] for v in b["vcpus"]] != [v["allowed"] for v in a["vcpus"]]:
+            diffs.append(f"{d}: thread affinity changed")
+        if [c["pages"] for c in b["cells"]] != [c["pages"] for c in a["cells"]]:
+            diffs.append(f"{d}: cell pages {[c['pages'] for c in b['cells']]} -> {[c['pages'] for c in a['cells']]}")
+    ok6 = bool(reached) and not acted6 and not diffs
+    results.append(write(6, "stability", ok6,
+                         {"passes_watched": p1 - p0, "acted_records": len(acted6), "changes": len(diffs),
+                          "new_journal_records": len(new), "seconds": round(time.monotonic() - t6, 1)},
+                         {"diffs": diffs, "acted": acted6[:5]}))
+    TIMES["s6"] = round(time.monotonic() - t6, 1)
+
+    # ---------------- scenario 7: restore on opt-out
+    t7 = time.monotonic()
+    changed = {d: probe.state(d) for d in ("s1-a", "s3")}
+    set_mode("s1-a", "off")
+    set_mode("s3", "off")
+    want = {"s1-a": originals["s1-a"], "s3": s3_orig}
+
+    def restored():
+        got = {d: probe.state(d) for d in want}
+        return got if all(got[d]["vcpupin"] == want[d]["vcpupin"] and got[d]["emulatorpin"] == want[d]["emulatorpin"]
+                          for d in want) else None
+    got7 = wait_until(20, restored, 0.5)
+    got7 = got7 or {d: probe.state(d) for d in want}
+    aff_ok = all(probe.cpulist(v["allowed"]) == probe.cpulist(want[d]["vcpupin"][str(v["vcpu"])])
+                 for d in want for v in got7[d]["vcpus"])
+    ok7 = all(got7[d]["vcpupin"] == want[d]["vcpupin"] and got7[d]["emulatorpin"] == want[d]["emulatorpin"] for d in want) and aff_ok
+    results.append(write(7, "restore", ok7,
+                         {"seconds_to_restore": round(time.monotonic() - t7, 1), "thread_affinity_matches": aff_ok},
+                         {d: {"original": want[d], "while_balanced": {"vcpupin": changed[d]["vcpupin"], "emulatorpin": changed[d]["emulatorpin"]},
+                              "after_optout": {"vcpupin": got7[d]["vcpupin"], "emulatorpin": got7[d]["emulatorpin"],
+                                               "threads": {v["vcpu"]: v["allowed"] for v in got7[d]["vcpus"]}},
+                              "record": record(d)} for d in want}))
+    TIMES["s7"] = round(time.monotonic() - t7, 1)
+
+    # ---------------- scenario 4: not opted in / advise: untouched through all of the above
+    t4 = time.monotonic()
+    s4_after = {d: probe.state(d) for d in s4_before}
+    diffs4 = []
+    for d in s4_before:
+        b, a = s4_before[d], s4_after[d]
+        for k in ("vcpupin", "emulatorpin"):
+            if b[k] != a[k]:
+                diffs4.append(f"{d}: {k} {b[k]} -> {a[k]}")
+        if [v["allowed"] for v in b["vcpus"]] != [v["allowed"] for v in a["vcpus"]]:
+            diffs4.append(f"{d}: thread affinity {[v['allowed'] for v in b['vcpus']]} -> {[v['allowed'] for v in a['vcpus']]}")
+        if [c["pages"] for c in b["cells"]] != [c["pages"] for c in a["cells"]]:
+            diffs4.append(f"{d}: cell pages {[c['pages'] for c in b['cells']]} -> {[c['pages'] for c in a['cells']]}")
+    rec4 = record("s4-advise")
+    js4 = [r for r in journal_lines() if r.get("domain") in s4_before]
+    touched4 = [r for r in js4 if r.get("action") in ("acted", "restored")]
+    none_records = [r for r in js4 if r.get("domain") == "s4-none"]
+    ok4 = not diffs4 and not touched4 and not none_records
+    results.append(write(4, "untouched", ok4,
+                         {"changes": len(diffs4), "advise_records": len([r for r in js4 if r.get("domain") == "s4-advise"]),
+                          "advise_record_action": (rec4 or {}).get("action") if isinstance(rec4, dict) else None,
+                          "records_for_not_opted_in": len(none_records), "seconds": round(time.monotonic() - t4, 1)},
+                         {"diffs": diffs4, "before": {d: {"vcpupin": s4_before[d]["vcpupin"], "cells": [c["pages"] for c in s4_before[d]["cells"]]} for d in s4_before},
+                          "after": {d: {"vcpupin": s4_after[d]["vcpupin"], "cells": [c["pages"] for c in s4_after[d]["cells"]]} for d in s4_after},
+                          "advise_record": rec4}))
+    TIMES["s4"] = round(time.monotonic() - t4, 1)
+
+    # ---------------- scenario 2: allowed imbalance (busy vCPUs: spin.elf)
+    t2 = time.monotonic()
+    filler.kill()
+    for d in ("s1-a", "s1-b", "s5", "s3", "s4-none", "s4-advise"):
+        virsh("destroy", d, check=False)
+    results.append(scenario2())
+    TIMES["s2"] = round(time.monotonic() - t2, 1)
+
+    vn.send_signal(signal.SIGTERM)
+    try:
+        vrc = vn.wait(20)
+    except subprocess.TimeoutExpired:
+        vn.kill(); vrc = "killed"
+    TIMES["total_in_guest"] = round(time.monotonic() - T0, 1)
+    TIMES["vnumad_exit"] = vrc
+    with open(os.path.join(R, "timings.json"), "w") as f:
+        json.dump(TIMES, f, indent=1)
+    log(f"timings {TIMES}")
+    return 0 if all(results) else 1
+
+
+def busy_of(st, secs=3.0):
+    """utime+stime share of a CPU per vCPU thread over secs, from /proc (kernel's view)."""
+    def ticks():
+        out = {}
+        for v in st["vcpus"]:
+            f = open(f"/proc/{st['pid']}/task/{v['tid']}/stat").read().rsplit(")", 1)[1].split()
+            out[v["vcpu"]] = int(f[11]) + int(f[12])
+        return out
+    a = ticks(); time.sleep(secs); b = ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    return {k: round((b[k] - a[k]) / hz / secs, 2) for k in a}
+
+
+def scenario2():
+    t = time.monotonic()
+    import shutil
+    spin = "/tmp/spin.elf"
+    shutil.copy(os.path.join(os.environ.get("GROUND_CACHE", "/ground-cache"), "spin.elf"), spin)
+    os.chmod(spin, 0o644)
+    topo = subprocess.run([f"{BUILD}/vnumactl", "topology"], capture_output=True, text=True).stdout
+    head = topo.split("distances:")[0]
+    imb = {int(l.split()[0]): int(l.split()[6]) for l in head.splitlines() if re.match(r"\s*\d+\s+\d", l) and len(l.split()) >= 7}
+    ev, num = {"topology": topo}, {"imb_numa_nr": imb}
+    # small: 2 cells x 1 busy vCPU = 2 busy <= imb_numa_nr: expected whole on one node
+    start_dom("s2-small", cells=2, cell_mib=32, vcpus_per_cell=1, kernel=spin, optin="auto")
+    time.sleep(2)
+    st = probe.state("s2-small")
+    num["small_busy"] = busy_of(st)
+
+    def whole():
+        s = probe.quick("s2-small")
+        cv = cell_view(s)
+        ns = {c["node"] for c in cv}
+        return cv if len(ns) == 1 and None not in ns else None
+    # let vnumad see the vCPUs busy (deltas need two passes) and settle, then check it holds
+    time.sleep(6)
+    w1 = wait_until(30, whole, 1.0)
+    time.sleep(5)
+    w2 = whole()
+    rec_small = record("s2-small")
+    num["small_cells"] = [(c["node"], c["share"]) for c in (w2 or cell_view(probe.state("s2-small")))]
+    ok_small = bool(w1) and bool(w2) and all(b > 0.25 for b in num["small_busy"].values())
+    virsh("destroy", "s2-small", check=False)
+    # big: 2 cells x 2 busy vCPUs = 4 busy on one node > imb_numa_nr (but <= its CPUs): expected to spread
+    start_dom("s2-big", cells=2, cell_mib=32, vcpus_per_cell=2, kernel=spin, optin="auto")
+    time.sleep(2)
+    st = probe.state("s2-big")
+    num["big_busy"] = busy_of(st)
+
+    def spread():
+        s = probe.quick("s2-big")
+        cv = cell_view(s)
+        ns = [c["node"] for c in cv]
+        return cv if None not in ns and len(set(ns)) == 2 else None
+    time.sleep(4)
+    s1 = wait_until(40, spread, 1.0)
+    time.sleep(5)
+    s2 = spread()
+    rec_big = record("s2-big")
+    num["big_cells"] = [(c["node"], c["share"]) for c in (s2 or cell_view(probe.state("s2-big")))]
+    ok_big = bool(s1) and bool(s2) and all(b > 0.25 for b in num["big_busy"].values())
+    virsh("destroy", "s2-big", check=False)
+    num.update({"small_whole": ok_small, "big_spread": ok_big, "seconds": round(time.monotonic() - t, 1)})
+    ev.update({"record_small": rec_small, "record_big": rec_big})
+    return write(2, "allowed-imbalance", ok_small and ok_big, num, ev)
+
+
+if __name__ == "__main__":
+    try:
+        rc = main()
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        with open(os.path.join(R, "scenario-99-runner.json"), "w") as f:
+            json.dump({"name": "runner", "pass": False, "numbers": {}, "evidence": traceback.format_exc()}, f)
+        rc = 1
+    sys.exit(rc)

@@ -1,0 +1,96 @@
+# vm-images/ground/lib.sh: helpers for scripts that run INSIDE the proving ground (sourced).
+#   ground_libvirt_up      private libvirt state on the overlay, cgroup v2 controllers, capability
+#                          cache reused across boots (/ground-cache/libvirt-caps), virtlogd+libvirtd
+#   dom_xml NAME [key=value...]   an L2 domain's XML on stdout (TCG, firmware only, no disk,
+#                          RAM preallocated); keys: cells=2 cell_mib=64 vcpus_per_cell=1
+#                          cpuset= (<vcpu cpuset>) emulatorpin= vcpupin= (every vCPU) numatune=MODE:NODES
+#                          optin= (auto|advise|off|"" = no element) kernel= (a multiboot image)
+#   dom_start NAME [key=value...]  define + start; 1 on failure (log on stderr)
+#   node_cpus N            CPU list of node N;  node_free_kib N: MemFree of node N
+#   gt MSG                 a timestamped line on the console
+gt() { echo "GROUND-T $(cut -d' ' -f1 /proc/uptime) $*"; }
+VIRSH="virsh -q -c qemu:///system"
+
+ground_libvirt_up() {
+    local i
+    rm -f /etc/libvirt/qemu/*.xml
+    rm -rf /etc/libvirt/qemu/autostart /etc/libvirt/qemu/networks/autostart
+    rm -rf /var/lib/libvirt/qemu/domain-* /var/lib/libvirt/qemu/channel/target/* /var/log/libvirt/qemu/*
+    rm -rf /run/libvirt
+    mkdir -p /run/libvirt /var/log/libvirt/qemu /var/cache/libvirt/qemu/capabilities /var/lib/libvirt/qemu/channel/target
+    # the host's qemu.conf is seen through the overlay: change only the ground's copy
+    sed -i '/^security_driver *=/d' /etc/libvirt/qemu.conf
+    echo 'security_driver = "none"' >>/etc/libvirt/qemu.conf
+    echo "+cpuset +cpu +memory +pids +io" >/sys/fs/cgroup/cgroup.subtree_control || return 1
+    # the host's cached capabilities do not match the ground's kernel/CPU: use the ground's own
+    rm -f /var/cache/libvirt/qemu/capabilities/*.xml
+    [ "${GROUND_NO_CAPS_CACHE:-0}" = 1 ] ||
+        cp /ground-cache/libvirt-caps/*.xml /var/cache/libvirt/qemu/capabilities/ 2>/dev/null
+    virtlogd -d || return 1
+    libvirtd -d || return 1
+    for i in $(seq 1 600); do $VIRSH version >/dev/null 2>&1 && break; sleep 0.2; done
+    $VIRSH domcapabilities --virttype qemu >/dev/null || return 1 # probes caps unless cached
+    mkdir -p /ground-cache/libvirt-caps
+    cp -u /var/cache/libvirt/qemu/capabilities/*.xml /ground-cache/libvirt-caps/ 2>/dev/null
+    return 0
+}
+
+# ground_numa_balancing 0|1: the kernel's automatic NUMA balancing (on by default on a
+# multi-node Debian kernel). It moves guest memory by itself (it confounds "who moved it") and
+# leaves PROT_NONE hinting entries that make move_pages(2) status queries from another process
+# answer -EFAULT for present pages on this 6.1 kernel. Set it before any domain starts.
+ground_numa_balancing() { sysctl -q -w kernel.numa_balancing="$1"; }
+
+node_cpus() { cat /sys/devices/system/node/node$1/cpulist; }
+node_free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo; }
+
+dom_xml() {
+    local name=$1 cells=2 cell_mib=64 vpc=1 cpuset="" emulatorpin="" vcpupin="" numatune="" optin="" kernel="" kv
+    shift
+    for kv in "$@"; do
+        case "$kv" in
+        cells=*) cells=${kv#*=} ;; cell_mib=*) cell_mib=${kv#*=} ;; vcpus_per_cell=*) vpc=${kv#*=} ;;
+        cpuset=*) cpuset=${kv#*=} ;; emulatorpin=*) emulatorpin=${kv#*=} ;; vcpupin=*) vcpupin=${kv#*=} ;;
+        numatune=*) numatune=${kv#*=} ;; optin=*) optin=${kv#*=} ;; kernel=*) kernel=${kv#*=} ;;
+        *) echo "dom_xml: unknown $kv" >&2; return 1 ;;
+        esac
+    done
+    local nv=$((cells * vpc)) c v
+    echo "<domain type='qemu'>"
+    echo "  <name>$name</name>"
+    echo "  <memory unit='MiB'>$((cells * cell_mib))</memory>"
+    echo "  <vcpu placement='static'${cpuset:+ cpuset='$cpuset'}>$nv</vcpu>"
+    if [ -n "$emulatorpin$vcpupin" ]; then
+        echo "  <cputune>"
+        [ -n "$vcpupin" ] && for ((v = 0; v < nv; v++)); do echo "    <vcpupin vcpu='$v' cpuset='$vcpupin'/>"; done
+        [ -n "$emulatorpin" ] && echo "    <emulatorpin cpuset='$emulatorpin'/>"
+        echo "  </cputune>"
+    fi
+    [ -n "$numatune" ] && echo "  <numatune><memory mode='${numatune%%:*}' nodeset='${numatune#*:}'/></numatune>"
+    [ -n "$optin" ] && echo "  <metadata><vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"$optin\"/></metadata>"
+    echo "  <memoryBacking><allocation mode='immediate'/></memoryBacking>"
+    echo "  <os><type arch='x86_64' machine='pc'>hvm</type>${kernel:+<kernel>$kernel</kernel>}</os>"
+    echo "  <cpu mode='custom' match='exact' check='none'>"
+    echo "    <model fallback='forbid'>qemu64</model>"
+    echo "    <topology sockets='$cells' dies='1' cores='$vpc' threads='1'/>"
+    echo "    <numa>"
+    for ((c = 0; c < cells; c++)); do
+        echo "      <cell id='$c' cpus='$((c * vpc))-$((c * vpc + vpc - 1))' memory='$cell_mib' unit='MiB'/>"
+    done
+    echo "    </numa>"
+    echo "  </cpu>"
+    echo "  <on_poweroff>destroy</on_poweroff><on_reboot>restart</on_reboot>"
+    echo "  <devices>"
+    echo "    <emulator>/usr/bin/qemu-system-x86_64</emulator>"
+    echo "    <controller type='usb' model='none'/>"
+    echo "    <memballoon model='none'/>"
+    echo "  </devices>"
+    echo "</domain>"
+}
+
+dom_start() {
+    local name=$1 x=/tmp/dom-$1.xml
+    dom_xml "$@" >"$x" || return 1
+    $VIRSH define "$x" >/dev/null || return 1
+    $VIRSH start "$name" >/dev/null || { tail -n 20 "/var/log/libvirt/qemu/$name.log" >&2; return 1; }
+}

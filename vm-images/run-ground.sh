@@ -1,0 +1,136 @@
+#!/bin/bash
+# Boot the proving ground: a QEMU VM with NODES NUMA nodes over SOCKETS sockets running this
+# machine's own root (9p, read-only, tmpfs overlay), run SCRIPT inside, power off.
+# Exit status = SCRIPT's exit status; 124 when the ground hung (killed after TIMEOUT s);
+# 99 when it died without reporting one (panic, crash); 2 on bad usage.
+#
+#   usage: vm-images/run-ground.sh [options] SCRIPT [ARG...]
+#     SCRIPT  absolute path (the repository is at the same path inside) or relative to $PWD;
+#             ARGs must not contain spaces or commas (they travel on the kernel command line)
+#   options (or the environment variables of the same name):
+#     --nodes N           NODES=4           NUMA nodes
+#     --cpus-per-node N   CPUS_PER_NODE=2
+#     --mem-per-node S    MEM_PER_NODE=1G   (QEMU size: 512M, 1G, ...)
+#     --sockets N         SOCKETS=2         nodes are split evenly over the sockets
+#     --llcs-per-node N   LLCS_PER_NODE=0   0: no L3 reported (Nehalem,l3-cache=off, one LLC);
+#                                           N>=1: N L3 caches per node (one per die)
+#     --distances L,S,R   DISTANCES=10,16,21  local, same socket, other socket (SLIT)
+#     --accel tcg|kvm     ACCEL=tcg         kvm only on hosts with real VT-x/AMD-V
+#     --timeout S         TIMEOUT=600       wall-clock bound; a hung ground is killed (rc 124)
+#     --results DIR       RESULTS=build/ground/results   shared rw, /results inside
+#     --cache DIR         GROUND_CACHE=build/ground      boot files; shared rw, /ground-cache inside
+#     --log FILE          LOG=RESULTS/console.log
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+NODES=${NODES:-4} CPUS_PER_NODE=${CPUS_PER_NODE:-2} MEM_PER_NODE=${MEM_PER_NODE:-1G}
+SOCKETS=${SOCKETS:-2} LLCS_PER_NODE=${LLCS_PER_NODE:-0} DISTANCES=${DISTANCES:-10,16,21}
+ACCEL=${ACCEL:-tcg} TIMEOUT=${TIMEOUT:-600}
+GROUND_CACHE=${GROUND_CACHE:-$REPO/build/ground}
+RESULTS=${RESULTS:-$GROUND_CACHE/results} LOG=${LOG:-}
+usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --nodes) NODES=$2; shift 2 ;;
+    --cpus-per-node) CPUS_PER_NODE=$2; shift 2 ;;
+    --mem-per-node) MEM_PER_NODE=$2; shift 2 ;;
+    --sockets) SOCKETS=$2; shift 2 ;;
+    --llcs-per-node) LLCS_PER_NODE=$2; shift 2 ;;
+    --distances) DISTANCES=$2; shift 2 ;;
+    --accel) ACCEL=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --results) RESULTS=$2; shift 2 ;;
+    --cache) GROUND_CACHE=$2; shift 2 ;;
+    --log) LOG=$2; shift 2 ;;
+    -h | --help) usage ;;
+    --) shift; break ;;
+    -*) echo "run-ground: unknown option $1" >&2; usage ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 1 ] || usage
+SCRIPT=$(realpath -m "$1"); shift
+say() { echo "run-ground: $*" >&2; }
+[ -f "$SCRIPT" ] || { say "no such script: $SCRIPT"; exit 2; }
+case "$SCRIPT" in /tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+    say "$SCRIPT is under a directory the ground mounts afresh (tmpfs); put it elsewhere"; exit 2 ;;
+esac
+command -v qemu-system-x86_64 >/dev/null || { say "qemu-system-x86_64 is not installed"; exit 2; }
+IFS=, read -r D_LOCAL D_SOCKET D_REMOTE <<<"$DISTANCES"
+[ -n "${D_REMOTE:-}" ] || { say "--distances wants LOCAL,SAME_SOCKET,REMOTE"; exit 2; }
+[ $((NODES % SOCKETS)) = 0 ] || { say "NODES ($NODES) must be a multiple of SOCKETS ($SOCKETS)"; exit 2; }
+for a in "$@"; do case "$a" in *[\ ,]*) say "argument '$a' has a space or comma"; exit 2 ;; esac; done
+
+"$HERE/build-ground.sh" "$GROUND_CACHE" >/dev/null || { say "build-ground.sh failed"; exit 2; }
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+LOG=${LOG:-$RESULTS/console.log}
+rm -f "$RESULTS/.ground-rc"
+
+# Topology: node n has CPUs n*CPUS_PER_NODE ... ; nodes n*SOCKETS/NODES belong to one socket.
+# With LLCS_PER_NODE=k, each socket has (nodes per socket * k) dies, each die its own L3.
+nps=$((NODES / SOCKETS))
+ncpu=$((NODES * CPUS_PER_NODE))
+if [ "$LLCS_PER_NODE" -gt 0 ]; then
+    [ $((CPUS_PER_NODE % LLCS_PER_NODE)) = 0 ] || { say "CPUS_PER_NODE must be a multiple of LLCS_PER_NODE"; exit 2; }
+    dies=$((nps * LLCS_PER_NODE))
+    smp="$ncpu,sockets=$SOCKETS,dies=$dies,cores=$((CPUS_PER_NODE / LLCS_PER_NODE)),threads=1"
+    cpu_model=${GROUND_CPU:-Nehalem,l3-cache=on}
+else
+    smp="$ncpu,sockets=$SOCKETS,cores=$((ncpu / SOCKETS)),threads=1"
+    cpu_model=${GROUND_CPU:-Nehalem,l3-cache=off}
+fi
+numa=()
+for ((n = 0; n < NODES; n++)); do
+    numa+=(-object "memory-backend-ram,id=m$n,size=$MEM_PER_NODE"
+        -numa "node,nodeid=$n,cpus=$((n * CPUS_PER_NODE))-$((n * CPUS_PER_NODE + CPUS_PER_NODE - 1)),memdev=m$n")
+done
+for ((a = 0; a < NODES; a++)); do
+    for ((b = a + 1; b < NODES; b++)); do
+        if [ $((a / nps)) = $((b / nps)) ]; then d=$D_SOCKET; else d=$D_REMOTE; fi
+        numa+=(-numa "dist,src=$a,dst=$b,val=$d")
+    done
+done
+mem_mib=$(numfmt --from=iec "${MEM_PER_NODE}") || { say "bad MEM_PER_NODE $MEM_PER_NODE"; exit 2; }
+total_mib=$((mem_mib * NODES / 1048576))
+case "$ACCEL" in
+kvm) accel=(-accel kvm) ;;
+tcg) accel=(-accel "tcg,thread=multi,tb-size=${TB_SIZE:-256}") ;;
+*) say "ACCEL must be tcg or kvm"; exit 2 ;;
+esac
+args=$(IFS=,; echo "$*")
+append="console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ground.script=$SCRIPT"
+[ -n "$args" ] && append="$append ground.args=$args"
+append="$append ${EXTRA_APPEND:-}"
+
+say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}, $ACCEL, timeout ${TIMEOUT}s; console $LOG"
+start=$(date +%s.%N)
+: >"$LOG"
+# timeout without --foreground: qemu gets its own process group and is SIGKILLed 10 s after TERM
+timeout -k 10 "$TIMEOUT" \
+    qemu-system-x86_64 -name vnuma-ground -machine pc "${accel[@]}" -cpu "$cpu_model" \
+    -m "${total_mib}M" -smp "$smp" "${numa[@]}" \
+    -nodefaults -no-user-config -display none -no-reboot \
+    -serial "file:$LOG" \
+    -device virtio-rng-pci \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
+    -virtfs "local,path=$GROUND_CACHE,mount_tag=gcache,security_model=none,multidevs=remap" \
+    -kernel "$GROUND_CACHE/vmlinuz" -initrd "$GROUND_CACHE/initramfs.cpio.gz" \
+    -append "$append" ${EXTRA_QEMU:-} </dev/null
+qrc=$?
+wall=$(echo "$(date +%s.%N) - $start" | bc)
+if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+    say "TIMEOUT: the ground did not power off within ${TIMEOUT}s (killed); wall ${wall}s; console $LOG"
+    tail -n 5 "$LOG" | sed 's/^/    /' >&2
+    exit 124
+fi
+rc=$(cat "$RESULTS/.ground-rc" 2>/dev/null)
+[ -n "$rc" ] || rc=$(grep -ao 'GROUND: script rc=[0-9]*' "$LOG" | tail -n 1 | sed 's/.*rc=//')
+if [ -z "$rc" ]; then
+    say "FAILED: no script exit status (qemu rc $qrc; panic or crash?); wall ${wall}s; console $LOG"
+    tail -n 10 "$LOG" | sed 's/^/    /' >&2
+    exit 99
+fi
+say "script rc=$rc, qemu rc=$qrc, wall ${wall}s"
+exit "$rc"
