@@ -52,7 +52,13 @@ done
 SCRIPT=$(realpath -m "$1"); shift
 say() { echo "run-ground: $*" >&2; }
 [ -f "$SCRIPT" ] || { say "no such script: $SCRIPT"; exit 2; }
-case "$SCRIPT" in /tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+# The repository is shared into the ground at its own path (it may live under /tmp, which
+# the ground mounts afresh); anything else must be visible through the root share.
+REPO=$(cd "$HERE/.." && pwd)
+case "$REPO" in *[\ ,]*) say "the repository path '$REPO' has a space or comma"; exit 2 ;; esac
+case "$SCRIPT" in
+"$REPO"/*) ;;
+/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
     say "$SCRIPT is under a directory the ground mounts afresh (tmpfs); put it elsewhere"; exit 2 ;;
 esac
 command -v qemu-system-x86_64 >/dev/null || { say "qemu-system-x86_64 is not installed"; exit 2; }
@@ -99,7 +105,7 @@ tcg) accel=(-accel "tcg,thread=multi,tb-size=${TB_SIZE:-256}") ;;
 *) say "ACCEL must be tcg or kvm"; exit 2 ;;
 esac
 args=$(IFS=,; echo "$*")
-append="console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ground.script=$SCRIPT"
+append="console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ground.script=$SCRIPT ground.repo=$REPO"
 [ -n "$args" ] && append="$append ground.args=$args"
 append="$append ${EXTRA_APPEND:-}"
 
@@ -116,6 +122,7 @@ timeout -k 10 "$TIMEOUT" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
     -virtfs "local,path=$GROUND_CACHE,mount_tag=gcache,security_model=none,multidevs=remap" \
+    -virtfs "local,path=$REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
     -kernel "$GROUND_CACHE/vmlinuz" -initrd "$GROUND_CACHE/initramfs.cpio.gz" \
     -append "$append" ${EXTRA_QEMU:-} </dev/null
 qrc=$?
