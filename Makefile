@@ -2,7 +2,8 @@
 #
 #   make            build vnumad, vnumactl, vnuma-agent into build/
 #   make check      install missing Debian dependencies, build, run the whole suite
-#   make demo       run the built-in demo (README)
+#   make demo       boot the 4-node proving ground, misplace two guests, run vnumad (README)
+#   make demo-offline  the offline advisor demo (no VM; `make demo` falls back to it)
 #   make install    PREFIX=/usr/local DESTDIR= (binaries, systemd units, udev rule, man pages,
 #                   /etc/vnuma/vnumad.conf); make uninstall removes what it installed
 #   make format     clang-format every C file
@@ -71,7 +72,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 PROGRAMS   := $(BUILD)/vnumad $(BUILD)/vnumactl $(BUILD)/vnuma-agent
 
-.PHONY: all check deps tests demo install uninstall clean format agent-static guest-tools \
+.PHONY: all check deps tests demo demo-offline install uninstall clean format agent-static guest-tools \
         proto-doc fuzz fuzz-build
 all: $(PROGRAMS)
 
@@ -159,6 +160,9 @@ check: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) tests/demo.sh
+
+demo-offline: all
+	@BUILD=$(BUILD) tests/demo-offline.sh
 
 # What `make install` puts where (docs/operations.md). The configuration file is installed
 # only when absent (an operator's edited copy is kept) and uninstalled only when unchanged.
