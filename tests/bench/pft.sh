@@ -30,38 +30,11 @@ cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$TMP/"
 CONSOLE=$TMP/console.log
 : >"$CONSOLE"
 chmod 666 "$CONSOLE"
-cat >"$TMP/dom.xml" <<XML
-<domain type='qemu'>
-  <name>$NAME</name>
-  <memory unit='MiB'>512</memory>
-  <vcpu placement='static'>2</vcpu>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$TMP/vmlinuz</kernel>
-    <initrd>$TMP/initramfs.cpio.gz</initrd>
-    <cmdline>console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off vnuma.bench=pft,threads=1+4,runs=$RUNS,seconds=$SECS</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='custom' match='exact' check='none'>
-    <model fallback='forbid'>qemu64</model>
-    <topology sockets='2' dies='1' cores='1' threads='1'/>
-    <numa>
-      <cell id='0' cpus='0' memory='256' unit='MiB'/>
-      <cell id='1' cpus='1' memory='256' unit='MiB'/>
-    </numa>
-  </cpu>
-  <on_poweroff>destroy</on_poweroff>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <controller type='usb' model='none'/>
-    <controller type='virtio-serial' index='0'/>
-    <channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>
-    <serial type='file'><source path='$CONSOLE'/><target port='0'/></serial>
-    <console type='file'><source path='$CONSOLE'/><target type='serial' port='0'/></console>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-XML
+# the XML the agent tests use (tests/e2e/lib.sh, tests/data/domains/agent-guest.xml.in)
+eval "$(sed -n '/^agent_guest_xml() {/,/^}/p' tests/e2e/lib.sh)"
+agent_guest_xml "$NAME" "$TMP" \
+    "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off vnuma.bench=pft,threads=1+4,runs=$RUNS,seconds=$SECS" \
+    "$CONSOLE" 256 >"$TMP/dom.xml"
 $VIRSH define "$TMP/dom.xml" >/dev/null && $VIRSH start "$NAME" >/dev/null || { echo "cannot start the guest"; exit 77; }
 echo "# guest $NAME: pft threads 1 and 4, $RUNS runs x ${SECS}s, agent off then on (TCG)"
 deadline=$((SECONDS + 60 + 2 * 2 * RUNS * (SECS + 4) + 120))

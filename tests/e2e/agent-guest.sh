@@ -28,44 +28,9 @@ CONSOLE=$DIR/console.log
 : >"$CONSOLE"
 chmod 666 "$CONSOLE"
 
-# guest_xml NAME CMDLINE: the test guest's domain XML
-guest_xml() {
-    cat <<XML
-<domain type='qemu'>
-  <name>$1</name>
-  <memory unit='MiB'>256</memory>
-  <vcpu placement='static'>2</vcpu>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$DIR/vmlinuz</kernel>
-    <initrd>$DIR/initramfs.cpio.gz</initrd>
-    <cmdline>$2</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='custom' match='exact' check='none'>
-    <model fallback='forbid'>qemu64</model>
-    <topology sockets='2' dies='1' cores='1' threads='1'/>
-    <numa>
-      <cell id='0' cpus='0' memory='128' unit='MiB'/>
-      <cell id='1' cpus='1' memory='128' unit='MiB'/>
-    </numa>
-  </cpu>
-  <on_poweroff>destroy</on_poweroff>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <controller type='usb' model='none'/>
-    <controller type='virtio-serial' index='0'/>
-    <channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>
-    <serial type='file'><source path='$CONSOLE'/><target port='0'/></serial>
-    <console type='file'><source path='$CONSOLE'/><target type='serial' port='0'/></console>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-XML
-}
 
 cmdline="console=ttyS0 rdinit=/init panic=-1 ${GUEST_LOGLEVEL:-loglevel=4} mitigations=off vnuma.workload=memtouch,node=1,mib=48"
-guest_xml "$NAME" "$cmdline" >"$DIR/$NAME.xml"
+agent_guest_xml "$NAME" "$DIR" "$cmdline" "$CONSOLE" 128 >"$DIR/$NAME.xml"
 echo "$NAME" >>"$E2E_TMP/domains"  # lib.sh's trap destroys and undefines it
 if ! $VIRSH define "$DIR/$NAME.xml" >"$E2E_TMP/define.out" 2>&1 ||
     ! $VIRSH start "$NAME" >>"$E2E_TMP/define.out" 2>&1; then

@@ -27,48 +27,12 @@ chmod 711 "$E2E_TMP"
 chmod 755 "$DIR"
 cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$DIR/"
 
-# guest_xml NAME CMDLINE CONSOLE
-guest_xml() {
-    cat <<XML
-<domain type='qemu'>
-  <name>$1</name>
-  <memory unit='MiB'>256</memory>
-  <vcpu placement='static'>2</vcpu>
-  <metadata><vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" mode="auto"/></metadata>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$DIR/vmlinuz</kernel>
-    <initrd>$DIR/initramfs.cpio.gz</initrd>
-    <cmdline>$2</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='custom' match='exact' check='none'>
-    <model fallback='forbid'>qemu64</model>
-    <topology sockets='2' dies='1' cores='1' threads='1'/>
-    <numa>
-      <cell id='0' cpus='0' memory='128' unit='MiB'/>
-      <cell id='1' cpus='1' memory='128' unit='MiB'/>
-    </numa>
-  </cpu>
-  <on_poweroff>destroy</on_poweroff>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <controller type='usb' model='none'/>
-    <controller type='virtio-serial' index='0'/>
-    <channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>
-    <serial type='file'><source path='$3'/><target port='0'/></serial>
-    <console type='file'><source path='$3'/><target type='serial' port='0'/></console>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-XML
-}
 
 boot() { # boot NAME CMDLINE: defines and starts, prints nothing
     local console=$DIR/$1.console
     : >"$console"
     chmod 666 "$console"
-    guest_xml "$1" "$2" "$console" >"$DIR/$1.xml"
+    agent_guest_xml "$1" "$DIR" "$2" "$console" 128 'mode="auto"' >"$DIR/$1.xml"
     echo "$1" >>"$E2E_TMP/domains"
     $VIRSH define "$DIR/$1.xml" >"$E2E_TMP/define.out" 2>&1 && $VIRSH start "$1" >>"$E2E_TMP/define.out" 2>&1
 }

@@ -229,3 +229,15 @@ e2e_cleanup() {
 }
 trap e2e_cleanup EXIT
 trap 'exit 130' INT TERM HUP
+
+# agent_guest_xml NAME DIR CMDLINE CONSOLE CELL_MIB [OPTIN_ATTRS]: the XML of a test guest of
+# vm-images/build-guest.sh (direct kernel boot from DIR/vmlinuz, DIR/initramfs.cpio.gz; 2 vCPUs,
+# 2 cells of CELL_MIB, the org.vnuma.agent.0 channel, the console in CONSOLE), opted in with
+# <balancer OPTIN_ATTRS/> when given. Used by the agent tests and tests/bench/pft.sh.
+agent_guest_xml() {
+    local optin=""
+    [ -n "${6:-}" ] && optin="<metadata><vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" $6/></metadata>"
+    sed -e "s|@NAME@|$1|" -e "s|@DIR@|$2|g" -e "s|@CMDLINE@|$3|" -e "s|@CONSOLE@|$4|g" \
+        -e "s|@CELL_MIB@|$5|g" -e "s|@MEM_MIB@|$(($5 * 2))|" -e "s|@OPTIN@|${optin//|/\\|}|" \
+        tests/data/domains/agent-guest.xml.in
+}
