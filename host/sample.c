@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonguard.h"
 #include "rules.h"
 #include "util.h"
 
@@ -149,42 +150,12 @@ static bool skip_lit(const char **p, const char *end, const char *lit)
 
 /* ---- QMP replies ---- */
 
-/*
- * json-c accepts, even in strict mode, single-quoted strings, and it cuts object keys
- * at an escaped NUL ("cpu-index\u0000x" would read as "cpu-index"). Neither is JSON
- * that QEMU writes: find them in the text the tokener accepted. Returns a reason or NULL.
- */
+/* json-c's gaps (jsonguard.h) in a reply: the reason, or NULL. */
 static const char *qmp_lenient_syntax(const char *text, size_t len)
 {
-    bool in_string = false, has_nul = false;
+    const char *why = NULL;
 
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-
-        if (!in_string) {
-            if (ch == '\'')
-                return "single-quoted strings are not JSON";
-            if (ch == '"') {
-                in_string = true;
-                has_nul = false;
-            }
-            continue;
-        }
-        if (ch == '\\') {
-            if (i + 5 < len && memcmp(text + i + 1, "u0000", 5) == 0)
-                has_nul = true;
-            i++; /* skip the escaped character */
-        } else if (ch == '"') {
-            size_t j = i + 1;
-
-            in_string = false;
-            while (j < len && isspace((unsigned char)text[j]))
-                j++;
-            if (has_nul && j < len && text[j] == ':')
-                return "an object key contains a NUL character";
-        }
-    }
-    return NULL;
+    return json_find_lenient_syntax(text, len, &why) == SIZE_MAX ? NULL : why;
 }
 
 /*

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "jsonguard.h"
 #include "rules.h"
 #include "util.h"
 
@@ -1333,51 +1334,6 @@ static bool only_whitespace(const char *s, size_t len)
     return true;
 }
 
-/*
- * Two things json-c 0.16 lets through even in strict mode: single-quoted
- * strings, and "\u0000" in an object key (the key is silently cut at the NUL,
- * so "pass\u0000x" would count as "pass"). Scan the text the tokener accepted;
- * returns the offset of the offending character and sets *why, or SIZE_MAX.
- */
-static size_t find_lenient_syntax(const char *text, size_t len, const char **why)
-{
-    bool in_string = false, has_nul = false;
-    size_t start = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-
-        if (!in_string) {
-            if (ch == '\'') {
-                *why = "single-quoted strings are not JSON";
-                return i;
-            }
-            if (ch == '"') {
-                in_string = true;
-                has_nul = false;
-                start = i;
-            }
-            continue;
-        }
-        if (ch == '\\') {
-            if (i + 5 < len && memcmp(text + i + 1, "u0000", 5) == 0)
-                has_nul = true;
-            i++; /* skip the escaped character */
-        } else if (ch == '"') {
-            size_t j = i + 1;
-
-            in_string = false;
-            while (j < len && is_json_space(text[j]))
-                j++;
-            if (has_nul && j < len && text[j] == ':') {
-                *why = "object key contains a NUL character";
-                return start;
-            }
-        }
-    }
-    return SIZE_MAX;
-}
-
 /* "line L, column C" of byte offset `off` in text, as the path of a syntax error. */
 static void path_set_position(snap_ctx *c, const char *text, size_t off)
 {
@@ -1444,7 +1400,7 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
         return snap_fail(&c, -EINVAL, "unexpected data after the top-level value");
     }
 
-    bad = find_lenient_syntax(text, end, &why);
+    bad = json_find_lenient_syntax(text, end, &why);
     if (bad != SIZE_MAX) {
         path_set_position(&c, text, bad);
         return snap_fail(&c, -EINVAL, "%s", why);
