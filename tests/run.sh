@@ -11,6 +11,12 @@ export VN_TOPOLOGIES=${VN_TOPOLOGIES:-$(cd "$(dirname "$0")/../.." && pwd)/share
 if [ ! -d "$VN_TOPOLOGIES" ]; then
     VN_TOPOLOGIES=$(cd "$(dirname "$0")/.." && pwd)/../shared/topologies
 fi
+# make check starts the services the suite needs (virtlogd, libvirtd) before any test;
+# a test that needs them also starts them itself, so each runs alone too.
+if [ "$(id -u)" = 0 ]; then
+    . "$(dirname "$0")/services.sh"
+    why=$(start_services) || echo "tests/run.sh: $why (the tests that need libvirtd will say so)"
+fi
 logdir=$BUILD/test-logs
 mkdir -p "$logdir"
 

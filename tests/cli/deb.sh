@@ -81,8 +81,9 @@ ok $? "packaged vnumad --check-config accepts the packaged vnumad.conf ($(cat "$
 "$root/usr/sbin/vnuma-agent" --version | grep -q '^vnuma-agent '; ok $? "packaged vnuma-agent runs"
 
 uri=qemu:///system
-if ! virsh -c "$uri" version >/dev/null 2>&1; then
-    echo "# libvirtd does not answer on $uri: the daemon part needs it"
+. tests/services.sh
+if ! why=$(start_services); then
+    echo "# $why: the daemon part needs libvirtd"
     ok 1 "libvirtd answers on $uri"
     finish
 fi

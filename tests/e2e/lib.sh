@@ -20,6 +20,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "0 passed, 0 failed"
     exit 0
 fi
+. "$(dirname "${BASH_SOURCE[0]}")/../services.sh"
 BUILD=${BUILD:-build}
 VIRSH="virsh -q -c qemu:///system"
 E2E_PREFIX="vnuma-e2e-$$-"
@@ -77,14 +78,10 @@ foreign_vnumads() {
 libvirt_answers() { virsh -c qemu:///system version >/dev/null 2>&1; }
 
 ensure_libvirt() {
+    local why
     [ "$(id -u)" = 0 ] || skip_all "needs root (starts libvirtd, pins QEMU threads)"
-    command -v virsh >/dev/null && command -v libvirtd >/dev/null ||
-        skip_all "libvirt (virsh, libvirtd) is not installed"
     command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
-    mkdir -p /run/libvirt /var/log/libvirt/qemu
-    pgrep -x virtlogd >/dev/null || virtlogd -d || skip_all "cannot start virtlogd"
-    pgrep -x libvirtd >/dev/null || libvirtd -d || skip_all "cannot start libvirtd"
-    wait_for 30 libvirt_answers || skip_all "libvirtd does not answer on qemu:///system within 30 s"
+    why=$(start_services) || skip_all "$why"
 }
 
 # kill_libvirtd: SIGTERM to libvirtd, 0 once it is gone (15 s); the cleanup restarts it
