@@ -2,7 +2,11 @@
 # start_services: starts virtlogd and libvirtd when they are not running (this machine
 # has no systemd: the tests start them by hand, as an operator would with `-d`) and
 # waits until virsh answers on qemu:///system (30 s). 0 when it answers; otherwise 1 with
-# the reason on stdout. Sourced by tests/run.sh (before any test), tests/e2e/lib.sh and
+# the reason on stdout. Daemons are started with fd 200 (the test lock) closed.
+# test_lock: takes /run/lock/vnuma-tests.lock on fd 200 (waits up to 30 min): the tests
+# that run a vnumad against the system libvirtd take it, so two runs on one machine (two
+# checkouts, a bench beside a test) wait for each other instead of balancing each other's
+# domains. Released when the script exits. Sourced by tests/run.sh (before any test), tests/e2e/lib.sh and
 # tests/cli/deb.sh, so a test run alone starts what it needs too.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "tests/services.sh: sourced by the test scripts, not a test"
@@ -13,8 +17,8 @@ start_services() {
     command -v virsh >/dev/null && command -v libvirtd >/dev/null ||
         { echo "libvirt (virsh, libvirtd) is not installed"; return 1; }
     mkdir -p /run/libvirt /var/log/libvirt/qemu
-    pgrep -x virtlogd >/dev/null || virtlogd -d || { echo "cannot start virtlogd"; return 1; }
-    pgrep -x libvirtd >/dev/null || libvirtd -d || { echo "cannot start libvirtd"; return 1; }
+    pgrep -x virtlogd >/dev/null || virtlogd -d 200>&- || { echo "cannot start virtlogd"; return 1; }
+    pgrep -x libvirtd >/dev/null || libvirtd -d 200>&- || { echo "cannot start libvirtd"; return 1; }
     local i
     for i in $(seq 150); do
         virsh -c qemu:///system version >/dev/null 2>&1 && return 0
@@ -22,4 +26,11 @@ start_services() {
     done
     echo "libvirtd does not answer on qemu:///system within 30 s"
     return 1
+}
+test_lock() {
+    mkdir -p /run/lock
+    exec 200>/run/lock/vnuma-tests.lock
+    flock -n 200 && return 0
+    echo "# waiting for another vnuma test run (lock /run/lock/vnuma-tests.lock)"
+    flock -w 1800 200
 }

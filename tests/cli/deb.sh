@@ -87,6 +87,7 @@ if ! why=$(start_services); then
     ok 1 "libvirtd answers on $uri"
     finish
 fi
+test_lock; ok $? "no other vnuma test run holds the test lock (30 min)"
 # Another test's opted-in domains are not ours to balance: count them, and use the
 # packaged vnumad with restore_on_exit (it puts back whatever it changed).
 opted=0
@@ -106,7 +107,7 @@ EOC
 mkdir -p "$tmp/metrics"
 "$root/usr/sbin/vnumad" --check-config --config "$conf" >/dev/null 2>&1
 ok $? "the packaged conf with private socket, state dir and metrics_file appended is valid"
-"$root/usr/sbin/vnumad" --foreground --config "$conf" 2>"$tmp/vnumad.log" &
+"$root/usr/sbin/vnumad" --foreground --config "$conf" 2>"$tmp/vnumad.log" 200>&- &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/metrics/vnuma.prom" ] && break; sleep 0.2; done
 grep -q "Connected to $uri" "$tmp/vnumad.log"; ok $? "vnumad from the package connects to the running libvirtd"

@@ -82,6 +82,7 @@ ensure_libvirt() {
     [ "$(id -u)" = 0 ] || skip_all "needs root (starts libvirtd, pins QEMU threads)"
     command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
     why=$(start_services) || skip_all "$why"
+    test_lock || skip_all "another vnuma test run held /run/lock/vnuma-tests.lock for 30 min"
 }
 
 # kill_libvirtd: SIGTERM to libvirtd, 0 once it is gone (15 s); the cleanup restarts it
@@ -94,7 +95,7 @@ kill_libvirtd() {
     kill -TERM "$p" && wait_for 15 bash -c "! kill -0 $p 2>/dev/null"
 }
 start_libvirtd() {
-    pgrep -x libvirtd >/dev/null || libvirtd -d || return 1
+    pgrep -x libvirtd >/dev/null || libvirtd -d 200>&- || return 1
     wait_for 30 libvirt_answers && E2E_LIBVIRTD_KILLED=0
 }
 
@@ -170,7 +171,7 @@ start_vnumad() {
         echo "log_level = debug"
         for l in "$@"; do echo "$l"; done
     } >"$VN_CONF"
-    "$BUILD/vnumad" --foreground --config "$VN_CONF" 2>"$VN_LOG" &
+    "$BUILD/vnumad" --foreground --config "$VN_CONF" 2>"$VN_LOG" 200>&- &
     VN_PID=$!
     wait_for 10 test -S "$VN_SOCK"
 }
@@ -210,7 +211,7 @@ e2e_cleanup() {
     [ -n "$VN_PID" ] && stop_vnumad >/dev/null
     # a test that killed libvirtd may have failed before restarting it
     if [ "$E2E_LIBVIRTD_KILLED" = 1 ]; then
-        pgrep -x libvirtd >/dev/null || libvirtd -d
+        pgrep -x libvirtd >/dev/null || libvirtd -d 200>&-
         wait_for 30 libvirt_answers
     fi
     [ -f "$E2E_TMP/domains" ] && while read -r d; do
