@@ -142,6 +142,7 @@ static void state_reset_run(dom_state *st, int id)
         st->last_candidate[k] = -1;
     st->ram_for_id = -1;
     st->nr_ram = 0;
+    sample_mem_changed(st);
     st->nr_prev = 0;
     st->prev_sample_s = 0;
     st->permanent_error = false;
@@ -679,6 +680,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             r = act_apply(d, st, dm->topo, sd, pd, dm->numa, use, &dm->cfg.decide, &res);
             if (use == &dom_budget)
                 dm->budget.tokens -= before - dom_budget.tokens;
+            sample_mem_changed(st); /* it acted: count the memory afresh next pass */
         } else {
             res.kind = act_classify(r);
             res.err = r;
@@ -1140,6 +1142,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(o, "cells", cells);
     json_object_object_add(cnt, "passes", json_object_new_uint64(st->count.passes));
     json_object_object_add(cnt, "memory_scans", json_object_new_uint64(st->count.memory_scans));
+    json_object_object_add(cnt, "memory_reuses", json_object_new_uint64(st->count.memory_reuses));
     json_object_object_add(cnt, "pins", json_object_new_uint64(st->count.pins));
     json_object_object_add(cnt, "pages_moved", json_object_new_uint64(st->count.pages_moved));
     json_object_object_add(cnt, "bytes_moved", json_object_new_uint64(st->count.bytes_moved));

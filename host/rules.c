@@ -150,6 +150,21 @@ rule_walk rule_lock_hold_walk(uint64_t region_pages)
     return w;
 }
 
+uint64_t rule_lock_hold_page(const rule_walk *w, uint64_t region_pages, uint64_t seed, uint64_t k)
+{
+    uint64_t first = k * w->stride_pages, span, z;
+
+    if (w->stride_pages <= 1)
+        return k;
+    span = VN_MIN(w->stride_pages, region_pages - first);
+    /* splitmix64 of (seed, k) */
+    z = seed + (k + 1) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return first + z % span;
+}
+
 const char *rule_name(vn_rule r)
 {
     static const char *const names[RULE_MAX] = {

@@ -107,8 +107,14 @@ bool rule_scan_region(bool touched, uint64_t scans_done, uint64_t region_bytes,
 
 /* Pages one move_pages() call (status query or move) covers at most. */
 #define LOCK_HOLD_MAX_PAGES 4096
-/* Status queries of one cell per pass at most; larger cells are sampled with a stride. */
-#define LOCK_HOLD_MAX_QUERIES_PER_CELL 64
+/*
+ * Status queries of one cell per pass at most; larger cells are sampled with a stride.
+ * 4 x 4096 = 16384 sampled pages a cell: the per-node estimate's standard error is at
+ * most 0.4 points (binomial, p = 0.5), so the 2-point bound of docs/benchmarks.md
+ * ("Sampling cost") holds with margin, while a pass costs the same for a 64 MiB cell
+ * and a 64 GiB one.
+ */
+#define LOCK_HOLD_MAX_QUERIES_PER_CELL 4
 
 typedef struct rule_walk {
     uint32_t window_pages; /* pages per call, <= LOCK_HOLD_MAX_PAGES */
@@ -122,6 +128,15 @@ typedef struct rule_walk {
  * LOCK_HOLD_MAX_QUERIES_PER_CELL windows are issued per region per pass.
  */
 rule_walk rule_lock_hold_walk(uint64_t region_pages);
+
+/*
+ * The page sample k of a walk stands for: one page drawn from the stratum
+ * [k * stride, (k + 1) * stride) by a hash of (seed, k). Evenly spaced samples would
+ * alias with regular placements (an interleave policy puts page i on node i % nodes:
+ * every sample of a stride-256 walk would land on one node); one random page per
+ * stratum cannot, and its estimate is never worse than uniform random sampling.
+ */
+uint64_t rule_lock_hold_page(const rule_walk *w, uint64_t region_pages, uint64_t seed, uint64_t k);
 
 /* ---- names ---- */
 

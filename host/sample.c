@@ -588,12 +588,12 @@ int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva)
 /* ---- page counting ---- */
 
 int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64_t hva,
-                       uint64_t len, uint64_t page_size, uint64_t counts[VN_MAX_NODES],
-                       unsigned *ret_queries)
+                       uint64_t len, uint64_t page_size, uint64_t seed,
+                       uint64_t counts[VN_MAX_NODES], unsigned *ret_queries)
 {
     _cleanup_free_ void **pages = NULL;
     _cleanup_free_ int *status = NULL;
-    uint64_t local[VN_MAX_NODES] = {0};
+    uint64_t hits[VN_MAX_NODES] = {0};
     uint64_t region_pages, sampled;
     unsigned queries = 0;
     rule_walk w;
@@ -605,7 +605,7 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
     region_pages = len / page_size + (len % page_size != 0);
     w = rule_lock_hold_walk(region_pages);
     if (region_pages == 0 || w.nr_windows == 0) {
-        memset(counts, 0, sizeof(local));
+        memset(counts, 0, sizeof(hits));
         if (ret_queries)
             *ret_queries = 0;
         return 0;
@@ -622,7 +622,7 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
         int r;
 
         for (unsigned long i = 0; i < n; i++) {
-            uint64_t page = (first + i) * w.stride_pages;
+            uint64_t page = rule_lock_hold_page(&w, region_pages, seed, first + i);
             pages[i] = (void *)(uintptr_t)(hva + page * page_size);
             status[i] = -ENOENT;
         }
@@ -640,19 +640,20 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
                 return r;
         }
         for (unsigned long i = 0; i < n; i++) {
-            uint64_t page = (first + i) * w.stride_pages;
             int node;
 
             if (status[i] < 0)
                 continue; /* not present (-ENOENT), not mapped (-EFAULT), ... */
             node = topo_node_index(t, (unsigned)status[i]);
-            if (node < 0)
-                continue;
-            /* one sample stands for the stride_pages pages from it (fewer at the end) */
-            local[node] += VN_MIN(w.stride_pages, region_pages - page);
+            if (node >= 0)
+                hits[node]++;
         }
     }
-    memcpy(counts, local, sizeof(local));
+    /* each sample stands for pages / samples pages (exactly 1 without a stride) */
+    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+        counts[n] = w.stride_pages == 1
+                        ? hits[n]
+                        : (uint64_t)((unsigned __int128)hits[n] * region_pages / sampled);
     if (ret_queries)
         *ret_queries = queries;
     return 0;
@@ -906,6 +907,29 @@ static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, 
 
 /* ---- sample_domain ---- */
 
+/* After a count of ram[] cell c: wait longer before the next one when it is settled. */
+static void mem_settle(dom_state *st, unsigned c, unsigned nr_nodes, uint64_t cell_pages,
+                       const uint64_t pages[VN_MAX_NODES])
+{
+    bool settled = st->mem_valid[c];
+
+    for (unsigned n = 0; n < nr_nodes && settled; n++) {
+        uint64_t a = pages[n], b = st->mem_pages[c][n];
+        settled = (a > b ? a - b : b - a) * 1000 <= cell_pages * SAMPLE_SETTLED_PERMILLE;
+    }
+    st->mem_wait[c] = settled ? (uint8_t)VN_MIN(2u * VN_MAX(st->mem_wait[c], 1u),
+                                                (unsigned)SAMPLE_MEM_MAX_WAIT)
+                              : 1;
+    st->mem_skipped[c] = 0;
+    st->mem_valid[c] = true;
+    memcpy(st->mem_pages[c], pages, sizeof(st->mem_pages[c]));
+}
+
+void sample_mem_changed(dom_state *st)
+{
+    memset(st->mem_valid, 0, sizeof(st->mem_valid));
+}
+
 static void snap_domain_freep(snap_domain *dom)
 {
     for (unsigned c = 0; c < dom->nr_cells && dom->cells; c++) {
@@ -1102,6 +1126,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             if (r < 0)
                 return r;
             memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
+            memset(st->mem_valid, 0, sizeof(st->mem_valid));
             st->nr_ram = nr_cells;
             st->ram_for_id = ident.id;
             st->pid = 0; /* a new QEMU process: read its pid again */
@@ -1124,12 +1149,20 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
                     return fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
                                 ident.name, strerror(-r));
             }
+            if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
+                /* settled: the last counts stand (sample.h) */
+                memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
+                st->mem_skipped[c]++;
+                st->count.memory_reuses++;
+                continue;
+            }
             r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, SAMPLE_PAGE_SIZE,
-                                   cell->pages, &q);
+                                   st->count.passes * 0x9e3779b97f4a7c15ULL, cell->pages, &q);
             st->count.memory_scans += q;
             if (r < 0)
                 return fail(err, errlen, r, "page query of guest cell %u failed: %s", cell->id,
                             strerror(-r));
+            mem_settle(st, c, t->nr_nodes, rr->size / SAMPLE_PAGE_SIZE, cell->pages);
         }
     }
 

@@ -52,13 +52,29 @@ int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva);
 /*
  * Count the resident pages per kernel node of [hva, hva+len) of process pid, with
  * windowed move_pages queries of at most LOCK_HOLD_MAX_PAGES pages and the stride of
- * rule_lock_hold_walk(); counts are scaled back by the stride. counts[] is indexed by
- * topology node index. *ret_queries gets the number of move_pages calls made.
- * Returns 0 or -errno (-ESRCH: the process is gone).
+ * rule_lock_hold_walk(). With a stride above 1, one page of each stride is sampled,
+ * drawn by rule_lock_hold_page() from `seed` (the daemon changes it every pass), and
+ * counts[node] = hits[node] * pages / samples.
+ * counts[] is indexed by topology node index. *ret_queries gets the number of
+ * move_pages calls made. Returns 0 or -errno (-ESRCH: the process is gone).
  */
 int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64_t hva,
-                       uint64_t len, uint64_t page_size, uint64_t counts[VN_MAX_NODES],
-                       unsigned *ret_queries);
+                       uint64_t len, uint64_t page_size, uint64_t seed,
+                       uint64_t counts[VN_MAX_NODES], unsigned *ret_queries);
+
+/*
+ * Memory placement changes slowly when nothing moves it, so a settled cell is not
+ * counted every pass: after a count that differs from the previous one by at most
+ * SAMPLE_SETTLED_PERMILLE of the cell on every node, the cell's next count waits twice
+ * as many passes as the last wait, up to SAMPLE_MEM_MAX_WAIT passes (40 s at the
+ * default 5 s interval); a different count, a move or pin by vnumad, a new QEMU or a
+ * new RAM layout count again at the next pass. Passes in between reuse the last counts.
+ */
+#define SAMPLE_SETTLED_PERMILLE 20
+#define SAMPLE_MEM_MAX_WAIT     8
+
+/* vnumad moved or pinned something of the domain: count its cells at the next pass. */
+void sample_mem_changed(dom_state *st);
 
 /*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,

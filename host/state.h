@@ -61,6 +61,7 @@ typedef struct dom_counters {
     uint64_t pages_moved;
     uint64_t bytes_moved;
     uint64_t errors;
+    uint64_t memory_reuses;   /* cell page counts reused from an earlier pass (settled) */
     uint64_t affinity_fixups; /* threads whose affinity did not follow a libvirt pin */
 } dom_counters;
 
@@ -82,6 +83,11 @@ typedef struct dom_state {
     int ram_for_id; /* libvirt id the RAM layout belongs to */
     unsigned nr_ram;
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* the last page counts of each ram[] cell, and when to count again (sample.h) */
+    bool mem_valid[SNAP_MAX_CELLS_PER_DOMAIN];
+    uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */
+    uint8_t mem_skipped[SNAP_MAX_CELLS_PER_DOMAIN]; /* passes since the last count */
+    uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
 
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;

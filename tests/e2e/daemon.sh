@@ -177,6 +177,9 @@ ok $? "a: vnumactl status (human table) names $A"
 base=$(decisions_of "$V")
 wait_for 15 passes_seen "$V" $((base + 4))
 ok $? "b: vnumad ran 4 more passes over $V (advise: recorded every pass)"
+# nothing moves $V's memory: once two counts agree, passes reuse them (sample.h)
+wait_for 20 status_ok 'dom(args[0]) is not None and dom(args[0])["counters"]["memory_reuses"] > 0' "$V"
+ok $? "b: $V: settled memory counts are reused, not queried every pass ($(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j=j.get("return",j); d=[x for x in j["domains"] if x["name"]==sys.argv[2]]; print(json.dumps(d[0]["counters"]) if d else "absent")' "$E2E_TMP/status.json" "$V" 2>&1 | head -c 300))"
 [ "$(vcpu_pins "$N")" = "$pins_N" ] && threads_are "$N" "$NARROW"
 ok $? "b: $N (no element): pins unchanged ('$(vcpu_pins "$N")')"
 [ "$(live_meta "$N")" = "$meta_N" ]

@@ -166,14 +166,22 @@ static void test_lock_hold(void)
     w = rule_lock_hold_walk(100);
     CHECK(w.window_pages == 100 && w.stride_pages == 1 && w.nr_windows == 1,
           "small region: one window of all pages");
-    w = rule_lock_hold_walk(65536); /* 256 MiB of 4 KiB pages */
-    CHECK(w.window_pages == LOCK_HOLD_MAX_PAGES && w.stride_pages == 1 && w.nr_windows == 16,
-          "256 MiB: 16 windows of 4096 pages, every page");
+    w = rule_lock_hold_walk(16384); /* 64 MiB of 4 KiB pages */
+    CHECK(w.window_pages == LOCK_HOLD_MAX_PAGES && w.stride_pages == 1 && w.nr_windows == 4,
+          "64 MiB: 4 windows of 4096 pages, every page (got stride %llu, %u windows)",
+          (unsigned long long)w.stride_pages, w.nr_windows);
+    w = rule_lock_hold_walk(65536); /* 256 MiB */
+    CHECK(w.window_pages == LOCK_HOLD_MAX_PAGES && w.stride_pages == 4 && w.nr_windows == 4,
+          "256 MiB: stride 4 in 4 windows of 4096 pages (got stride %llu, %u windows)",
+          (unsigned long long)w.stride_pages, w.nr_windows);
     w = rule_lock_hold_walk(4ULL * 1024 * 1024); /* 16 GiB */
     CHECK(w.window_pages <= LOCK_HOLD_MAX_PAGES && w.nr_windows <= LOCK_HOLD_MAX_QUERIES_PER_CELL &&
-              w.stride_pages == 16,
-          "16 GiB: sampled with stride 16 in <= 64 windows (got stride %llu, %u windows)",
+              w.stride_pages == 256,
+          "16 GiB: sampled with stride 256 in <= 4 windows (got stride %llu, %u windows)",
           (unsigned long long)w.stride_pages, w.nr_windows);
+    w = rule_lock_hold_walk(16385); /* one page over: stride 2 */
+    CHECK(w.stride_pages == 2 && w.nr_windows <= LOCK_HOLD_MAX_QUERIES_PER_CELL,
+          "64 MiB + 1 page: stride 2 (got %llu)", (unsigned long long)w.stride_pages);
     w = rule_lock_hold_walk(0);
     CHECK(w.nr_windows == 0, "empty region: no walk");
 }

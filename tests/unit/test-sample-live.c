@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "numa_ops.h"
+#include "rules.h"
 #include "sample.h"
 #include "state.h"
 #include "tap.h"
@@ -170,6 +171,28 @@ static void test_two_cell(virt_conn *c, const char *name)
               "%s: layout cached, 8 more queries", name);
     }
     st.ram[0].gpa = 0;
+
+    /* a third pass: two counts agreed (the guest is idle), so they are reused */
+    if (r == 0) {
+        uint64_t before[2] = {all_pages(&out.cells[0]), all_pages(&out.cells[1])};
+        snap_domain_free(&out);
+        scans = st.count.memory_scans;
+        r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+        CHECK(r == 0 && out.nr_cells == 2 && st.count.memory_scans == scans &&
+                  st.count.memory_reuses == 2 && all_pages(&out.cells[0]) == before[0] &&
+                  all_pages(&out.cells[1]) == before[1],
+              "%s: settled: the third pass reuses both cells' counts (%" PRIu64
+              " more queries, %" PRIu64 " reuses)",
+              name, st.count.memory_scans - scans, st.count.memory_reuses);
+        snap_domain_free(&out);
+        /* vnumad acted on the domain: count again */
+        sample_mem_changed(&st);
+        scans = st.count.memory_scans;
+        r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+        CHECK(r == 0 && st.count.memory_scans == scans + 8,
+              "%s: after sample_mem_changed() the next pass counts again (%" PRIu64 " queries)",
+              name, st.count.memory_scans - scans);
+    }
     snap_domain_free(&out);
 
     /* without QMP: one cell holding every vCPU, memory not sampled */
@@ -276,8 +299,10 @@ static void test_no_numa(virt_conn *c, const char *name)
               "%s: pc.ram: %" PRIu64 " pages on node 0 (>= 90%% of 128 MiB)", name,
               node_pages(&out.cells[0], node0));
         CHECK(st.nr_ram == 1 && st.ram[0].size == 2 * CELL_BYTES && st.ram[0].gpa == 0 &&
-                  st.count.memory_scans == 8,
-              "%s: one 128 MiB backend at gpa 0, 8 queries (%" PRIu64 ")", name,
+                  st.count.memory_scans == LOCK_HOLD_MAX_QUERIES_PER_CELL,
+              "%s: one 128 MiB backend at gpa 0, sampled with stride 2 in %d queries (%" PRIu64
+              ")",
+              name, LOCK_HOLD_MAX_QUERIES_PER_CELL,
               st.count.memory_scans);
         CHECK(cpuset_equal(&out.cells[0].vcpus[0].allowed, &cpu0) &&
                   cpuset_equal(&out.cells[0].vcpus[1].allowed, &cpu0),

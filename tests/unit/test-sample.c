@@ -10,6 +10,7 @@
  * The live sampling of a real domain is tests/unit/test-sample-live.c.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <numaif.h>
@@ -364,7 +365,7 @@ static void test_gpa2hva(void)
 
 /* ---- sample_count_pages on this process ---- */
 
-static topology live_topo, fake_topo;
+static topology live_topo, fake_topo, mixed_topo;
 
 static void test_count_self(void)
 {
@@ -384,7 +385,7 @@ static void test_count_self(void)
     for (size_t off = 0; off < touched; off += PAGE)
         a[off] = 1;
 
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, counts,
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0, counts,
                            &queries);
     for (unsigned n = 0; n < VN_MAX_NODES; n++)
         sum += counts[n];
@@ -396,7 +397,7 @@ static void test_count_self(void)
     if (live_topo.nr_nodes == 1)
         CHECK(node0 == 0 && counts[0] == touched / PAGE, "self: all pages on node 0");
 
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)b, untouched, PAGE,
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)b, untouched, PAGE, 0,
                            counts, &queries);
     sum = 0;
     for (unsigned n = 0; n < VN_MAX_NODES; n++)
@@ -407,7 +408,7 @@ static void test_count_self(void)
 
     /* half of the 8 MiB dropped again */
     (void)madvise(a, touched / 2, MADV_DONTNEED);
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, counts,
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0, counts,
                            &queries);
     sum = 0;
     for (unsigned n = 0; n < VN_MAX_NODES; n++)
@@ -420,18 +421,18 @@ static void test_count_self(void)
         _exit(0);
     (void)waitpid(child, NULL, 0);
     memset(counts, 0xab, sizeof(counts));
-    r = sample_count_pages(&numa_libnuma, &live_topo, child, (uintptr_t)a, touched, PAGE, counts,
+    r = sample_count_pages(&numa_libnuma, &live_topo, child, (uintptr_t)a, touched, PAGE, 0, counts,
                            &queries);
     CHECK(r == -ESRCH && counts[0] == 0xabababababababab,
           "self: a dead pid gives -ESRCH, counts untouched (r=%d)", r);
 
-    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, 0, counts,
+    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, 0, 0, counts,
                              &queries) == -EINVAL,
           "self: page size 0 refused");
-    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), UINT64_MAX - 4095, 8192, PAGE,
+    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), UINT64_MAX - 4095, 8192, PAGE, 0,
                              counts, &queries) == -EINVAL,
           "self: a range wrapping around refused");
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, 0, PAGE, counts,
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, 0, PAGE, 0, counts,
                            &queries);
     CHECK(r == 0 && queries == 0 && counts[0] == 0, "self: empty range, no query");
 
@@ -446,7 +447,7 @@ static struct fake {
     unsigned calls, max_count, fail_at;
     int fail_rc;
     bool bad_addr, not_spaced;
-    uint64_t expect_stride;
+    uint64_t expect_stride, last_idx;
     int absent_every; /* every Nth sampled page is not present (0: none) */
     int unknown_node; /* kernel node reported for the last quarter, not in the topology */
 } fk;
@@ -464,9 +465,10 @@ static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
 
         if (a < fk.base || a >= fk.base + fk.len || (a - fk.base) % fk.page)
             fk.bad_addr = true;
-        if (i && (uintptr_t)pages[i] - (uintptr_t)pages[i - 1] != fk.expect_stride * fk.page)
-            fk.not_spaced = true;
-        idx = (a - fk.base) / fk.page / fk.expect_stride;
+        idx = (a - fk.base) / fk.page / fk.expect_stride; /* the stratum */
+        if (i && idx != (uintptr_t)fk.last_idx + 1)
+            fk.not_spaced = true; /* one page from each stratum, in order */
+        fk.last_idx = idx;
         if (fk.absent_every && idx % (uint64_t)fk.absent_every == 0)
             status[i] = -ENOENT;
         else if (fk.unknown_node && a - fk.base >= fk.len / 4 * 3)
@@ -499,64 +501,146 @@ static const walk_case walk_cases[] = {
     {"10 pages + 100 bytes", 10 * PAGE + 100, 0, 0, 0, 0},
 };
 
+static void test_walk_one(const walk_case *c, uint64_t seed)
+{
+    uint64_t pages = c->len / PAGE + (c->len % PAGE != 0);
+    rule_walk w = rule_lock_hold_walk(pages);
+    uint64_t counts[VN_MAX_NODES], sum = 0, hits0 = 0, hits1 = 0, want0, want1, half = c->len / 2;
+    uint64_t sampled;
+    unsigned queries = 0;
+    int r;
+
+    memset(&fk, 0, sizeof(fk));
+    fk.base = 0x7f0000000000ULL;
+    fk.len = c->len;
+    fk.page = PAGE;
+    fk.expect_stride = w.stride_pages;
+    fk.absent_every = c->absent_every;
+    fk.unknown_node = c->unknown_node;
+    fk.fail_at = c->fail_at;
+    fk.fail_rc = c->fail_rc;
+    memset(counts, 0xab, sizeof(counts));
+
+    r = sample_count_pages(&fake_ops, &fake_topo, 4242, fk.base, c->len, PAGE, seed, counts,
+                           &queries);
+    if (c->fail_at) {
+        CHECK(r == c->fail_rc && fk.calls == c->fail_at && counts[0] == 0xabababababababab,
+              "walk %s seed %" PRIu64 ": %d after %u calls, counts untouched (r=%d calls=%u)",
+              c->what, seed, c->fail_rc, c->fail_at, r, fk.calls);
+        return;
+    }
+    sampled = (pages + w.stride_pages - 1) / w.stride_pages;
+    CHECK(r == 0 && queries == fk.calls &&
+              queries == (sampled + w.window_pages - 1) / w.window_pages,
+          "walk %s seed %" PRIu64 ": %u calls for %" PRIu64 " samples (r=%d)", c->what, seed,
+          fk.calls, sampled, r);
+    CHECK(fk.calls <= LOCK_HOLD_MAX_QUERIES_PER_CELL && fk.max_count <= LOCK_HOLD_MAX_PAGES,
+          "walk %s seed %" PRIu64 ": <= %d calls of <= %d pages (%u calls, largest %u)", c->what,
+          seed, LOCK_HOLD_MAX_QUERIES_PER_CELL, LOCK_HOLD_MAX_PAGES, fk.calls, fk.max_count);
+    CHECK(!fk.bad_addr && !fk.not_spaced,
+          "walk %s seed %" PRIu64 ": pages inside, one from each stratum of %" PRIu64, c->what,
+          seed, w.stride_pages);
+    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+        sum += counts[n];
+    /* sample k is rule_lock_hold_page(k); each stands for pages / samples pages */
+    for (uint64_t k = 0; k < sampled; k++) {
+        uint64_t a = rule_lock_hold_page(&w, pages, seed, k) * PAGE;
+        if (c->absent_every && k % (uint64_t)c->absent_every == 0)
+            continue;
+        if (c->unknown_node && a >= c->len / 4 * 3)
+            continue;
+        if (a < half)
+            hits0++;
+        else
+            hits1++;
+    }
+    want0 = w.stride_pages == 1 ? hits0 : (uint64_t)((unsigned __int128)hits0 * pages / sampled);
+    want1 = w.stride_pages == 1 ? hits1 : (uint64_t)((unsigned __int128)hits1 * pages / sampled);
+    CHECK(counts[0] == want0 && counts[1] == want1 && sum == want0 + want1,
+          "walk %s seed %" PRIu64 ": scaled counts %" PRIu64 "+%" PRIu64 " (got %" PRIu64
+          "+%" PRIu64 ")",
+          c->what, seed, want0, want1, counts[0], counts[1]);
+    if (!c->absent_every && !c->unknown_node)
+        CHECK(sum <= pages && pages - sum < 2,
+              "walk %s seed %" PRIu64 ": scaled total %" PRIu64 " ~ %" PRIu64 " pages", c->what,
+              seed, sum, pages);
+}
+
 static void test_walk(void)
 {
-    for (size_t i = 0; i < VN_ARRAY_SIZE(walk_cases); i++) {
-        const walk_case *c = &walk_cases[i];
-        uint64_t pages = c->len / PAGE + (c->len % PAGE != 0);
-        rule_walk w = rule_lock_hold_walk(pages);
-        uint64_t counts[VN_MAX_NODES], sum = 0, want0, want1, half = c->len / 2;
-        unsigned queries = 0;
-        int r;
+    static const uint64_t seeds[] = {0, 7, 0x9e3779b97f4a7c15ULL, 12345};
+
+    for (size_t i = 0; i < VN_ARRAY_SIZE(walk_cases); i++)
+        for (size_t s = 0; s < VN_ARRAY_SIZE(seeds); s++)
+            test_walk_one(&walk_cases[i], seeds[s]);
+}
+
+/*
+ * The estimate of a strided walk on a mixed placement: chunks of 2 MiB on four nodes in
+ * uneven shares (45/30/15/10 %), a quarter of the chunks half-resident, and the first
+ * GiB interleaved page by page. For many seeds every node's share must be within 2
+ * points of the exact one (the bound LOCK_HOLD_MAX_QUERIES_PER_CELL is chosen for).
+ */
+static int mixed_node(uint64_t page)
+{
+    uint64_t chunk = page / 512, h = chunk * 0x9e3779b97f4a7c15ULL;
+    unsigned share = (unsigned)((h >> 40) % 100);
+
+    if (page < 262144)
+        return (int)(page % 4); /* the interleaved first GiB */
+    if ((h >> 20) % 4 == 0 && page % 2)
+        return -ENOENT; /* a quarter of the chunks half-resident */
+    return share < 45 ? 0 : share < 75 ? 1 : share < 90 ? 2 : 3;
+}
+
+static int mixed_query(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    (void)pid;
+    fk.calls++;
+    for (unsigned long i = 0; i < count; i++)
+        status[i] = mixed_node(((uintptr_t)pages[i] - fk.base) / PAGE);
+    return 0;
+}
+
+static void test_walk_accuracy(void)
+{
+    static const numa_ops mixed_ops = {.query = mixed_query};
+    const uint64_t len = 16 * VN_GIB, pages = len / PAGE;
+    uint64_t exact[4] = {0}, resident = 0;
+    double worst = 0;
+    unsigned worst_seed = 0;
+    bool ok = true;
+
+    for (uint64_t p = 0; p < pages; p++) {
+        int n = mixed_node(p);
+        if (n >= 0) {
+            exact[n]++;
+            resident++;
+        }
+    }
+    for (unsigned seed = 0; seed < 200; seed++) {
+        uint64_t counts[VN_MAX_NODES];
+        unsigned queries;
 
         memset(&fk, 0, sizeof(fk));
         fk.base = 0x7f0000000000ULL;
-        fk.len = c->len;
-        fk.page = PAGE;
-        fk.expect_stride = w.stride_pages;
-        fk.absent_every = c->absent_every;
-        fk.unknown_node = c->unknown_node;
-        fk.fail_at = c->fail_at;
-        fk.fail_rc = c->fail_rc;
-        memset(counts, 0xab, sizeof(counts));
-
-        r = sample_count_pages(&fake_ops, &fake_topo, 4242, fk.base, c->len, PAGE, counts,
-                               &queries);
-        if (c->fail_at) {
-            CHECK(r == c->fail_rc && fk.calls == c->fail_at && counts[0] == 0xabababababababab,
-                  "walk %s: %d after %u calls, counts untouched (r=%d calls=%u)", c->what,
-                  c->fail_rc, c->fail_at, r, fk.calls);
-            continue;
+        if (sample_count_pages(&mixed_ops, &mixed_topo, 4242, fk.base, len, PAGE,
+                               seed * 0x9e3779b97f4a7c15ULL, counts, &queries) < 0) {
+            ok = false;
+            break;
         }
-        CHECK(r == 0 && queries == fk.calls && queries == w.nr_windows,
-              "walk %s: %u calls = %u windows (r=%d)", c->what, fk.calls, w.nr_windows, r);
-        CHECK(fk.calls <= LOCK_HOLD_MAX_QUERIES_PER_CELL && fk.max_count <= LOCK_HOLD_MAX_PAGES,
-              "walk %s: <= %d calls of <= %d pages (%u calls, largest %u)", c->what,
-              LOCK_HOLD_MAX_QUERIES_PER_CELL, LOCK_HOLD_MAX_PAGES, fk.calls, fk.max_count);
-        CHECK(!fk.bad_addr && !fk.not_spaced, "walk %s: pages inside, stride %" PRIu64 " apart",
-              c->what, w.stride_pages);
-        for (unsigned n = 0; n < VN_MAX_NODES; n++)
-            sum += counts[n];
-        /* sample k stands for pages [k*stride, min((k+1)*stride, pages)) */
-        want0 = want1 = 0;
-        for (uint64_t k = 0; k * w.stride_pages < pages; k++) {
-            uint64_t first = k * w.stride_pages, a = first * PAGE;
-            uint64_t weight = VN_MIN(w.stride_pages, pages - first);
-            if (c->absent_every && k % (uint64_t)c->absent_every == 0)
-                continue;
-            if (c->unknown_node && a >= c->len / 4 * 3)
-                continue;
-            if (a < half)
-                want0 += weight;
-            else
-                want1 += weight;
+        for (unsigned n = 0; n < 4; n++) {
+            double err = fabs((double)counts[n] - (double)exact[n]) / (double)pages * 100;
+            if (err > worst) {
+                worst = err;
+                worst_seed = seed;
+            }
         }
-        CHECK(counts[0] == want0 && counts[1] == want1 && sum == want0 + want1,
-              "walk %s: scaled counts %" PRIu64 "+%" PRIu64 " (got %" PRIu64 "+%" PRIu64 ")",
-              c->what, want0, want1, counts[0], counts[1]);
-        if (!c->absent_every && !c->unknown_node)
-            CHECK(sum == pages, "walk %s: scaled total == %" PRIu64 " pages", c->what, pages);
     }
+    CHECK(ok && worst <= 2.0,
+          "16 GiB mixed placement, 200 seeds: worst per-node error %.2f points (seed %u), "
+          "<= 2",
+          worst, worst_seed);
 }
 
 /* ---- numa_libnuma on this process ---- */
@@ -694,6 +778,11 @@ int main(void)
                   fake_topo.nr_nodes == 2 && topo_node_index(&fake_topo, 1) == 1,
               "synthetic 2-node topology (%s)", err))
         test_walk();
+    if (CHECK(topo_load(TOPO_SOURCE_SYNTHETIC, "numa:4 core:1 pu:1", NULL, &mixed_topo, err,
+                        sizeof(err)) == 0 &&
+                  mixed_topo.nr_nodes == 4,
+              "synthetic 4-node topology (%s)", err))
+        test_walk_accuracy();
     test_libnuma();
     return tap_done();
 }
