@@ -67,6 +67,14 @@ IFS=, read -r D_LOCAL D_SOCKET D_REMOTE <<<"$DISTANCES"
 [ $((NODES % SOCKETS)) = 0 ] || { say "NODES ($NODES) must be a multiple of SOCKETS ($SOCKETS)"; exit 2; }
 for a in "$@"; do case "$a" in *[\ ,]*) say "argument '$a' has a space or comma"; exit 2 ;; esac; done
 
+# One ground at a time on a machine: two TCG grounds on a 2-core host would both miss
+# their time bounds. A second run waits (30 min at most) instead.
+mkdir -p /run/lock
+exec 201>/run/lock/vnuma-ground.lock
+if ! flock -n 201; then
+    say "another ground is running: waiting for it (lock /run/lock/vnuma-ground.lock)"
+    flock -w 1800 201 || { say "the other ground did not finish within 30 min"; exit 2; }
+fi
 "$HERE/build-ground.sh" "$GROUND_CACHE" >/dev/null || { say "build-ground.sh failed"; exit 2; }
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
