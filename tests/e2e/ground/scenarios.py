@@ -391,7 +391,9 @@ def main():
                           "reserve_mib": RESERVE_KIB // 1024, "min_free_seen_mib": (samp.min or 0) // 1024, "samples": samp.n,
                           "cells": [(c["node"], c["share"]) for c in cv5], "rules_in_records": rules5,
                           "seconds": round(time.monotonic() - t5, 1)},
-                         {"record": rec5, "before": [c["pages"] for c in s5_before["cells"]], "after": [c["pages"] for c in st5["cells"]]}))
+                         {"record": rec5, "before": [c["pages"] for c in s5_before["cells"]], "after": [c["pages"] for c in st5["cells"]],
+                          "kernel_pid": st5["pid"], "kernel_vcpus": st5["vcpus"], "kernel_vcpupin": st5["vcpupin"],
+                          "vnumad_status": status_dom(vnctl_status(), "s5")}))
     TIMES["s5"] = round(time.monotonic() - t5, 1)
 
     # ---------------- scenario 6: stability, 20 passes after convergence
@@ -480,6 +482,11 @@ def main():
     results.append(scenario2())
     TIMES["s2"] = round(time.monotonic() - t2, 1)
 
+    t8 = time.monotonic()
+    ok8, vn = scenario_faults(vn, conf, vlog)
+    results.extend(ok8)
+    TIMES["s8"] = round(time.monotonic() - t8, 1)
+
     vn.send_signal(signal.SIGTERM)
     try:
         vrc = vn.wait(20)
@@ -491,6 +498,117 @@ def main():
         json.dump(TIMES, f, indent=1)
     log(f"timings {TIMES}")
     return 0 if all(results) else 1
+
+
+def moved_share(st, frm):
+    """share of a domain's resident guest pages no longer on node frm (kernel view)"""
+    tot = sum(sum(c["pages"].values()) for c in st["cells"])
+    on = sum(c["pages"].get(str(frm), 0) for c in st["cells"])
+    return (tot - on) / tot if tot else 0.0
+
+
+def original_pins(meta):
+    """{vcpu: cpulist} of the <original> vcpupins in a <balancer> element's XML"""
+    import xml.etree.ElementTree as ET
+    try:
+        el = ET.fromstring(meta)
+    except ET.ParseError:
+        return None
+    return {p.get("vcpu"): probe.cpulist(p.get("cpuset", "")) for o in el.iter() if o.tag.endswith("original")
+            for p in o.iter() if p.tag.endswith("vcpupin")}
+
+
+def start_vnumad(conf, vlog):
+    vn = subprocess.Popen([f"{BUILD}/vnumad", "--foreground", "--config", conf], stdout=vlog, stderr=vlog)
+    wait_until(20, lambda: os.path.exists(SOCK) and vnctl_status() is not None, 0.2)
+    return vn
+
+
+def scenario_faults(vn, conf, vlog):
+    """Issue 7's faults where memory really moves: vnumad SIGKILLed in the middle of moving a
+    domain's memory, then restarted (8); QEMU SIGKILLed while vnumad moves its pages (9).
+    Both domains start with all memory and vCPUs on the last node and may only run on the
+    others, and opt in with rate="8" (8 MiB/s) so the moves take a while."""
+    last = NODES[-1]
+    allowed = NODES[:-1]
+    out = []
+    for d in ("f-kill", "f-qemu"):
+        start_dom(d, cells=2, cell_mib=96, cpuset=cpus_str(allowed), emulatorpin=cpus_str([last]),
+                  vcpupin=cpus_str([last]))
+        st = probe.state(d)
+        if moved_share(st, last) > 0.01:
+            subprocess.run(["migratepages", str(st["pid"]), "all", str(last)])
+    orig = {d: probe.state(d)["vcpupin"] for d in ("f-kill", "f-qemu")}
+
+    # ---- 8. vnumad SIGKILLed mid-move, restarted
+    ev, num = {}, {}
+    virsh("metadata", "f-kill", "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
+          '<balancer mode="auto" rate="8"/>', "--live")
+    mid = wait_until(60, lambda: (lambda st: st if 0.10 <= moved_share(st, last) <= 0.70 else None)(probe.quick("f-kill")), 0.3)
+    vn.kill()
+    vn.wait()
+    at_kill = probe.quick("f-kill")
+    num["moved_share_at_kill"] = round(moved_share(at_kill, last), 3)
+    meta = virsh("metadata", "f-kill", "urn:vnuma:balancer:1", check=False)
+    ev["metadata_after_kill"] = meta
+    jl_kill = len(journal_lines())
+    vn = start_vnumad(conf, vlog)
+
+    def conv():
+        cv = cell_view(probe.quick("f-kill"))
+        return cv if all(c["node"] in allowed and c["share"] >= 0.95 for c in cv) else None
+    final = wait_until(120, conv, 1.0)
+    after = [r for r in journal_lines()[jl_kill:] if r.get("domain") == "f-kill"]
+    moved2 = sum(r.get("bytes_moved", 0) or 0 for r in after if r.get("action") == "acted")
+    remaining = 0
+    if final:
+        for c, fc in zip(at_kill["cells"], final):
+            remaining += (sum(c["pages"].values()) - c["pages"].get(str(fc["node"]), 0)) * 4096
+    meta2 = virsh("metadata", "f-kill", "urn:vnuma:balancer:1", check=False)
+    orig_pins_kept = original_pins(meta2) == {v: probe.cpulist(c) for v, c in orig["f-kill"].items()}
+    num.update({"converged": bool(final), "final": [(c["node"], c["share"]) for c in (final or [])],
+                "bytes_moved_after_restart": moved2, "bytes_left_at_kill": remaining,
+                "originals_kept": orig_pins_kept})
+    set_mode("f-kill", "off")
+    restored = wait_until(20, lambda: probe.state("f-kill")["vcpupin"] == orig["f-kill"], 0.5)
+    num["restored_on_optout"] = bool(restored)
+    ev.update({"metadata_after_restart": meta2, "records_after_restart": after[-3:]})
+    ok = (mid is not None and "<original>" in meta and bool(final) and 0 < moved2 <= remaining * 1.05 + (4 << 20)
+          and orig_pins_kept and bool(restored))
+    out.append(write(8, "kill-vnumad-mid-move", ok, num, ev))
+
+    # ---- 9. QEMU SIGKILLed while its pages move
+    ev, num = {}, {}
+    log_mark = os.path.getsize(os.path.join(R, "vnumad.log"))
+    jl0 = len(journal_lines())
+    virsh("metadata", "f-qemu", "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
+          '<balancer mode="auto" rate="8"/>', "--live")
+    mid = wait_until(60, lambda: (lambda st: st if 0.05 <= moved_share(st, last) <= 0.80 else None)(probe.quick("f-qemu")), 0.3)
+    pid = int(open("/run/libvirt/qemu/f-qemu.pid").read()) if mid else None
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    num["moved_share_at_kill"] = round(moved_share(mid, last), 3) if mid else None
+    time.sleep(8)  # 8 passes
+    alive = vn.poll() is None
+    st9 = vnctl_status()
+    d9 = status_dom(st9, "f-qemu")
+    with open(os.path.join(R, "vnumad.log")) as f:
+        f.seek(log_mark)
+        lines = f.read().splitlines()
+    bad = [l for l in lines if ("warn" in l or "err" in l) and "f-qemu" in l]
+    recs = [r for r in journal_lines()[jl0:] if r.get("domain") == "f-qemu"]
+    state9 = virsh("domstate", "f-qemu", check=False).strip()
+    num.update({"vnumad_alive": alive, "status_answers": st9 is not None,
+                "status_of_f_qemu": (d9 or {}).get("state"), "warn_or_error_lines": len(bad),
+                "records": len(recs), "last_record": (recs[-1].get("action"), recs[-1].get("reason")) if recs else None,
+                "libvirt_state": state9})
+    ev.update({"warn_lines": bad[:10], "last_records": recs[-3:]})
+    ok = (mid is not None and alive and st9 is not None and len(bad) <= 3 and state9 == "shut off"
+          and (d9 is None or d9.get("state") in ("stopped", "error")))
+    out.append(write(9, "kill-qemu-mid-move", ok, num, ev))
+    for d in ("f-kill", "f-qemu"):
+        virsh("destroy", d, check=False)
+    return out, vn
 
 
 def busy_of(st, secs=3.0):
