@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decide.h"
 #include "util.h"
 
 #define CONFIG_LINE_MAX 1024
+#define CONFIG_ECHO_MAX 64 /* bytes of a bad key or value quoted back in an error */
 
 void daemon_config_defaults(daemon_config *c)
 {
@@ -33,6 +35,11 @@ static int parse_double(const char *v, double lo, double hi, double *out)
     char *end;
     double d;
 
+    /* decimal only: strtod would also take "0x1p3", "inf", "nan" and a sign */
+    if (!isdigit((unsigned char)v[0]) && !(v[0] == '.' && isdigit((unsigned char)v[1])))
+        return -EINVAL;
+    if (v[strspn(v, "0123456789.eE+-")] != '\0')
+        return -EINVAL;
     errno = 0;
     d = strtod(v, &end);
     if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi)
@@ -75,8 +82,26 @@ static int parse_path(const char *v, char *out, size_t len)
     return 0;
 }
 
-/* Apply one key; on error writes the reason into why. */
-static int config_set(daemon_config *c, const char *k, const char *v, char *why, size_t wlen)
+/*
+ * A local libvirt URI: DRIVER:///PATH or DRIVER+unix:///PATH, no host. vnumad acts
+ * on local QEMU processes, and other transports run programs as root: "+ext" runs
+ * the URI's command=, "+ssh" and "+libssh" run ssh.
+ */
+static bool local_uri(const char *v)
+{
+    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789");
+
+    if (n == 0)
+        return false;
+    if (!strncmp(v + n, "+unix", 5))
+        n += 5;
+    return !strncmp(v + n, ":///", 4);
+}
+
+/* Apply one key; on error writes the reason into why (quoting `shown`, the value made
+ * printable). */
+static int config_set(daemon_config *c, const char *k, const char *v, const char *shown, char *why,
+                      size_t wlen)
 {
     unsigned long u;
     double d;
@@ -104,8 +129,13 @@ static int config_set(daemon_config *c, const char *k, const char *v, char *why,
         if (parse_path(v, c->state_dir, sizeof(c->state_dir)) < 0)
             goto path;
     } else if (!strcmp(k, "uri")) {
-        if (!v[0] || strlen(v) >= sizeof(c->uri))
-            goto range;
+        if (!local_uri(v) || strlen(v) >= sizeof(c->uri)) {
+            snprintf(why, wlen,
+                     "uri: expected a local libvirt URI (DRIVER:///PATH or DRIVER+unix:///PATH), "
+                     "got '%s'",
+                     shown);
+            return -EINVAL;
+        }
         snprintf(c->uri, sizeof(c->uri), "%s", v);
     } else if (!strcmp(k, "log_level")) {
         static const char *const names[] = {"err", "warning", "info", "debug"};
@@ -115,7 +145,7 @@ static int config_set(daemon_config *c, const char *k, const char *v, char *why,
             if (!strcmp(v, names[i]))
                 break;
         if (i == VN_ARRAY_SIZE(names)) {
-            snprintf(why, wlen, "log_level: expected err, warning, info or debug, got '%s'", v);
+            snprintf(why, wlen, "log_level: expected err, warning, info or debug, got '%s'", shown);
             return -EINVAL;
         }
         c->log_level = levels[i];
@@ -151,19 +181,41 @@ static int config_set(daemon_config *c, const char *k, const char *v, char *why,
             goto range;
         c->decide.early_passes = (unsigned)u;
     } else {
-        snprintf(why, wlen, "unknown key '%s'", k);
+        snprintf(why, wlen, "unknown key '%s'", k); /* k is printable: checked by the caller */
         return -EINVAL;
     }
     return 0;
 range:
-    snprintf(why, wlen, "%s: value '%s' is not a number in the allowed range", k, v);
+    snprintf(why, wlen, "%s: value '%s' is not a number in the allowed range", k, shown);
     return -EINVAL;
 boolean:
-    snprintf(why, wlen, "%s: expected yes or no, got '%s'", k, v);
+    snprintf(why, wlen, "%s: expected yes or no, got '%s'", k, shown);
     return -EINVAL;
 path:
-    snprintf(why, wlen, "%s: expected an absolute path, got '%s'", k, v);
+    snprintf(why, wlen, "%s: expected an absolute path, got '%s'", k, shown);
     return -EINVAL;
+}
+
+/* s made printable for an error message: at most CONFIG_ECHO_MAX bytes, anything but
+ * printable ASCII as '?' (the message goes to a terminal or the log). */
+static void config_echo(const char *s, char *out, size_t len)
+{
+    size_t i;
+
+    for (i = 0; s[i] && i < CONFIG_ECHO_MAX && i + 4 < len; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (s[i] && i + 3 < len)
+        out[i++] = '.', out[i++] = '.', out[i++] = '.';
+    out[i] = '\0';
+}
+
+/* The first control character (a byte below 0x20 or DEL) in s, or NULL. */
+static const char *find_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return s;
+    return NULL;
 }
 
 static char *trim(char *s)
@@ -178,12 +230,32 @@ static char *trim(char *s)
     return s;
 }
 
+/* Read one line (newline dropped) into buf: its length, -1 at the end of the file, or
+ * -E2BIG when it does not fit (reading stops there: /dev/zero is not read to the end). */
+static ssize_t read_line(FILE *f, char *buf, size_t size)
+{
+    size_t n = 0;
+    int ch;
+
+    while ((ch = getc(f)) != EOF && ch != '\n') {
+        if (n + 1 >= size)
+            return -E2BIG;
+        buf[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0)
+        return -1;
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
 int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen)
 {
     _cleanup_fclose_ FILE *f = fopen(path, "re");
-    char line[CONFIG_LINE_MAX + 2], why[512];
+    char line[CONFIG_LINE_MAX + 1], why[512], shown[CONFIG_ECHO_MAX + 4];
     daemon_config tmp = *c;
     unsigned lineno = 0;
+    struct stat st;
+    ssize_t n;
 
     if (!f) {
         if (errno == ENOENT && optional)
@@ -191,12 +263,23 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -errno;
     }
-    while (fgets(line, sizeof(line), f)) {
+    /* vnumad runs as root: a file every user may write would hand them the daemon */
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH)) {
+        snprintf(err, errlen, "%s: writable by every user (mode %04o); refusing it (chmod o-w)",
+                 path, (unsigned)(st.st_mode & 07777));
+        return -EPERM;
+    }
+    while ((n = read_line(f, line, sizeof(line))) != -1) {
+        const char *ctl;
         char *s, *eq, *k, *v;
         lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
+        if (n == -E2BIG) {
             snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, lineno,
                      CONFIG_LINE_MAX);
+            return -EINVAL;
+        }
+        if (strlen(line) != (size_t)n) {
+            snprintf(err, errlen, "%s:%u: NUL byte in the line", path, lineno);
             return -EINVAL;
         }
         s = trim(line);
@@ -210,7 +293,19 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
         *eq = '\0';
         k = trim(s);
         v = trim(eq + 1);
-        if (config_set(&tmp, k, v, why, sizeof(why)) < 0) {
+        ctl = find_control(k) ? find_control(k) : find_control(v);
+        if (ctl) {
+            snprintf(err, errlen, "%s:%u: control character 0x%02x in the line", path, lineno,
+                     (unsigned char)*ctl);
+            return -EINVAL;
+        }
+        config_echo(k, shown, sizeof(shown));
+        if (strcmp(shown, k) != 0) {
+            snprintf(err, errlen, "%s:%u: unknown key '%s'", path, lineno, shown);
+            return -EINVAL;
+        }
+        config_echo(v, shown, sizeof(shown));
+        if (config_set(&tmp, k, v, shown, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
             return -EINVAL;
         }

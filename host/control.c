@@ -220,6 +220,11 @@ static void client_handle(control_client *c, const char *line, size_t n)
             bad_request(c->fd, "'%s' must be a string", key);
             return;
         }
+        /* "web1\u0000x" must not be taken for "web1" */
+        if (strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val)) {
+            bad_request(c->fd, "'%s' contains a NUL character", key);
+            return;
+        }
         if (is_command)
             command = json_object_get_string(val);
         else

@@ -32,30 +32,42 @@ static void bitmap_freep(hwloc_bitmap_t *b)
         hwloc_bitmap_free(*b);
 }
 
-static bool cpulist_well_formed(const char *s)
+/* 0 when s is a well-formed list of CPUs below VN_MAX_CPUS, -EINVAL when it is not a list,
+ * -ERANGE when a number is too large (checked here: hwloc would allocate a bitmap as large as
+ * the number, 512 MiB for "99999999999999999999"). */
+static int cpulist_check(const char *s)
 {
     if (*s == '\0')
-        return true;
+        return 0;
     for (;;) {
         unsigned long a, b;
         char *end;
         if (*s < '0' || *s > '9')
-            return false;
-        a = strtoul(s, &end, 10);
+            return -EINVAL;
+        errno = 0;
+        a = b = strtoul(s, &end, 10);
+        if (errno)
+            return -ERANGE;
         s = end;
         if (*s == '-') {
             s++;
             if (*s < '0' || *s > '9')
-                return false;
+                return -EINVAL;
+            errno = 0;
             b = strtoul(s, &end, 10);
+            if (errno)
+                return -ERANGE;
             s = end;
             if (b < a)
-                return false;
+                return -EINVAL;
         }
+        if (*s != '\0' && *s != ',')
+            return -EINVAL;
+        if (b >= VN_MAX_CPUS)
+            return -ERANGE;
         if (*s == '\0')
-            return true;
-        if (*s++ != ',')
-            return false;
+            return 0;
+        s++;
     }
 }
 
@@ -63,14 +75,16 @@ int cpuset_parse(const char *str, vn_cpuset *out)
 {
     _cleanup_(bitmap_freep) hwloc_bitmap_t b = NULL;
     vn_cpuset tmp;
+    int r;
 
     if (!str)
         return -EINVAL;
     /* hwloc's list parser is lenient ("3-1,5", "1,,2", "1-2-3" pass): insist on the
      * grammar of a Linux cpu list, N or N-M with N <= M, joined by single commas,
      * before handing it over. */
-    if (!cpulist_well_formed(str))
-        return -EINVAL;
+    r = cpulist_check(str);
+    if (r < 0)
+        return r;
     if (str[0] == '\0') {
         cpuset_zero(out);
         return 0;

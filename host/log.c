@@ -161,12 +161,30 @@ void log_msg(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    /* a domain name could carry a newline: keep one message on one line */
+    /* a domain name, a guest's or libvirt's text could carry a line break or a terminal
+     * escape: keep one message on one line, and no control character in it */
     for (char *p = buf; *p; p++)
-        if (*p == '\n' || *p == '\r')
+        if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';
+        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     log_flush_suppressed(false);
     if (level <= LOG_WARNING && !log_rate_allow(level, buf, log_now()))
         return;
     log_write(level, buf);
+}
+
+const char *log_quote(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+
+    if (len == 0)
+        return "";
+    for (; s && *s && i + 2 < len; s++) {
+        if (*s == '\\' || *s == '\'')
+            buf[i++] = '\\';
+        buf[i++] = *s;
+    }
+    buf[i] = '\0';
+    return buf;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <syslog.h>
@@ -32,6 +33,14 @@ void log_flush_suppressed(bool all);
 
 /* Messages suppressed by the rate limit since start (for the metrics). */
 uint64_t log_suppressed_total(void);
+
+/*
+ * s for a quoted field of a log line (domain='%s'): backslash and ' become \\ and \',
+ * so a name like "a' action=acted x='" cannot forge fields; control characters are
+ * flattened by log_msg() itself. Writes into buf (truncated to len, never in the middle of
+ * an escape) and returns it.
+ */
+const char *log_quote(const char *s, char *buf, size_t len);
 
 /* Tests: where foreground lines go (NULL: stderr), and the clock (NULL: CLOCK_MONOTONIC). */
 void log_set_stream(FILE *f);

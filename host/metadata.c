@@ -10,6 +10,7 @@
 
 #include "util.h"
 
+#define META_NS           "urn:vnuma:balancer:1"
 #define META_RATE_MAX     1048576
 #define META_PRIORITY_MIN -100
 #define META_PRIORITY_MAX 100
@@ -26,7 +27,13 @@ static void xml_freep(xmlChar **s)
         xmlFree(*s);
 }
 
-/* No network, no entity substitution, no DTD loading; errors are not printed. */
+/*
+ * No network, no entity substitution (no XML_PARSE_NOENT), no DTD loading or
+ * attribute defaulting (no XML_PARSE_DTDLOAD/DTDATTR), no XInclude, and not
+ * XML_PARSE_HUGE: libxml2 keeps its depth (256) and text-size limits; the size
+ * is bounded before parsing. The text is UTF-8 whatever an XML declaration
+ * says (libvirt hands out UTF-8). Errors are not printed.
+ */
 static xmlDocPtr meta_read(const char *xml)
 {
     size_t len = strnlen(xml, META_MAX_BYTES + 1);
@@ -34,7 +41,7 @@ static xmlDocPtr meta_read(const char *xml)
 
     if (len > META_MAX_BYTES)
         return NULL;
-    doc = xmlReadMemory(xml, (int)len, "balancer.xml", NULL,
+    doc = xmlReadMemory(xml, (int)len, "balancer.xml", "UTF-8",
                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (doc && (doc->intSubset || doc->extSubset)) {
         xmlFreeDoc(doc); /* a DTD can only be there to play entity tricks */
@@ -76,6 +83,8 @@ static void sanitize(const char *in, char *out, size_t len)
 
 static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
 {
+    static const char *const known[] = {"mode", "nodes", "rate", "priority"};
+    bool seen[VN_ARRAY_SIZE(known)] = {false};
     bool have_mode = false;
 
     for (xmlAttrPtr a = root->properties; a && c->valid; a = a->next) {
@@ -85,8 +94,18 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
         long n;
 
         sanitize(v, shown, sizeof(shown));
-        if (a->ns && a->ns->href && strcmp((const char *)a->ns->href, "urn:vnuma:balancer:1")) {
-            invalid(c, "unknown attribute '%s'%s", name, "");
+        /* mode="auto" and vnuma:mode="off" are the same attribute twice */
+        for (unsigned k = 0; k < VN_ARRAY_SIZE(known); k++)
+            if (!strcmp(name, known[k])) {
+                if (seen[k])
+                    invalid(c, "duplicate attribute '%s'%s", known[k], "");
+                seen[k] = true;
+            }
+        if (!c->valid)
+            break;
+        if (a->ns && a->ns->href && strcmp((const char *)a->ns->href, META_NS)) {
+            sanitize(name, shown, sizeof(shown));
+            invalid(c, "unknown attribute '%s'%s", shown, "");
         } else if (!strcmp(name, "mode")) {
             have_mode = true;
             if (!strcmp(v, "auto"))
@@ -181,11 +200,46 @@ static void parse_original(xmlNodePtr orig, dom_originals *o)
             }
         } else if (!strcmp((const char *)n->name, "numatune")) {
             set = xmlGetProp(n, (const xmlChar *)"nodeset");
-            if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+            if (set && strlen((const char *)set) < sizeof(o->nodeset) &&
+                cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
                 snprintf(o->nodeset, sizeof(o->nodeset), "%s", (const char *)set);
                 o->numa_saved = true;
                 o->saved = true;
             }
+        }
+    }
+}
+
+/*
+ * The children: vnumad's <original> (at most one: two cannot both be the
+ * pinning to put back) and <decision> (any number; rewritten as one). Any
+ * other element is the operator's mistake (a nested <balancer>, an
+ * <xi:include>) and makes the element invalid; text, CDATA and comments are
+ * ignored (and dropped when vnumad rewrites the element).
+ */
+static void parse_children(xmlNodePtr root, vn_balancer *c, dom_originals *ret_orig)
+{
+    bool have_orig = false;
+
+    for (xmlNodePtr n = root->children; n; n = n->next) {
+        char shown[64];
+
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (n->ns && (!n->ns->href || strcmp((const char *)n->ns->href, META_NS))) {
+            sanitize((const char *)n->name, shown, sizeof(shown));
+            if (c->valid)
+                invalid(c, "unknown element <%s> (namespace%s)", shown, " not ours");
+        } else if (!strcmp((const char *)n->name, "original")) {
+            if (have_orig && c->valid)
+                invalid(c, "more than one <original>%s%s", "", "");
+            else if (!have_orig && ret_orig)
+                parse_original(n, ret_orig); /* the first one is kept to be restored */
+            have_orig = true;
+        } else if (strcmp((const char *)n->name, "decision") != 0) {
+            sanitize((const char *)n->name, shown, sizeof(shown));
+            if (c->valid)
+                invalid(c, "unknown element <%s>%s", shown, "");
         }
     }
 }
@@ -204,17 +258,17 @@ int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_ori
         return 0;
     }
     root = xmlDocGetRootElement(doc);
-    if (!root || strcmp((const char *)root->name, "balancer") != 0) {
-        invalid(&c, "expected a <balancer> element%s%s", "", "");
+    /* libvirt hands the element back without a namespace or in ours */
+    if (!root || strcmp((const char *)root->name, "balancer") != 0 ||
+        (root->ns && (!root->ns->href || strcmp((const char *)root->ns->href, META_NS)))) {
+        invalid(&c, "expected a <balancer> element in namespace %s%s", META_NS, "");
         *ret_cfg = c;
         return 0;
     }
     parse_attrs(root, t, &c);
+    parse_children(root, &c, ret_orig);
     if (!c.valid)
         c.mode = VN_MODE_OFF;
-    for (xmlNodePtr n = root->children; n && ret_orig; n = n->next)
-        if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "original"))
-            parse_original(n, ret_orig);
     *ret_cfg = c;
     return 0;
 }

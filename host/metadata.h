@@ -26,9 +26,11 @@
 
 /*
  * Parse the element. *ret_cfg always gets a result: valid=false with the reason in
- * ret_cfg->error for a broken element (unknown attribute, bad value, unknown node,
- * DTD/entities). When ret_orig is not NULL and the element carries <original>, it is
- * filled (ret_orig->saved = true). Returns 0, or -ENOMEM.
+ * ret_cfg->error (printable ASCII) for a broken element (unknown or duplicated attribute,
+ * bad value, unknown node, unknown child element, a second <original>, another
+ * namespace, DTD/entities, not UTF-8). When ret_orig is not NULL and the element
+ * carries <original>, it is filled from the first one (ret_orig->saved = true).
+ * Returns 0, or -ENOMEM.
  */
 int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_originals *ret_orig);
 

@@ -402,7 +402,11 @@ int metrics_write_file(const char *path, const char *text)
 
     if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
         return -ENAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    /* a fresh file: whatever sits at PATH.tmp (a symlink or a hard link another user made
+     * in a shared textfile directory) is replaced, never written through */
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return -errno;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -errno;
     while (off < len) {

@@ -111,7 +111,9 @@ int metrics_render(const metrics_host *h, const topology *t, dom_state *const *d
 
 /*
  * Write `text` to `path` atomically: PATH.tmp (mode 0644, so node-exporter's
- * user can read it whatever the umask), then rename over PATH. The temporary
+ * user can read it and nobody else can write it whatever the umask; created
+ * afresh with O_EXCL, so a symlink or hard link planted there is replaced, not
+ * written through), then rename over PATH. The temporary
  * name does not end in ".prom", so the textfile collector never reads it.
  * Returns 0 or -errno (the temporary file is removed on failure).
  */

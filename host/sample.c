@@ -831,6 +831,30 @@ static int sample_read_pid(const char *name, pid_t *ret)
     return 0;
 }
 
+/* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where
+ * sample_read_pid() looks: libvirt 9.0 names it after an escaped name for some names
+ * (' and " become &apos; and &quot;), so the vCPU threads query-cpus-fast gave are asked. */
+static int sample_pid_of_thread(pid_t tid, pid_t *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[128];
+    long v = 0;
+
+    if (tid <= 0)
+        return -ESRCH;
+    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Tgid: %ld", &v) == 1)
+            break;
+    if (v <= 0 || v > INT32_MAX)
+        return -ESRCH;
+    *ret = (pid_t)v;
+    return 0;
+}
+
 /* ---- RAM layout ---- */
 
 /*
@@ -1145,6 +1169,8 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             }
             if (st->pid <= 0) {
                 r = sample_read_pid(ident.name, &st->pid);
+                if (r == -ESRCH && use_qmp && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
+                    r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
                 if (r < 0)
                     return fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
                                 ident.name, strerror(-r));

@@ -213,6 +213,8 @@ static int wait_fd(int fd, short events, int64_t deadline)
     }
 }
 
+static void json_printable(struct json_object *o);
+
 /*
  * Send {"command": command, "domain": domain} to vnumad and return the reply's
  * "return" value in *ret (a new reference). On any failure print one line
@@ -341,6 +343,7 @@ static int daemon_call(const char *command, const char *domain, struct json_obje
         return VNUMACTL_EXIT_ERROR;
     }
     if (json_object_object_get_ex(reply, "error", &err)) {
+        json_printable(err);
         (void)json_object_object_get_ex(err, "desc", &desc);
         fprintf(stderr, "vnumactl: %s\n",
                 json_object_is_type(desc, json_type_string) ? json_object_get_string(desc)
@@ -353,6 +356,49 @@ static int daemon_call(const char *command, const char *domain, struct json_obje
     }
     *ret = json_object_get(result);
     return VNUMACTL_EXIT_OK;
+}
+
+/* ---- text output: no terminal control sequences from domain names ---- */
+
+/* Control characters of s (C0 but the newline, DEL, C1 as UTF-8) replaced by '?' in
+ * place; true when something was replaced. A domain name may hold a CR or a tab (libvirt
+ * allows them), a reason or a guest's text anything. */
+static bool printable_inplace(char *s)
+{
+    bool changed = false;
+
+    for (unsigned char *p = (unsigned char *)s; *p; p++) {
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f) {
+            *p = '?';
+            changed = true;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            /* U+0080..U+009F: two bytes become "??" */
+            p[0] = p[1] = '?';
+            p++;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+/* Every string in the reply made printable (for the human output; --json prints the
+ * reply as it is, JSON-escaped). */
+static void json_printable(struct json_object *o)
+{
+    if (json_object_is_type(o, json_type_string)) {
+        _cleanup_free_ char *copy = strdup(json_object_get_string(o));
+        if (copy && printable_inplace(copy))
+            (void)json_object_set_string(o, copy);
+    } else if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            json_printable(json_object_array_get_idx(o, i));
+    } else if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, key, val)
+        {
+            (void)key;
+            json_printable(val);
+        }
+    }
 }
 
 /* ---- reading replies leniently: a missing or mistyped field prints as "-" ---- */
@@ -715,10 +761,12 @@ static int daemon_cmd(int argc, char **argv, int domain_arg, void (*print)(struc
     r = daemon_call(name, domain, &result);
     if (r != VNUMACTL_EXIT_OK)
         return r;
-    if (json)
+    if (json) {
         print_json(result);
-    else
+    } else {
+        json_printable(result);
         print(result);
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "vnumactl: cannot write the output\n");
         return VNUMACTL_EXIT_ERROR;

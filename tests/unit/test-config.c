@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -41,6 +42,53 @@ int main(void)
         {"reserve_percent = 80\n", "reserve_percent"},
         {"busy_threshold = 2\n", "busy_threshold"},
         {"metrics_file = vnuma.prom\n", "metrics_file: expected an absolute path"},
+        /* hostile values: overflow, sign, other notations, NaN and infinities, empty */
+        {"interval = 1e999\n", ":1: interval: value '1e999' is not a number"},
+        {"interval = 1e-999\n", ":1: interval"},
+        {"interval = inf\n", ":1: interval"},
+        {"interval = -inf\n", ":1: interval"},
+        {"interval = NAN\n", ":1: interval"},
+        {"interval = 0x10\n", ":1: interval"},
+        {"interval = +5\n", ":1: interval"},
+        {"interval = 5 5\n", ":1: interval"},
+        {"interval = 5,5\n", ":1: interval"},
+        {"interval =\n", ":1: interval: value '' is not a number"},
+        {"event_delay = -0\n", ":1: event_delay"},
+        {"busy_threshold = .\n", ":1: busy_threshold"},
+        {"rate_limit_mib = 18446744073709551616\n", ":1: rate_limit_mib"},
+        {"rate_limit_mib = 4294967297\n", ":1: rate_limit_mib"},
+        {"rate_limit_mib = 0x10\n", ":1: rate_limit_mib"},
+        {"rate_limit_mib = 1.5\n", ":1: rate_limit_mib"},
+        {"reserve_mib = 1073741825\n", ":1: reserve_mib"},
+        {"early_passes = -1\n", ":1: early_passes"},
+        {"act_delay_ms = 1e3\n", ":1: act_delay_ms"},
+        /* wrong types, case, whitespace inside keys */
+        {"qmp = 2\n", ":1: qmp: expected yes or no, got '2'"},
+        {"qmp = YES\n", ":1: qmp: expected yes or no"},
+        {"restore_on_exit =\n", ":1: restore_on_exit: expected yes or no, got ''"},
+        {"Interval = 5\n", ":1: unknown key 'Interval'"},
+        {"inter val = 5\n", ":1: unknown key 'inter val'"},
+        {" = 5\n", ":1: unknown key ''"},
+        {"interval = 5 # five\n", ":1: interval"},
+        {"[vnumad]\n", ":1: expected 'key = value'"},
+        {"socket =\n", ":1: socket: expected an absolute path"},
+        {"state_dir = ../../tmp\n", ":1: state_dir: expected an absolute path"},
+        {"uri =\n", ":1: uri: expected a local libvirt URI"},
+        {"uri = qemu+ext:///system?command=/tmp/x\n", ":1: uri: expected a local libvirt URI"},
+        {"uri = qemu+ssh://root@host/system\n", ":1: uri: expected a local libvirt URI"},
+        {"uri = qemu+tcp://host/system\n", ":1: uri: expected a local libvirt URI"},
+        {"uri = qemu://host/system\n", ":1: uri: expected a local libvirt URI"},
+        {"uri = QEMU:///system\n", ":1: uri: expected a local libvirt URI"},
+        /* control characters, NUL bytes, bytes that are not UTF-8: never echoed raw */
+        {"uri = qemu:///system\x1b[2J\n", ":1: control character 0x1b"},
+        {"socket = /run/a\tb.sock\n", ":1: control character 0x09"},
+        {"log_level = debug\rinfo\n", ":1: control character 0x0d"},
+        {"colour\x7f = red\n", ":1: control character 0x7f"},
+        {"log_level = \xff\xfe\n", ":1: log_level: expected err, warning, info or debug, got '?"
+                                   "?'"},
+        {"\xc3\xa9t\xc3\xa9 = 1\n", ":1: unknown key '?"
+                                    "?t?"
+                                    "?'"},
     };
 
     close(fd);
@@ -71,6 +119,76 @@ int main(void)
         CHECK(r == -EINVAL && strstr(err, path) && strstr(err, bad[i].want) &&
                   !memcmp(&c, &before, sizeof(c)),
               "bad case %u -> '%s', config unchanged", i, err);
+    }
+    {
+        /* NUL bytes: load_text() stops at the first one, so write them with fwrite */
+        static const char nul[] = "# fine\ninterval = 1\0 ; rm -rf /\ninterval = 2\n";
+        FILE *f = fopen(path, "w");
+        fwrite(nul, 1, sizeof(nul) - 1, f);
+        fclose(f);
+        daemon_config_defaults(&c);
+        CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == -EINVAL &&
+                  strstr(err, ":2: NUL byte in the line"),
+              "a NUL byte in a line is named as such ('%s')", err);
+    }
+    {
+        /* a long value is quoted back short and printable */
+        char text[1100];
+        memset(text, 0, sizeof(text));
+        memcpy(text, "uri = ", 6);
+        memset(text + 6, 'u', 1000);
+        strcat(text, "\n");
+        {
+            char want[80] = "'";
+            memset(want + 1, 'u', 64);
+            strcpy(want + 65, "...'");
+            CHECK(load_text(text, &c, err, sizeof(err)) == -EINVAL && strstr(err, ":1: uri") &&
+                      strstr(err, want),
+                  "a 1000-byte value is refused and quoted as its first 64 bytes ('%s')", err);
+        }
+        memset(text, 'k', 1030);
+        text[1030] = '\0';
+        CHECK(load_text(text, &c, err, sizeof(err)) == -EINVAL &&
+                  strstr(err, ":1: line longer than 1024 bytes"),
+              "a line over 1024 bytes without a newline ('%s')", err);
+        memset(text, 'k', 1024);
+        text[1024] = '\0';
+        CHECK(load_text(text, &c, err, sizeof(err)) == -EINVAL &&
+                  strstr(err, ":1: expected 'key = value'"),
+              "a line of exactly 1024 bytes is read whole ('%s')", err);
+    }
+    CHECK(daemon_config_load("/dev/zero", false, &c, err, sizeof(err)) == -EINVAL &&
+              strstr(err, "/dev/zero:1: line longer"),
+          "an endless file is not read to the end ('%s')", err);
+    CHECK(daemon_config_load("/tmp", false, &c, err, sizeof(err)) < 0,
+          "a directory is refused ('%s')", err);
+    CHECK(load_text("uri = qemu+unix:///system?socket=/run/libvirt/libvirt-sock\n", &c, err,
+                    sizeof(err)) == 0 &&
+              load_text("uri = test:///default\n", &c, err, sizeof(err)) == 0 &&
+              !strcmp(c.uri, "test:///default"),
+          "local URIs are fine: DRIVER:///PATH, DRIVER+unix:///PATH (%s)", err);
+    CHECK(load_text("interval = 1\r\nqmp = no\r\n", &c, err, sizeof(err)) == 0 &&
+              c.interval_s == 1 && !c.use_qmp,
+          "CRLF line ends are fine (%s)", err);
+    CHECK(load_text("interval = 1\ninterval = 2\n", &c, err, sizeof(err)) == 0 && c.interval_s == 2,
+          "a key given twice: the last one wins (start_vnumad and `echo >>` rely on it)");
+    {
+        /* a file every user may write is refused, whatever it holds */
+        daemon_config before;
+        FILE *f = fopen(path, "w");
+        fputs("interval = 1\n", f);
+        fclose(f);
+        (void)chmod(path, 0666);
+        daemon_config_defaults(&c);
+        daemon_config_defaults(&before);
+        CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == -EPERM &&
+                  strstr(err, "writable by every user (mode 0666)") &&
+                  !memcmp(&c, &before, sizeof(c)),
+              "a world-writable file is refused ('%s')", err);
+        (void)chmod(path, 0664);
+        CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == 0 && c.interval_s == 1,
+              "mode 0664 is fine (%s)", err);
+        (void)chmod(path, 0600);
     }
     daemon_config_defaults(&c);
     CHECK(c.metrics_file[0] == '\0', "metrics_file is off by default");

@@ -296,6 +296,29 @@ static void test_roundtrips(void)
     n = ask("{\"command\":\"status\"}\nrest of the stream", buf, sizeof(buf));
     CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0,
           "bytes after the newline are ignored");
+
+    /* hostile domain names (as libvirt allows them) reach the handler byte for byte */
+    {
+        static const struct {
+            const char *json, *raw;
+        } names[] = {
+            {"sp ace 'q' \\\"dq\\\"", "sp ace 'q' \"dq\""},
+            {"back\\\\slash\\\\", "back\\slash\\"},
+            {"$(touch x);`id`|&*?<>", "$(touch x);`id`|&*?<>"},
+            {"cr\\rtab\\t..", "cr\rtab\t.."},
+            {"vm-\xc3\xa9-\xe5\x90\x8d\xe5\x89\x8d", "vm-\xc3\xa9-\xe5\x90\x8d\xe5\x89\x8d"},
+            {"x' action=acted reason='y", "x' action=acted reason='y"},
+        };
+        for (size_t i = 0; i < VN_ARRAY_SIZE(names); i++) {
+            unsigned before = seen.calls;
+            snprintf(req, sizeof(req), "{\"command\":\"pause\",\"domain\":\"%s\"}\n",
+                     names[i].json);
+            n = exchange(req, strlen(req), false, buf, sizeof(buf));
+            CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0 &&
+                      seen.calls == before + 1 && strcmp(seen.domain, names[i].raw) == 0,
+                  "hostile name %zu reaches the handler exactly (got '%.*s')", i, LINE(buf));
+        }
+    }
 }
 
 static void test_bad_requests(void)
@@ -333,6 +356,9 @@ static void test_bad_requests(void)
         {"unterminated object", "{\"command\":\"status\"\n", 0, false},
         {"NUL byte", "{\"command\":\"sta\0tus\"}\n", 22, false},
         {"invalid UTF-8", "{\"command\":\"status\",\"domain\":\"\xff\xfe\"}\n", 0, false},
+        {"escaped NUL in the domain", "{\"command\":\"pause\",\"domain\":\"vm1\\u0000x\"}\n", 0,
+         false},
+        {"escaped NUL in the command", "{\"command\":\"status\\u0000x\"}\n", 0, false},
         {"5000-byte line", long_line, 0, false},
         {"EOF before the newline", "{\"command\":\"status\"}", 0, true},
     };

@@ -14,15 +14,29 @@ static void test_parse_format(void)
         unsigned weight;
         const char *out;
     } cases[] = {
-        {"0-3,8", 0, 5, "0-3,8"},   {"", 0, 0, ""},
-        {"7", 0, 1, "7"},           {"0,1,2,3", 0, 4, "0-3"},
-        {"1023", 0, 1, "1023"},     {"0-1023", 0, 1024, "0-1023"},
-        {"1024", -ERANGE, 0, NULL}, {"0-4096", -ERANGE, 0, NULL},
-        {"a", -EINVAL, 0, NULL},    {"0-", -EINVAL, 0, NULL},
-        {"1 2", -EINVAL, 0, NULL},  {"-1", -EINVAL, 0, NULL},
-        {"3-1", -EINVAL, 0, NULL},  {"3-1,5", -EINVAL, 0, NULL},
-        {"1,,2", -EINVAL, 0, NULL}, {"1-2-3", -EINVAL, 0, NULL},
-        {"1,", -EINVAL, 0, NULL},   {",1", -EINVAL, 0, NULL},
+        {"0-3,8", 0, 5, "0-3,8"},
+        {"", 0, 0, ""},
+        {"7", 0, 1, "7"},
+        {"0,1,2,3", 0, 4, "0-3"},
+        {"1023", 0, 1, "1023"},
+        {"0-1023", 0, 1024, "0-1023"},
+        {"1024", -ERANGE, 0, NULL},
+        {"0-4096", -ERANGE, 0, NULL},
+        {"a", -EINVAL, 0, NULL},
+        {"0-", -EINVAL, 0, NULL},
+        {"1 2", -EINVAL, 0, NULL},
+        {"-1", -EINVAL, 0, NULL},
+        {"3-1", -EINVAL, 0, NULL},
+        {"3-1,5", -EINVAL, 0, NULL},
+        {"1,,2", -EINVAL, 0, NULL},
+        {"1-2-3", -EINVAL, 0, NULL},
+        {"1,", -EINVAL, 0, NULL},
+        {",1", -EINVAL, 0, NULL},
+        /* refused before hwloc sizes a bitmap by the number (512 MiB for the first) */
+        {"99999999999999999999", -ERANGE, 0, NULL},
+        {"0-2147483647", -ERANGE, 0, NULL},
+        {"0-18446744073709551616", -ERANGE, 0, NULL},
+        {"1,4294967296", -ERANGE, 0, NULL},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_cpuset s;

@@ -53,6 +53,43 @@ int main(void)
           "info line: priority prefix, newline in a name flattened");
 
     reset_out();
+    log_info("decision domain='%s' pass=%d",
+             "a\rb\tc\x1b[2Jd\x7f\x01"
+             "e",
+             1);
+    fflush(out);
+    CHECK(out_buf &&
+              strcmp(out_buf, "<6>vnumad: info: decision domain='a b c?[2Jd??e' pass=1\n") == 0,
+          "CR, tab, a terminal escape, DEL and other control characters never reach the log");
+
+    {
+        static const struct {
+            const char *in, *out;
+        } q[] = {
+            {"web1", "web1"},
+            {"vm-\xc3\xa9-\xe5\x90\x8d\xe5\x89\x8d", "vm-\xc3\xa9-\xe5\x90\x8d\xe5\x89\x8d"},
+            {"a' action=acted reason='ok", "a\\' action=acted reason=\\'ok"},
+            {"back\\slash\\", "back\\\\slash\\\\"},
+            {"$(touch x); `id` | & * \"q\"", "$(touch x); `id` | & * \"q\""},
+            {"", ""},
+        };
+        char buf[64];
+        for (unsigned i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+            CHECK(strcmp(log_quote(q[i].in, buf, sizeof(buf)), q[i].out) == 0,
+                  "log_quote(%s) = %s (got %s)", q[i].in, q[i].out, buf);
+        CHECK(strcmp(log_quote("''''", buf, 6), "\\'\\'") == 0,
+              "log_quote truncates between escapes, never inside one (got %s)", buf);
+        CHECK(strcmp(log_quote(NULL, buf, sizeof(buf)), "") == 0, "log_quote(NULL) is empty");
+        reset_out();
+        log_info("decision domain='%s' pass=%d action=%s",
+                 log_quote("x' pass=99 action=acted y='", buf, sizeof(buf)), 3, "none");
+        fflush(out);
+        CHECK(out_buf && strstr(out_buf, "domain='x\\' pass=99 action=acted y=\\'' pass=3 "
+                                         "action=none\n"),
+              "a quoted name cannot end its field early: %s", out_buf);
+    }
+
+    reset_out();
     for (int i = 0; i < 100; i++)
         log_err("Failed to sample '%s': %s", "web1", "boom");
     CHECK(count_lines("<3>vnumad: err: Failed to sample 'web1': boom\n") == LOG_RATE_BURST,

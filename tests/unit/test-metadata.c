@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "metadata.h"
 #include "tap.h"
+#include "util.h"
 
 static topology *two_nodes(void)
 {
@@ -93,6 +95,233 @@ static void test_invalid(const topology *t)
     free(big);
 }
 
+/* The case, printable (the TAP output stays text). */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+
+    for (; *s && i + 5 < len; s++)
+        i += (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f
+                 ? (size_t)snprintf(buf + i, len - i, "%c", *s)
+                 : (size_t)snprintf(buf + i, len - i, "\\x%02x", (unsigned char)*s);
+    buf[i] = '\0';
+    return buf;
+}
+
+/* Hostile or broken elements: never a crash, never acted on (valid=false, mode off), and the
+ * reason, printable ASCII, says why. `want` NULL: the element is valid (the case says why). */
+static void test_hostile(const topology *t)
+{
+    static const struct {
+        const char *xml, *want;
+    } cases[] = {
+        /* numbers: overflow, sign, other notations, floats */
+        {"<balancer mode='auto' rate='2147483648'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='9223372036854775808'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='-9223372036854775809'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='1048577'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='+64'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='0x40'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='64.0'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='6.4e1'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='NaN'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='inf'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='-inf'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate=''/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate=' 64'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='64 '/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='6 4'/>", "rate: expected MiB/s"},
+        {"<balancer mode='auto' rate='&#x663;'/>", "rate: expected MiB/s"}, /* Arabic-Indic 3 */
+        {"<balancer mode='auto' priority='-'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' priority='--1'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' priority='-101'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' priority='1e2'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' priority='nan'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' priority='true'/>", "priority: expected -100 to 100"},
+        {"<balancer mode='auto' nodes='99999999999999999999'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes='0-2147483647'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes='-1'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes='1-0'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes='0,,1'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes=' 0'/>", "nodes: expected a list"},
+        {"<balancer mode='auto' nodes='0-1023'/>", "host node 2 does not exist"},
+        /* wrong types, case, whitespace, empty */
+        {"<balancer mode=''/>", "mode: expected auto, advise or off, got ''"},
+        {"<balancer mode='AUTO'/>", "got 'AUTO'"},
+        {"<balancer mode=' auto'/>", "got ' auto'"},
+        {"<balancer mode='auto '/>", "got 'auto '"},
+        {"<balancer mode='auto&#10;'/>", "got 'auto?'"}, /* a newline never reaches the reason */
+        {"<balancer mode='&#9;auto'/>", "got '?auto'"},
+        {"<balancer mode='1'/>", "mode: expected auto, advise or off"},
+        {"<balancer mode='auto,off'/>", "mode: expected auto, advise or off"},
+        {"<balancer mode='vm-&#xe9;-&#x540d;'/>", "got 'vm-?"
+                                                  "?-?"
+                                                  "?"
+                                                  "?'"}, /* UTF-8 shown as '?' */
+        /* unknown and duplicated attributes, several elements, namespaces */
+        {"<balancer mode='auto' Mode='off'/>", "unknown attribute 'Mode'"},
+        {"<balancer mode='auto' xml:lang='en'/>", "unknown attribute 'lang'"},
+        {"<balancer xmlns:e='urn:evil' mode='auto' e:rate='1'/>", "unknown attribute 'rate'"},
+        {"<balancer mode='auto' mode='off'/>", "not well-formed"},
+        {"<balancer xmlns:v='urn:vnuma:balancer:1' mode='auto' v:mode='off'/>",
+         "duplicate attribute 'mode'"},
+        {"<balancer mode='auto'/><balancer mode='off'/>", "not well-formed"},
+        {"<balancer mode='auto'><balancer mode='off'/></balancer>", "unknown element <balancer>"},
+        {"<balancer mode='auto'><nodes>0</nodes></balancer>", "unknown element <nodes>"},
+        {"<balancer mode='auto'><original/><original/></balancer>", "more than one <original>"},
+        {"<balancer xmlns:xi='http://www.w3.org/2001/XInclude' mode='auto'>"
+         "<xi:include href='/etc/shadow' parse='text'/></balancer>",
+         "unknown element <include>"},
+        {"<e:balancer xmlns:e='urn:evil' mode='auto'/>", "expected a <balancer> element"},
+        {"<balancer xmlns='urn:vnuma:balancer:0' mode='auto'/>", "expected a <balancer> element"},
+        {"<Balancer mode='auto'/>", "expected a <balancer> element"},
+        /* entity tricks: internal entities, billion laughs, XXE, parameter entities, DTDs */
+        {"<balancer mode='&x;'/>", "not well-formed"},
+        {"<balancer mode='auto'>&x;</balancer>", "not well-formed"},
+        {"<!DOCTYPE b [<!ENTITY a 'auto'>]><balancer mode='auto'>&a;</balancer>", "DTD"},
+        {"<!DOCTYPE b [<!ENTITY x SYSTEM 'file:///etc/shadow'>]><balancer mode='&x;'/>", "DTD"},
+        {"<!DOCTYPE b [<!ENTITY x SYSTEM 'file:///etc/shadow'>]><balancer mode='auto'>&x;"
+         "</balancer>",
+         "DTD"},
+        {"<!DOCTYPE b [<!ENTITY % p SYSTEM 'file:///etc/shadow'> %p;]><balancer mode='auto'/>",
+         "DTD"},
+        {"<!DOCTYPE b [<!ENTITY x SYSTEM 'http://127.0.0.1:9/x'>]><balancer mode='&x;'/>", "DTD"},
+        {"<!DOCTYPE b PUBLIC '-//x//EN' 'http://127.0.0.1:9/x.dtd'><balancer mode='auto'/>", "DTD"},
+        {"<!DOCTYPE b [<!ATTLIST balancer mode CDATA 'auto'>]><balancer/>", "DTD"},
+        {"<!DOCTYPE b [<!ENTITY a 'aaaaaaaaaa'><!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>"
+         "<!ENTITY c '&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;'><!ENTITY d '&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;'>"
+         "<!ENTITY e '&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;'><!ENTITY f '&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;'>"
+         "<!ENTITY g '&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;'><!ENTITY h '&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;'>"
+         "<!ENTITY i '&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;'>]><balancer mode='&i;'>&i;</balancer>",
+         "DTD"},
+        /* not UTF-8, control characters */
+        {"<balancer mode='auto' x='\xff\xfe'/>", "not well-formed"},
+        {"<balancer mode='\xe9'/>", "not well-formed"},
+        {"<?xml version='1.0' encoding='ISO-8859-1'?><balancer mode='\xe9'/>", "not well-formed"},
+        {"<balancer mode='auto\x1b[31m'/>", "not well-formed"},
+        {"<balancer mode='&#27;'/>", "not well-formed"},
+        {"<balancer mode='&#0;'/>", "not well-formed"},
+    };
+    static const char *const fine[] = {
+        /* comments, CDATA, text and processing instructions carry nothing: ignored */
+        "<!-- x --><balancer mode='auto'><!-- y --><![CDATA[<original/>]]>text</balancer><!--z-->",
+        "<?pi x?><balancer mode='auto'/>",
+        "<?xml version='1.0'?><balancer mode='auto'/>",
+        "<?xml version='1.0' encoding='ISO-8859-1'?><balancer mode='auto'/>",
+        "\xef\xbb\xbf<balancer mode='auto'/>", /* a UTF-8 byte-order mark */
+        "<balancer mode='&#x61;uto'/>",        /* a character reference is plain XML */
+        "<balancer\n\tmode = 'auto'\n/>",
+        "<vnuma:balancer xmlns:vnuma='urn:vnuma:balancer:1' vnuma:mode='auto'/>",
+        "<balancer xmlns='urn:vnuma:balancer:1' mode='auto'><decision/><decision/></balancer>",
+        "<balancer xmlns:o='urn:other' mode='auto'/>", /* a declaration is not an attribute */
+    };
+    for (unsigned i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+        vn_balancer b;
+        dom_originals o;
+        bool printable = true;
+        char buf[96];
+        memset(&b, 0xA5, sizeof(b));
+        meta_parse(cases[i].xml, t, &b, &o);
+        for (const char *p = b.error; *p; p++)
+            printable = printable && *p >= 0x20 && *p < 0x7f;
+        CHECK(!b.valid && b.mode == VN_MODE_OFF && strstr(b.error, cases[i].want) && printable,
+              "hostile %u, left alone: %.70s -> '%s'", i, shown(cases[i].xml, buf, sizeof(buf)),
+              b.error);
+    }
+    for (unsigned i = 0; i < VN_ARRAY_SIZE(fine); i++) {
+        vn_balancer b;
+        char buf[96];
+        meta_parse(fine[i], t, &b, NULL);
+        CHECK(b.valid && b.mode == VN_MODE_AUTO, "still valid: %.70s ('%s')",
+              shown(fine[i], buf, sizeof(buf)), b.error);
+    }
+}
+
+/* Sizes: long values, deep nesting and many attributes are refused quickly, without a crash. */
+static void test_sizes(const topology *t)
+{
+    size_t n = META_MAX_BYTES - 64;
+    char *big = malloc(n + 64);
+    struct timespec t0, t1;
+    vn_balancer b;
+    size_t at;
+
+    /* a huge attribute value: its reason shows a short prefix */
+    at = (size_t)sprintf(big, "<balancer mode='");
+    memset(big + at, 'a', n - at);
+    strcpy(big + n, "'/>");
+    meta_parse(big, t, &b, NULL);
+    CHECK(!b.valid && strstr(b.error, "got 'aaaa") && strlen(b.error) < 128,
+          "a %zu-byte mode value is refused with a short reason ('%.80s')", n, b.error);
+    /* deep nesting inside the element: libxml2's depth limit, not the stack */
+    at = (size_t)sprintf(big, "<balancer mode='auto'>");
+    for (unsigned d = 0; d < 10000; d++)
+        at += (size_t)sprintf(big + at, "<a>");
+    for (unsigned d = 0; d < 10000; d++)
+        at += (size_t)sprintf(big + at, "</a>");
+    strcpy(big + at, "</balancer>");
+    meta_parse(big, t, &b, NULL);
+    CHECK(!b.valid && b.mode == VN_MODE_OFF, "10000 nested elements: refused ('%s')", b.error);
+    /* many attributes */
+    at = (size_t)sprintf(big, "<balancer mode='auto'");
+    for (unsigned k = 0; at < n - 64; k++)
+        at += (size_t)sprintf(big + at, " a%u='x'", k);
+    strcpy(big + at, "/>");
+    meta_parse(big, t, &b, NULL);
+    CHECK(!b.valid && strstr(b.error, "unknown attribute 'a0'"), "thousands of attributes: '%s'",
+          b.error);
+    free(big);
+
+    /* the billion laughs: refused without expanding (fast, no memory blow-up) */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int k = 0; k < 100; k++)
+        meta_parse("<!DOCTYPE b [<!ENTITY a 'aaaaaaaaaa'>"
+                   "<!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>"
+                   "<!ENTITY c '&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;'>"
+                   "<!ENTITY d '&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;'>"
+                   "<!ENTITY e '&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;'>"
+                   "<!ENTITY f '&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;'>"
+                   "<!ENTITY g '&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;'>"
+                   "<!ENTITY h '&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;'>"
+                   "<!ENTITY i '&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;'>]>"
+                   "<balancer mode='&i;'>&i;&i;&i;&i;&i;&i;&i;&i;&i;&i;</balancer>",
+                   t, &b, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(!b.valid && (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 2,
+          "100 billion-laughs elements refused within 2 s ('%s')", b.error);
+}
+
+/* <original> as vnumad reads it back: out-of-range or oversized values are not restored. */
+static void test_hostile_original(const topology *t)
+{
+    static const char *const xml[] = {
+        "<balancer mode='auto'><original><vcpupin vcpu='1024' cpuset='0'/>"
+        "<vcpupin vcpu='-1' cpuset='0'/><vcpupin vcpu='99999999999999999999' cpuset='0'/>"
+        "<vcpupin vcpu='0' cpuset='99999999999999999999'/><emulatorpin cpuset=''/>"
+        "<iothreadpin iothread='0' cpuset='0'/><memfd cell='64'/><memfd cell='-1'/>"
+        "<numatune nodeset='0-2147483647'/></original></balancer>",
+    };
+    char longset[600];
+    char doc[800];
+    size_t at = 0;
+    vn_balancer b;
+    dom_originals o;
+
+    meta_parse(xml[0], t, &b, &o);
+    CHECK(b.valid && !o.saved && o.nr_vcpus == 0 && !o.emulator_saved && o.nr_iothreads == 0 &&
+              o.memfd_cells == 0 && !o.numa_saved,
+          "out-of-range <original> entries are all ignored");
+    for (unsigned k = 0; at < sizeof(longset) - 8 && k < 1024; k += 2)
+        at += (size_t)snprintf(longset + at, sizeof(longset) - at, "%s%u", k ? "," : "", k);
+    snprintf(doc, sizeof(doc),
+             "<balancer mode='auto'><original><numatune nodeset='%s'/>"
+             "</original></balancer>",
+             longset);
+    meta_parse(doc, t, &b, &o);
+    CHECK(b.valid && !o.numa_saved, "a %zu-byte nodeset is not cut to fit and restored wrong",
+          strlen(longset));
+}
+
 static void test_roundtrip(const topology *t)
 {
     dom_originals o, back;
@@ -148,6 +377,9 @@ int main(void)
 
     test_valid(t);
     test_invalid(t);
+    test_hostile(t);
+    test_sizes(t);
+    test_hostile_original(t);
     test_roundtrip(t);
     free(t);
     return tap_done();

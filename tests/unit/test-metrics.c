@@ -223,6 +223,31 @@ int main(int argc, char **argv)
         snprintf(tmp, sizeof(tmp), "%s.tmp", path);
         CHECK(access(tmp, F_OK) < 0, "no temporary file left behind");
     }
+    {
+        /* umask 000: the code, not the umask, keeps it from being world-writable */
+        mode_t old = umask(0);
+        r = metrics_write_file(path, text);
+        umask(old);
+        CHECK(r == 0 && stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644,
+              "mode 0644 under umask 000 too (mode %o)", (unsigned)(sb.st_mode & 0777));
+    }
+    {
+        /* something planted at PATH.tmp: a symlink and a hard link to a victim file */
+        char tmp[sizeof(path) + 8], victim[sizeof(path) + 8];
+        FILE *f;
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        snprintf(victim, sizeof(victim), "%s.vic", path);
+        f = fopen(victim, "w");
+        fputs("precious\n", f);
+        fclose(f);
+        CHECK(symlink(victim, tmp) == 0 && metrics_write_file(path, text) == 0 &&
+                  stat(victim, &sb) == 0 && sb.st_size == 9 && access(tmp, F_OK) < 0,
+              "a symlink at PATH.tmp is replaced, its target left alone");
+        CHECK(link(victim, tmp) == 0 && metrics_write_file(path, text) == 0 &&
+                  stat(victim, &sb) == 0 && sb.st_size == 9 && sb.st_nlink == 1,
+              "a hard link at PATH.tmp is replaced, the linked file left alone");
+        (void)unlink(victim);
+    }
     (void)unlink(path);
     CHECK(metrics_write_file("/nonexistent-dir/x.prom", text) == -ENOENT,
           "a missing directory is -ENOENT");
