@@ -267,7 +267,9 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
                          ((double)topo_distance(t, n, (unsigned)pn) - TOPO_DISTANCE_LOCAL) /
                          TOPO_DISTANCE_LOCAL;
         }
-        nc->over_capacity = ps->load[n] + cv->busy > (double)t->nodes[n].nr_cpus;
+        nc->over_capacity = ps->load[n] + cv->busy >
+                            (double)t->nodes[n].nr_cpus -
+                                ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory not yet promised, above the node's reserve and its slack */
         uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
         uint64_t room = ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;

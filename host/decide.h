@@ -15,6 +15,14 @@
  * so when the gain is equal vCPUs move and memory stays. */
 #define COST_MEM_MOVE  2.0
 #define COST_VCPU_MOVE 1.0
+/*
+ * A band around a node's CPU count, in busy vCPUs: a cell leaves its home for capacity
+ * when the home's load with it exceeds the CPUs, but enters another node only when that
+ * node's load with it stays half a busy vCPU below them. Busy counts and the host's own
+ * load move a little from pass to pass; without the band a cell on a node at its
+ * capacity went away one pass and came back the next (seen in the proving ground).
+ */
+#define CAPACITY_ENTER_MARGIN 0.5
 /* Cost per unit of (distance - local) / local between a cell and a cell it shares with. */
 #define COST_SHARE 1.0
 /* Sharing weight assumed between sibling cells of one domain when hints say nothing. */

@@ -239,6 +239,49 @@ static void test_hysteresis(void)
     free(t);
 }
 
+/*
+ * The capacity band (CAPACITY_ENTER_MARGIN): two nodes of 2 CPUs, one busy vCPU of another
+ * domain on each. A cell with one busy vCPU and its memory on node 0 stays at home on
+ * node 0 (2 busy on 2 CPUs); once it runs on node 1 it stays there too and does not
+ * re-enter node 0, which it would fill exactly: without the band it went back and forth
+ * whenever a busy count moved by a fraction.
+ */
+static void test_capacity_band(void)
+{
+    topology *t = load_synth("pack:2 numa:1 l3:1 core:2 pu:1");
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    snap_domain *o = add_domain(&s, "a-other", VN_MODE_AUTO, 10, 0);
+    snap_cell *oc = add_cell(o, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(oc, 0, 64);
+    snap_domain *o1 = add_domain(&s, "b-other", VN_MODE_AUTO, 10, 1);
+    snap_cell *oc1 = add_cell(o1, 1, 0, 0.9, &t->cpus, &t->nodes[1].cpus);
+    set_mem(oc1, 1, 64);
+    snap_domain *d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 0);
+    snap_cell *c = add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(c, 0, 64);
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 0 && pc->nr_pins == 0 && pc->nr_moves == 0,
+          "capacity band: at home on a node it fills exactly (2 busy, 2 CPUs) the cell stays "
+          "(target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    c->vcpus[0].pinned = t->nodes[1].cpus;
+    c->last_candidate = 1;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 0 && has_rule(pc, RULE_CPU_CAPACITY),
+          "capacity band: moved away to node 1, it does not re-enter node 0 that it would fill "
+          "exactly; cpu-capacity named (target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 /* Rule 1, seed 004: a communicating pair stays; past imb_numa_nr cells spread. */
 static void test_imbalance_pair_and_spread(void)
 {
@@ -898,6 +941,7 @@ int main(void)
     test_prefer_vcpu_move();
     test_early_vs_old();
     test_hysteresis();
+    test_capacity_band();
     test_imbalance_pair_and_spread();
     test_imbalance_multi_llc();
     test_cpuset_skip();
