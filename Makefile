@@ -147,6 +147,17 @@ $(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(P
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# sample-bench and migrate-bench (tests/bench/sample-cost.sh, tests/bench/migrate.sh) link the
+# daemon's own numa_ops.c, sample.c and act.c through the core library.
+$(BUILD)/bench/sample-bench: $(BUILD)/tests/bench/sample-bench.o $(CORE_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate-bench.o $(CORE_LIB) $(PROTO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
+-include $(BUILD)/tests/bench/sample-bench.d $(BUILD)/tests/bench/migrate-bench.d
+
 tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc
 
 # Installs what the build and the tests need from Debian, only when missing.

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Migration throughput and the rate limit's accuracy, in the 4-node proving ground (TCG: the
+# absolute numbers are small, compare ratios). Boots one ground (about 4-6 min) that runs
+# build/bench/migrate-bench (tests/bench/migrate-bench.c, linked with host/act.c and
+# host/numa_ops.c):
+#   batch: memcpy MiB/s between buffers on node 0 and node 2 (the physical limit), then per
+#          move batch size (64..16384 pages) the MiB/s of the daemon's act_apply() (status
+#          query + move per window) and of bare move_pages moving a SIZE MiB region 0 -> 2
+#          and back
+#   rate:  act_apply() driven by passes every 1 s with the daemon's token bucket
+#          (act_budget_init/act_budget_refill) at 16, 64, 128, 256 and 1024 MiB/s; achieved vs set
+# Prints Markdown tables. Usage: tests/bench/migrate.sh [SIZE_MIB] [RATE_SIZE_MIB] [PASSES]
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+SIZE=${1:-256}
+RATE_SIZE=${2:-512}
+PASSES=${3:-8}
+[ "$(id -u)" = 0 ] || { echo "needs root (the ground runs this machine's root filesystem)"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; exit 77; }
+make -s BUILD="$BUILD" "$BUILD/bench/sample-bench" "$BUILD/bench/migrate-bench" >&2 || exit 1
+. tests/bench/ground-lib.sh
+ground_bench migrate 1536M 900 size="$SIZE" rate_size="$RATE_SIZE" from=0 to=2 passes="$PASSES" || exit 1
+grep '^# ' "$GROUND_OUT" | grep -v '^# batch\|^# rate' | sed 's/^# /    /'
+echo
+echo "## move batch size vs throughput ($SIZE MiB, node 0 -> node 2 and back)"
+echo
+echo "| batch (pages per move_pages) | act_apply() MiB/s (there, back) | bare move_pages MiB/s (there, back) | act_apply / memcpy | bare / memcpy | moved there+back |"
+echo "|---|---|---|---|---|---|"
+sed -n '/^# batch/,/^# rate/p' "$GROUND_OUT" | grep '^|'
+echo
+echo "## rate limit ($RATE_SIZE MiB region going back and forth, window 4096)"
+echo
+echo "| configured MiB/s | passes x interval | first pass (full bucket) MiB | achieved MiB/s, passes 2..N | achieved / configured | overall MiB/s incl. first pass | mean pass duration s | every pass stopped by the budget |"
+echo "|---|---|---|---|---|---|---|---|"
+sed -n '/^# rate/,$p' "$GROUND_OUT" | grep '^|'
