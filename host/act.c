@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rules.h"
 #include "util.h"
@@ -19,6 +20,7 @@ void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double
     b->max_tokens = b->rate_bytes_s * VN_MAX(interval_s, 1.0);
     b->tokens = b->max_tokens;
     b->last_s = now_s;
+    b->deadline_s = 0;
 }
 
 void act_budget_refill(act_budget *b, double now_s)
@@ -189,28 +191,46 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
                   (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * Move up to `want` bytes of the range that sit on kernel node `from` to kernel node `to`.
  * Walks the range in windows of `batch` pages: one status query, then one move of the
- * pages found on `from` (rule 5: no call covers more than a window).
+ * pages found on `from` (rule 5: no call covers more than a window). The walk starts at
+ * page *resume and wraps around; when the budget, the reserve or the pass's deadline
+ * stops it, *resume is where the next pass goes on, so a move spread over many passes
+ * does not query the part it finished again every pass.
  */
 static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int from, int to,
                       uint64_t want, uint32_t batch, uint64_t reserve, act_budget *budget,
-                      act_cell_result *cr, dom_counters *count)
+                      uint64_t *resume, act_cell_result *cr, dom_counters *count)
 {
     _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
     _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
     _cleanup_free_ int *status = calloc(batch, sizeof(int));
     _cleanup_free_ int *nodes = calloc(batch, sizeof(int));
-    uint64_t npages = len / ACT_PAGE_SIZE, moved = 0;
+    uint64_t npages = len / ACT_PAGE_SIZE, moved = 0, start, done;
     int r;
 
     if (!pages || !sel || !status || !nodes)
         return -ENOMEM;
-    for (uint64_t off = 0; off < npages && moved < want; off += batch) {
+    start = *resume < npages ? *resume : 0;
+    for (done = 0; done < npages && moved < want;) {
+        uint64_t off = (start + done) % npages;
         unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0;
         long long free_b;
 
+        if (budget->deadline_s > 0 && mono_now() > budget->deadline_s) {
+            cr->budget_exhausted = true; /* out of time this pass: the rest follows */
+            break;
+        }
+        done += n;
         for (unsigned i = 0; i < n; i++)
             pages[i] = (void *)(uintptr_t)(hva + (off + i) * ACT_PAGE_SIZE);
         r = ops->query(pid, n, pages, status);
@@ -228,8 +248,10 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
         if (budget->tokens < (double)k * ACT_PAGE_SIZE) {
             k = (unsigned)(budget->tokens / ACT_PAGE_SIZE);
             cr->budget_exhausted = true;
-            if (k == 0)
+            if (k == 0) {
+                done -= n; /* this window is where the next pass starts */
                 break;
+            }
         }
         free_b = ops->node_free(to);
         /* the kernel allocates too while pages migrate (and others use the node): keep a
@@ -239,8 +261,10 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
             uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
             k = (unsigned)VN_MIN((uint64_t)k, room / ACT_PAGE_SIZE);
             cr->reserve_hit = true;
-            if (k == 0)
+            if (k == 0) {
+                done -= n;
                 break;
+            }
         }
         r = ops->move(pid, k, sel, nodes, status);
         if (r < 0)
@@ -251,9 +275,12 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
                 cr->pages_moved++;
             }
         budget->tokens -= (double)k * ACT_PAGE_SIZE;
-        if (cr->budget_exhausted || cr->reserve_hit)
+        if (cr->budget_exhausted || cr->reserve_hit) {
+            done -= n; /* part of this window may be left */
             break;
+        }
     }
+    *resume = (start + done) % (npages ? npages : 1);
     cr->bytes_moved += moved;
     count->bytes_moved += moved;
     count->pages_moved += moved / ACT_PAGE_SIZE;
@@ -431,18 +458,19 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                 if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
                     continue;
                 for (unsigned n = 0; n < t->nr_nodes; n++) {
+                    uint64_t from_start = 0;
                     if ((int)n == mv->to_node)
                         continue;
                     r = move_range(ops, st->pid, ram->hva + (mv->gpa - ram->gpa), mv->length,
                                    (int)t->nodes[n].os_index, to, mv->length, batch, reserve,
-                                   budget, cr, &st->count);
+                                   budget, &from_start, cr, &st->count);
                     if (r < 0)
                         break;
                 }
             } else {
                 r = move_range(ops, st->pid, ram->hva, ram->size,
                                (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch, reserve,
-                               budget, cr, &st->count);
+                               budget, &st->move_resume[ram - st->ram], cr, &st->count);
             }
             if (r < 0) {
                 fail(res, r, "move guest memory");

@@ -23,6 +23,7 @@ typedef struct act_budget {
     double tokens;     /* bytes that may move now */
     double max_tokens; /* burst: one interval's worth */
     double last_s;
+    double deadline_s; /* monotonic time moves stop at (the rest follows next pass); 0 none */
 } act_budget;
 
 void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s);

@@ -143,6 +143,7 @@ static void state_reset_run(dom_state *st, int id)
     st->ram_for_id = -1;
     st->nr_ram = 0;
     sample_mem_changed(st);
+    memset(st->move_resume, 0, sizeof(st->move_resume));
     st->nr_prev = 0;
     st->prev_sample_s = 0;
     st->permanent_error = false;
@@ -762,6 +763,8 @@ static void run_pass_stages(vnumad *dm)
     s.pass = dm->pass;
     (void)topo_refresh_free(dm->topo, NULL);
     act_budget_refill(&dm->budget, now);
+    /* moves stop one interval after the pass began; what is left follows next pass */
+    dm->budget.deadline_s = now + dm->cfg.interval_s;
     s.domains = calloc(dm->nr_doms ? dm->nr_doms : 1, sizeof(*s.domains));
     if (!s.domains)
         return;

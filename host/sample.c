@@ -1151,6 +1151,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
                 return r;
             memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
             memset(st->mem_valid, 0, sizeof(st->mem_valid));
+            memset(st->move_resume, 0, sizeof(st->move_resume));
             st->nr_ram = nr_cells;
             st->ram_for_id = ident.id;
             st->pid = 0; /* a new QEMU process: read its pid again */

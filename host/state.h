@@ -88,6 +88,8 @@ typedef struct dom_state {
     uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */
     uint8_t mem_skipped[SNAP_MAX_CELLS_PER_DOMAIN]; /* passes since the last count */
     uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
+    /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
+    uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
 
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;

@@ -235,6 +235,38 @@ int main(void)
     CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192,
           "without a RAM layout no memory is touched");
 
+    /* 7. a move spread over passes by the rate limit resumes where it stopped: over all
+     * passes the walk queries each window about once, not from page 0 every pass */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    unsigned passes = 0, queries = 0;
+    while (count_on(1) > 0 && passes < 40) {
+        one_move_plan(&pd, &pc, &mv, count_on(1) * PAGE); /* decide plans what is left */
+        act_budget_init(&b, 4, 1, 0);                     /* 4 MiB = 1024 pages a pass */
+        calls_query = 0;
+        r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+        if (r < 0)
+            break;
+        queries += calls_query;
+        passes++;
+    }
+    CHECK(r == 0 && count_on(1) == 0 && passes == 8 && queries <= 32 + 8,
+          "a rate-limited move of 8192 pages takes 8 passes of 1024 and %u window queries in "
+          "all (<= 32 windows + one re-query a pass, not a walk from page 0 every pass)",
+          queries);
+    CHECK(st->move_resume[0] > 0, "the resume point is kept per cell (page %llu)",
+          (unsigned long long)st->move_resume[0]);
+
+    /* 8. the pass's deadline: once past it, nothing more is queried or moved this pass */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    b.deadline_s = 1e-9; /* long past on the monotonic clock */
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192 && res.cells[0].budget_exhausted,
+          "past the pass's deadline a move stops before its first window (%u queries)",
+          calls_query);
+
     free(st);
     free(topo);
     return tap_done();
