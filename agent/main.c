@@ -156,14 +156,16 @@ static int agent_session(agent *a, serve *s, int fd)
                 (void)agent_collect(a, &s->cfg);
             continue;
         }
-        if (!(p.revents & POLLIN) && (p.revents & (POLLHUP | POLLERR)))
-            return 0; /* no host client */
+        /* No host client: POLLIN|POLLHUP and read() gives 0. POLLHUP alone: the port was
+         * hot-unplugged, and read() gives ENODEV: reopen (the port may come back). */
         n = read(fd, buf, sizeof(buf));
         if (n == 0)
             return 0;
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
+            if ((errno == EAGAIN || errno == EINTR) && (p.revents & POLLIN))
                 continue;
+            if (errno == EAGAIN || errno == EINTR)
+                return 0; /* hung up with nothing to read: no host client */
             return -errno;
         }
         for (size_t off = 0; off < (size_t)n;) {

@@ -252,6 +252,7 @@ int agentlink_open(const char *path, const agentlink_callbacks *cb, agentlink_st
     }
     l->expect = (proto_expect){.msg = PROTO_MSG_HELLO, .id = l->next_id++, .version = 0};
     l->outstanding = true;
+    l->sent_s = (double)mono_ms() / 1000; /* CLOCK_MONOTONIC, as the callers' now_s */
     l->watch = loop_add_fd(l->fd, LOOP_READABLE, on_readable, l);
     if (l->watch < 0) {
         r = l->watch;
@@ -286,6 +287,16 @@ int agentlink_request_hints(agentlink *l, const proto_get_hints *g, double now_s
     size_t len = 0;
     int r;
 
+    if (l && !l->dead && !l->ready && l->outstanding &&
+        now_s - l->sent_s >= AGENTLINK_REPLY_TIMEOUT_S) {
+        /* No answer to the hello: the guest can miss QEMU's "host connected" when its port
+         * reopens right after the host side closed (its write then fails with EPIPE and the
+         * agent waits for a host that is there). A new connection announces it again. */
+        snprintf(l->stats->last_error, sizeof(l->stats->last_error),
+                 "no hello reply within %.0f s: reconnecting", AGENTLINK_REPLY_TIMEOUT_S);
+        fail(l);
+        return -ETIMEDOUT;
+    }
     if (!agentlink_ready(l))
         return -ENOTCONN;
     if (l->outstanding && now_s - l->sent_s < AGENTLINK_REPLY_TIMEOUT_S)

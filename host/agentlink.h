@@ -54,5 +54,7 @@ int agentlink_open(const char *path, const agentlink_callbacks *cb, agentlink_st
 void agentlink_close(agentlink *l);
 bool agentlink_ready(const agentlink *l);
 
-/* Ask for hints (no-op while a request is outstanding and not timed out). 0 or -errno. */
+/* Ask for hints (no-op while a request is outstanding and not timed out). 0 or -errno.
+ * A hello unanswered for AGENTLINK_REPLY_TIMEOUT_S fails the link (the closed callback
+ * runs) and gives -ETIMEDOUT: the owner opens a new one. */
 int agentlink_request_hints(agentlink *l, const proto_get_hints *g, double now_s);

@@ -318,12 +318,16 @@ static int record_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char
 {
     _cleanup_free_ char *cur = NULL;
     _cleanup_free_ char *out = NULL;
+    int r;
 
     if (virt_metadata_get(d, &cur) < 0)
         return 0;
     if (meta_format(cur, &st->orig, pass, time, json, &out) < 0)
         return 0;
-    if (virt_metadata_set(d, out) < 0) {
+    r = virt_metadata_set(d, out);
+    if (r == -ESRCH)
+        return 0; /* stopped since it was sampled: no live metadata to write, not an error */
+    if (r < 0) {
         log_warn("Failed to write the decision of '%s' to its metadata: %s", st->name,
                  virt_last_error());
         return -1;
@@ -334,7 +338,7 @@ static int record_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char
 static void log_decision(const dom_state *st, struct json_object *rec)
 {
     struct json_object *a = NULL, *r = NULL, *cells = NULL;
-    char line[1024];
+    char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024];
     size_t used = 0;
 
     json_object_object_get_ex(rec, "action", &a);
@@ -352,9 +356,12 @@ static void log_decision(const dom_state *st, struct json_object *rec)
                                  json_object_get_string(mv));
     }
     line[sizeof(line) - 1] = '\0';
-    log_info("decision domain='%s' pass=%llu action=%s reason='%s'%s", st->name,
-             (unsigned long long)st->count.passes, a ? json_object_get_string(a) : "?",
-             r ? json_object_get_string(r) : "?", used ? line : "");
+    /* quoted fields escaped: a name or reason with ' cannot forge the fields after it */
+    log_info("decision domain='%s' pass=%llu action=%s reason='%s'%s",
+             log_quote(st->name, qname, sizeof(qname)), (unsigned long long)st->count.passes,
+             a ? json_object_get_string(a) : "?",
+             log_quote(r ? json_object_get_string(r) : "?", qreason, sizeof(qreason)),
+             used ? line : "");
 }
 
 /* Every opted-in domain gets a record every pass, "no change" included. */
@@ -814,7 +821,10 @@ static void run_pass_stages(vnumad *dm)
             dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
             if (r != -ESRCH)
                 dm->stats.errors[METRICS_ERR_SAMPLE]++;
-            log_warn("Failed to sample '%s': %s", st->name, err);
+            if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
+                log_info("Domain '%s' went away during the pass: %s", st->name, err);
+            else
+                log_warn("Failed to sample '%s': %s", st->name, err);
             record_simple(dm, r == -ESRCH ? NULL : d, st, "error",
                           r == -ESRCH ? "domain-gone" : "sample-failed");
             virt_dom_free(d);

@@ -33,7 +33,9 @@ static int errno_or(int fallback)
 }
 
 /* move_pages(2) in query mode. Flags 0: a status query needs no CAP_SYS_NICE (MOVE_ALL
- * only matters when pages move). */
+ * only matters when pages move). With valid flags, EINVAL means the process has no memory
+ * any more (QEMU exiting, a zombie): the domain is gone, -ESRCH, as for a pid that is gone
+ * (libnuma_move likewise). */
 static int libnuma_query(pid_t pid, unsigned long count, void **pages, int *status)
 {
     long r;
@@ -45,7 +47,7 @@ static int libnuma_query(pid_t pid, unsigned long count, void **pages, int *stat
     errno = 0;
     r = move_pages(pid, count, pages, NULL, status, 0);
     if (r < 0)
-        return errno_or(EIO);
+        return errno == EINVAL ? -ESRCH : errno_or(EIO);
     return 0;
 }
 
@@ -60,7 +62,7 @@ static int libnuma_move(pid_t pid, unsigned long count, void **pages, const int 
     errno = 0;
     r = move_pages(pid, count, pages, nodes, status, MPOL_MF_MOVE_ALL);
     if (r < 0)
-        return errno_or(EIO);
+        return errno == EINVAL ? -ESRCH : errno_or(EIO);
     return r > INT32_MAX ? INT32_MAX : (int)r;
 }
 

@@ -445,8 +445,19 @@ static int monitor(virt_dom *d, const char *cmd, unsigned int flags, char **ret_
 {
     char *reply = NULL;
 
-    if (virDomainQemuMonitorCommand(d->dom, cmd, &reply, flags) < 0)
-        return virt_error();
+    if (virDomainQemuMonitorCommand(d->dom, cmd, &reply, flags) < 0) {
+        virErrorPtr e = virGetLastError();
+        /* QMP's own errors come back in the reply: a failure here is the monitor itself
+         * breaking under the command ("Unable to read from monitor: Connection reset by
+         * peer", "End of file from qemu monitor"): QEMU is exiting, the domain is gone */
+        bool monitor_io = e && e->domain == VIR_FROM_QEMU &&
+                          (e->code == VIR_ERR_SYSTEM_ERROR || e->code == VIR_ERR_OPERATION_FAILED);
+        int r = virt_error();
+
+        if (r != -ESRCH && (monitor_io || virDomainIsActive(d->dom) == 0))
+            r = -ESRCH;
+        return r;
+    }
     *ret_reply = reply;
     return 0;
 }

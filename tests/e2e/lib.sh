@@ -178,10 +178,24 @@ start_vnumad() {
 
 vnumad_alive() { [ -n "$VN_PID" ] && kill -0 "$VN_PID" 2>/dev/null; }
 
+# vnumad_sanitized: $BUILD/vnumad is a SANITIZE=1 (ASan+UBSan) build. Its VmRSS then grows with
+# ASan's quarantine of freed memory (up to 256 MiB): RSS bounds do not hold, LeakSanitizer's
+# report at exit (below) checks for leaks instead.
+vnumad_sanitized() { grep -q __asan_init "$BUILD/vnumad" 2>/dev/null; }
+
+# sanitizer_report LOG: the AddressSanitizer, LeakSanitizer or UBSan report in LOG, if any.
+sanitizer_report() {
+    local re='^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^[^ ]+\.[ch]:[0-9]+:[0-9]+: runtime error:'
+    grep -E -A 14 "$re|^SUMMARY: (Address|Leak|Undefined)Sanitizer" "$1" 2>/dev/null | head -n 60
+}
+
 # stop_vnumad: SIGTERM and wait (15 s, then SIGKILL); sets VN_EXIT to its exit status.
+# A SANITIZE=1 vnumad writes ASan, UBSan and (at exit) LeakSanitizer reports to its stderr,
+# $VN_LOG: any report there is a failed check (VN_SAN holds it), whatever the script checks,
+# and stop_vnumad returns 1.
 stop_vnumad() {
     local i
-    VN_EXIT=""
+    VN_EXIT="" VN_SAN=""
     [ -n "$VN_PID" ] || return 0
     kill -TERM "$VN_PID" 2>/dev/null
     for i in $(seq 75); do
@@ -195,6 +209,14 @@ stop_vnumad() {
     wait "$VN_PID"
     VN_EXIT=$?
     VN_PID=""
+    VN_SAN=$(sanitizer_report "$VN_LOG")
+    if [ -n "$VN_SAN" ]; then
+        ok 1 "vnumad left no sanitizer report in its log (exit $VN_EXIT, $VN_LOG)"
+        echo "$VN_SAN" | sed 's/^/# /'
+        return 1
+    fi
+    vnumad_sanitized && ok 0 "vnumad (an ASan build) left no sanitizer report in its log (exit $VN_EXIT)"
+    return 0
 }
 
 # vnctl ARGS...: vnumactl on the private socket.
@@ -208,7 +230,14 @@ log_count() { grep -Ec -- "$1" "$VN_LOG"; }
 e2e_cleanup() {
     local rc=$? d
     trap - EXIT INT TERM HUP
-    [ -n "$VN_PID" ] && stop_vnumad >/dev/null
+    if [ -n "$VN_PID" ]; then
+        stop_vnumad >/dev/null
+        if [ -n "$VN_SAN" ]; then  # after finish: the failure must still show
+            echo "not ok - vnumad left a sanitizer report in its log ($VN_LOG):" >&2
+            echo "$VN_SAN" | sed 's/^/# /' >&2
+            rc=1
+        fi
+    fi
     # a test that killed libvirtd may have failed before restarting it
     if [ "$E2E_LIBVIRTD_KILLED" = 1 ]; then
         pgrep -x libvirtd >/dev/null || libvirtd -d 200>&-
@@ -238,4 +267,105 @@ agent_guest_xml() {
     sed -e "s|@NAME@|$1|" -e "s|@DIR@|$2|g" -e "s|@CMDLINE@|$3|" -e "s|@CONSOLE@|$4|g" \
         -e "s|@CELL_MIB@|$5|g" -e "s|@MEM_MIB@|$(($5 * 2))|" -e "s|@OPTIN@|${optin//|/\\|}|" \
         tests/data/domains/agent-guest.xml.in
+}
+
+# ---- storms (tests/e2e/storm.sh, tests/e2e/agent-storm.sh, tests/bench/storm.sh) ----
+
+# define_stopped NAME TEMPLATE [SED_EXPR...]: as define_domain, but the domain is only
+# defined, not started; prints the full name. The cleanup trap destroys and undefines it.
+define_stopped() {
+    local name=$E2E_PREFIX$1 template=$2 xml e
+    shift 2
+    local args=(-e "s|@NAME@|$name|")
+    for e in "$@"; do args+=(-e "$e"); done
+    args+=(-e "s|@OPTIN@||")
+    xml=$E2E_TMP/$name.xml
+    sed "${args[@]}" "$template" >"$xml" || return 1
+    $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
+    echo "$name" >>"$E2E_TMP/domains"
+    echo "$name"
+}
+
+# vnumad_fds: the running vnumad's open file descriptors; vnumad_kib FIELD: its VmRSS or VmHWM
+# (KiB, /proc/PID/status); vnumad_cpu_ticks: its utime+stime (clock ticks, /proc/PID/stat).
+vnumad_fds() { ls "/proc/$VN_PID/fd" 2>/dev/null | wc -l; }
+vnumad_kib() { awk -v f="$1:" '$1 == f {print $2}' "/proc/$VN_PID/status" 2>/dev/null; }
+vnumad_cpu_ticks() { awk '{print $14 + $15}' "/proc/$VN_PID/stat" 2>/dev/null; }
+# vnumad_warnings: lines at level warning or worse in the running vnumad's log
+vnumad_warnings() { grep -c '^<[0-4]>' "$VN_LOG"; }
+
+# metric_sum FILE REGEX: the sum of the samples in a metrics file (Prometheus text) whose
+# name{labels} matches REGEX (awk), 0 when none does.
+metric_sum() {
+    awk -v re="$2" '!/^#/ && $1 ~ re {s += $2} END {printf "%.0f\n", s}' "$1" 2>/dev/null
+}
+
+# pass_watch METRICS_FILE OUT: in the background, until the running vnumad exits, records
+# every change of vnuma_pass_duration_seconds_{count,sum} in METRICS_FILE (vnumad rewrites it
+# after every pass), polled every 0.1 s, as "COUNT SUM" lines in OUT: pass_stats turns them
+# into per-pass durations.
+pass_watch() {
+    python3 - "$1" "$2" "$VN_PID" 200>&- <<'PY' &
+import os, sys, time
+src, out, pid = sys.argv[1], open(sys.argv[2], "a", buffering=1), int(sys.argv[3])
+last = None
+while True:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        break
+    try:
+        c = s = None
+        with open(src) as f:
+            for l in f:
+                if l.startswith("vnuma_pass_duration_seconds_count "):
+                    c = int(l.split()[1])
+                elif l.startswith("vnuma_pass_duration_seconds_sum "):
+                    s = float(l.split()[1])
+        if c is not None and s is not None and (c, s) != last:
+            out.write("%d %.6f\n" % (c, s))
+            last = (c, s)
+    except (OSError, ValueError):
+        pass
+    time.sleep(0.1)
+PY
+}
+
+# pass_stats OUT FROM [TO]: "PASSES MAX_MS MEDIAN_MS P95_MS" over the passes numbered FROM+1
+# .. TO (default: all) in pass_watch's OUT; a pass seen only together with others (two in one
+# poll) counts with their mean.
+pass_stats() {
+    python3 - "$@" <<'PY'
+import sys
+rows = [tuple(float(x) for x in l.split()) for l in open(sys.argv[1]) if l.strip()]
+lo = int(sys.argv[2]); hi = int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 60
+d = []
+for (c0, s0), (c1, s1) in zip(rows, rows[1:]):
+    if c0 < lo or c1 > hi or c1 <= c0:
+        continue
+    d += [(s1 - s0) / (c1 - c0) * 1000] * int(c1 - c0)
+d.sort()
+if not d:
+    print("0 0 0 0")
+else:
+    print("%d %.1f %.1f %.1f" % (len(d), d[-1], d[len(d) // 2], d[min(len(d) - 1, int(len(d) * 0.95))]))
+PY
+}
+
+# storm_round PARALLEL DOMAINS...: one round of a start/stop storm: starts every domain
+# (PARALLEL virsh at a time), gives vnumad STORM_DWELL s (default 2) to see them, destroys a
+# random half and starts it again at once, STORM_DWELL s, destroys every domain. Prints how
+# many virsh commands failed.
+storm_round() {
+    local p=$1 half
+    shift
+    half=$(printf '%s\n' "$@" | shuf -n $(($# / 2)))
+    {
+        printf '%s\n' "$@" | xargs -r -P "$p" -I{} sh -c "$VIRSH start {} >/dev/null 2>&1 || echo F"
+        sleep "${STORM_DWELL:-2}"
+        echo "$half" | xargs -r -P "$p" -I{} sh -c "$VIRSH destroy {} >/dev/null 2>&1 || echo F"
+        echo "$half" | xargs -r -P "$p" -I{} sh -c "$VIRSH start {} >/dev/null 2>&1 || echo F"
+        sleep "${STORM_DWELL:-2}"
+        printf '%s\n' "$@" | xargs -r -P "$p" -I{} sh -c "$VIRSH destroy {} >/dev/null 2>&1 || echo F"
+    } | grep -c F
 }
