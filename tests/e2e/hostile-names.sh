@@ -138,11 +138,21 @@ else:
     fail("unknown check " + kind)
 PY
 
+# uuid_of NAME: the UUID of the defined domain called NAME (by UUID, as virsh cannot look up
+# every name libvirt accepts)
+uuid_of() {
+    local u
+    for u in $($VIRSH list --all --uuid); do
+        [ "$($VIRSH domname "$u" 2>/dev/null)" = "$1" ] && { echo "$u"; return 0; }
+    done
+    return 1
+}
+
 # ---- libvirt's own limits on names ----
 for bad in "a/../b" $'new\nline'; do
     $PY "$CHECK" xml "$T" "$E2E_PREFIX$bad" "$E2E_TMP/bad.xml"
     if $VIRSH define "$E2E_TMP/bad.xml" >"$E2E_TMP/bad.out" 2>&1; then
-        echo "$E2E_PREFIX$bad" >>"$E2E_TMP/domains"
+        uuid_of "$E2E_PREFIX$bad" >>"$E2E_TMP/domains"
         ok 1 "libvirt refuses the name $(printf %q "$bad")"
     else
         ok 0 "libvirt refuses the name $(printf %q "$bad") ($(grep -o 'cannot contain.*\|invalid char.*' "$E2E_TMP/bad.out" | head -n 1))"
@@ -164,9 +174,10 @@ NAMES=() UUIDS=()
 for s in "${SUFFIXES[@]}"; do
     name=$E2E_PREFIX$s
     xml=$E2E_TMP/dom-${#NAMES[@]}.xml
+    # the cleanup destroys and undefines by UUID: virsh cannot look up a name with a CR
     $PY "$CHECK" xml "$T" "$name" "$xml" &&
         $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 &&
-        echo "$name" >>"$E2E_TMP/domains" &&
+        uuid_of "$name" >>"$E2E_TMP/domains" &&
         $VIRSH start "$name" >"$E2E_TMP/define.out" 2>&1
     ok $? "define and start $(printf %q "$name") ($(head -c 200 "$E2E_TMP/define.out" | tr '\n' ' '))"
     NAMES+=("$name")
