@@ -103,7 +103,9 @@ int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, sna
     }
     for (unsigned k = 0; k < sd->nr_cells; k++) {
         snap_cell *c = &sd->cells[k];
-        qsort(c->hot, c->nr_hot, sizeof(*c->hot), cmp_heat);
+        /* a cell without hot ranges has hot == NULL, which qsort() must not get */
+        if (c->nr_hot > 1)
+            qsort(c->hot, c->nr_hot, sizeof(*c->hot), cmp_heat);
         if (c->nr_hot > SNAP_MAX_HOT_RANGES)
             c->nr_hot = SNAP_MAX_HOT_RANGES;
     }

@@ -2,7 +2,9 @@
 # Fuzzes the host-side protocol decoder (tests/fuzz/fuzz-proto-host.c) for a
 # bounded time in `make check`: builds it with clang and libFuzzer
 # (`make fuzz-build`), runs every seed of tests/fuzz/corpus/ once, then fuzzes
-# for FUZZ_CHECK_SECONDS (default 20) from that corpus in a scratch directory.
+# for FUZZ_CHECK_SECONDS (default 20) from that corpus in a scratch directory,
+# with the dictionary tests/fuzz/proto.dict and inputs up to 32 KiB (the seeds
+# that reach the message-wide limits are 25 KiB).
 # Passes when the fuzzer finds nothing; any crash, leak, sanitizer report or
 # timeout fails (the reproducer is kept in $BUILD/fuzz/). Prints the number of
 # executions. Exits 77 when clang or libFuzzer is not available here.
@@ -69,7 +71,8 @@ check "a fuzzer that finds a crash is noticed" selftest
 mkdir -p "$tmp/corpus"
 fuzz() {
     "$FUZZER" -max_total_time="$SECONDS_TO_FUZZ" -max_len=32768 -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$BUILD/fuzz/" "$tmp/corpus" "$CORPUS" \
+        -dict=tests/fuzz/proto.dict -print_final_stats=1 -artifact_prefix="$BUILD/fuzz/" \
+        "$tmp/corpus" "$CORPUS" \
         >"$tmp/fuzz.log" 2>&1
 }
 if fuzz; then

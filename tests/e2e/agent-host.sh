@@ -110,8 +110,12 @@ sleep 5   # the slowloris line sits in the buffer
 vnumad_alive
 ok $? "vnumad is still running after every attack"
 rss1=$(rss_kib)
-[ -n "$rss0" ] && [ -n "$rss1" ] && [ "$rss1" -lt $((rss0 + 16384)) ] && [ "$rss1" -lt 131072 ]
-ok $? "vnumad's memory stays bounded (RSS ${rss0} KiB -> ${rss1} KiB)"
+if vnumad_sanitized; then  # ASan's quarantine keeps freed memory: LeakSanitizer checks at exit
+    note "not checked: vnumad's RSS bound (an ASan build; RSS ${rss0} KiB -> ${rss1} KiB)"
+else
+    [ -n "$rss0" ] && [ -n "$rss1" ] && [ "$rss1" -lt $((rss0 + 16384)) ] && [ "$rss1" -lt 131072 ]
+    ok $? "vnumad's memory stays bounded (RSS ${rss0} KiB -> ${rss1} KiB)"
+fi
 status && py "$GOOD" 'd["agent"]["connected"] and d["agent"]["hint_age_s"] < 5'
 ok $? "meanwhile $GOOD is still served (hints $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j=j.get("return",j); print([x["agent"]["hint_age_s"] for x in j["domains"] if x["name"]==sys.argv[2]])' "$E2E_TMP/status.json" "$GOOD") s old)"
 stop_vnumad

@@ -10,18 +10,23 @@
  * gets the same lines.
  *
  * With VN_FUZZ_SELFTEST_CRASH set, every input aborts (tests/cli/fuzz.sh
- * checks that it notices).
+ * checks that it notices); the environment is read once, at start-up, not per
+ * input.
  *
  * Built and run by `make fuzz` (clang -fsanitize=fuzzer,address,undefined);
  * tests/cli/fuzz.sh runs it for a bounded time in `make check`.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool selftest_crash;
 
 /* A domain with 4 vCPUs, 2 guest nodes, RAM at [0, 2 GiB) and [4 GiB, 6 GiB). */
 static const proto_gpa_range fuzz_ram[] = {{0, 2ull << 30}, {4ull << 30, 2ull << 30}};
@@ -84,6 +89,14 @@ static void one_line(const char *line, size_t len)
     (void)proto_decode_request(line, len, (unsigned)(len & 1), &req, &id, err, sizeof(err));
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    selftest_crash = getenv("VN_FUZZ_SELFTEST_CRASH") != NULL;
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static proto_reader reader;
@@ -92,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t off = 0;
 
     /* tests/cli/fuzz.sh checks that a finding fails it: this makes every input one. */
-    if (getenv("VN_FUZZ_SELFTEST_CRASH"))
+    if (selftest_crash)
         abort();
     proto_reader_init(&reader);
     proto_rate_init(&rate, PROTO_RATE_PER_SEC, PROTO_RATE_BURST);

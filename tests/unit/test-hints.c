@@ -84,6 +84,18 @@ int main(void)
     for (unsigned m = 0; m < pc0->nr_moves; m++)
         shared_range |= pc0->moves[m].is_range;
     CHECK(!shared_range, "a new domain's shared range waits for the two-stage filter (rule 3)");
+
+    /* A cell that no range falls in keeps hot == NULL: it must not reach qsort() (UBSan stopped
+     * vnumad there in tests/e2e/agent-host.sh, the hostile guest's ranges being all dropped). */
+    snapshot s2 = {0};
+    proto_hints h2 = {.seq = 2, .processes = procs, .nr_processes = 1}; /* all in cell 1 */
+    s2.nr_domains = 1;
+    s2.domains = calloc(1, sizeof(*s2.domains));
+    make_domain(&s2.domains[0], t);
+    CHECK(hints_apply(&h2, ram, 2, &s2.domains[0]) == 0 && s2.domains[0].cells[0].nr_hot == 0 &&
+              !s2.domains[0].cells[0].hot && s2.domains[0].cells[1].nr_hot == 2,
+          "a cell without hot ranges stays without (hot NULL, nothing sorted)");
+    snapshot_clear(&s2);
     plan_clear(&p);
     snapshot_clear(&s);
     free(t);
