@@ -217,8 +217,12 @@ fd1=$(vnumad_fds) rss1=$(vnumad_kib VmRSS) warn1=$(vnumad_warnings)
 note "after the storms: fds $fd1, VmRSS $rss1 KiB, connects $(connects), hint sets $(hint_sets)"
 [ "$fd1" -le $((fd0 + 1)) ]
 ok $? "no fd leak: $fd0 open before the storms, $fd1 after (connected both times)"
-[ "$rss1" -lt $((rss0 + 2048)) ]
-ok $? "VmRSS bounded: $rss0 -> $rss1 KiB"
+if vnumad_sanitized; then # ASan's quarantine keeps freed memory: LeakSanitizer checks at exit
+    note "VmRSS not bounded here: vnumad is an ASan build ($rss0 -> $rss1 KiB); its leak check runs at stop_vnumad"
+else
+    [ "$rss1" -lt $((rss0 + 2048)) ]
+    ok $? "VmRSS bounded: $rss0 -> $rss1 KiB"
+fi
 # the series: while disconnected no hint age is shown (hints dropped with the link)
 python3 - "$E2E_TMP/series" <<'PY'
 import sys
