@@ -174,6 +174,12 @@ int act_restore(virt_dom *d, dom_state *st)
         if (r < 0 && !first)
             first = r;
     }
+    /* the emulator, IOThread and numatune changes above make libvirt rewrite cgroup
+     * settings: check once more that every vCPU thread really has its original affinity */
+    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++)
+        if (!cpuset_empty(&st->orig.vcpu_pin[v]) &&
+            ensure_thread_affinity(st->vcpu_tid[v], &st->orig.vcpu_pin[v]) > 0)
+            st->count.affinity_fixups++;
     return first;
 }
 

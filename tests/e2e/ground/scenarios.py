@@ -430,14 +430,18 @@ def main():
     set_mode("s3", "off")
     want = {"s1-a": originals["s1-a"], "s3": s3_orig}
 
+    def threads_ok(got):
+        return all(probe.cpulist(v["allowed"]) == probe.cpulist(want[d]["vcpupin"][str(v["vcpu"])])
+                   for d in want for v in got[d]["vcpus"])
+
     def restored():
+        # what libvirt reports and what the kernel applies to the vCPU threads
         got = {d: probe.state(d) for d in want}
         return got if all(got[d]["vcpupin"] == want[d]["vcpupin"] and got[d]["emulatorpin"] == want[d]["emulatorpin"]
-                          for d in want) else None
-    got7 = wait_until(20, restored, 0.5)
+                          for d in want) and threads_ok(got) else None
+    got7 = wait_until(30, restored, 0.5)
     got7 = got7 or {d: probe.state(d) for d in want}
-    aff_ok = all(probe.cpulist(v["allowed"]) == probe.cpulist(want[d]["vcpupin"][str(v["vcpu"])])
-                 for d in want for v in got7[d]["vcpus"])
+    aff_ok = threads_ok(got7)
     ok7 = all(got7[d]["vcpupin"] == want[d]["vcpupin"] and got7[d]["emulatorpin"] == want[d]["emulatorpin"] for d in want) and aff_ok
     results.append(write(7, "restore", ok7,
                          {"seconds_to_restore": round(time.monotonic() - t7, 1), "thread_affinity_matches": aff_ok},
