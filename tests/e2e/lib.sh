@@ -106,15 +106,8 @@ optin_sed() {
 }
 
 define_domain() {
-    local name=$E2E_PREFIX$1 template=$2 xml e
-    shift 2
-    local args=(-e "s|@NAME@|$name|")
-    for e in "$@"; do args+=(-e "$e"); done
-    args+=(-e "s|@OPTIN@||")
-    xml=$E2E_TMP/$name.xml
-    sed "${args[@]}" "$template" >"$xml" || return 1
-    $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
-    echo "$name" >>"$E2E_TMP/domains"  # a file: define_domain often runs in $(...)
+    local name
+    name=$(define_stopped "$@") || return 1
     $VIRSH start "$name" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
     echo "$name"
 }
@@ -282,7 +275,7 @@ define_stopped() {
     xml=$E2E_TMP/$name.xml
     sed "${args[@]}" "$template" >"$xml" || return 1
     $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
-    echo "$name" >>"$E2E_TMP/domains"
+    echo "$name" >>"$E2E_TMP/domains" # a file: this often runs in $(...)
     echo "$name"
 }
 
