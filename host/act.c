@@ -152,10 +152,11 @@ int act_restore(virt_dom *d, dom_state *st)
 
     if (!st->orig.saved)
         return 0;
+    /* libvirt first; each thread's real affinity is checked once, after everything below */
     for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
         if (cpuset_empty(&st->orig.vcpu_pin[v]))
             continue;
-        r = pin_vcpu(d, st, v, &st->orig.vcpu_pin[v]);
+        r = virt_pin_vcpu(d, v, &st->orig.vcpu_pin[v]);
         if (r < 0 && !first)
             first = r;
     }
@@ -174,12 +175,17 @@ int act_restore(virt_dom *d, dom_state *st)
         if (r < 0 && !first)
             first = r;
     }
-    /* the emulator, IOThread and numatune changes above make libvirt rewrite cgroup
-     * settings: check once more that every vCPU thread really has its original affinity */
-    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++)
-        if (!cpuset_empty(&st->orig.vcpu_pin[v]) &&
-            ensure_thread_affinity(st->vcpu_tid[v], &st->orig.vcpu_pin[v]) > 0)
+    /* after the emulator, IOThread and numatune changes (libvirt rewrites cgroup settings
+     * for them): every vCPU thread must really have its original affinity */
+    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
+        if (cpuset_empty(&st->orig.vcpu_pin[v]))
+            continue;
+        r = ensure_thread_affinity(st->vcpu_tid[v], &st->orig.vcpu_pin[v]);
+        if (r > 0)
             st->count.affinity_fixups++;
+        else if (r < 0 && !first)
+            first = r;
+    }
     return first;
 }
 
