@@ -36,7 +36,7 @@ endif
 PKGS     := hwloc json-c libvirt libxml-2.0
 
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
-               -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE -Ihost -Iproto -Iagent
+               -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE
 ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS     += -fsanitize=address,undefined
@@ -44,6 +44,30 @@ endif
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lvirt-qemu -lnuma -lm
 override CFLAGS := $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
+
+# Include paths per folder: what a folder may include is what it can find, so crossing a
+# never is a compile error (docs/ARCHITECTURE.md, "Folders"). lib/ sees only itself; proto/
+# sees lib/; agent/ sees proto/ and lib/ but never host/; host/ sees proto/ and lib/.
+$(BUILD)/lib/%.o:               INCS := -Ilib
+$(BUILD)/proto/%.o:             INCS := -Iproto -Ilib
+$(BUILD)/agent/%.o:             INCS := -Iagent -Iproto -Ilib
+$(BUILD)/host/%.o:              INCS := -Ihost -Iproto -Ilib
+$(BUILD)/tests/unit/%.o:        INCS := -Ihost -Iproto -Ilib -Itests/unit
+$(BUILD)/tests/unit/test-agent-%.o: INCS := -Iagent -Iproto -Ilib -Itests/unit
+$(BUILD)/tests/fuzz/%.o:        INCS := -Iproto -Ilib
+$(BUILD)/tests/bench/%.o:       INCS := -Ihost -Iproto -Ilib
+
+# The libraries the build needs, as pkg-config names with the Debian package that has each.
+# `make` checks them first and names what is missing instead of failing in the compiler.
+BUILD_DEPS := hwloc:libhwloc-dev json-c:libjson-c-dev libvirt:libvirt-dev \
+              libvirt-qemu:libvirt-dev libxml-2.0:libxml2-dev
+
+# lib/ is the base library every program links: cleanup, clocks, checked parsing, json-c
+# plumbing, the scan rule the agent shares with the host, the version. It depends on nothing
+# in host/, agent/ or proto/.
+LIB_SRCS   := $(wildcard lib/*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+BASE_LIB   := $(BUILD)/libvnuma-base.a
 
 # Everything in host/ except the programs' main files is the core library.
 HOST_MAINS := host/vnumad.c host/vnumactl.c
@@ -68,7 +92,7 @@ FUZZ_DICT    := tests/fuzz/proto.dict
 # never occur in JSON text; the callbacks on the per-byte compares of the framing and text
 # scanners took 40-55 % of the run time. Keys and commands still reach the mutator through the
 # strcmp/memcmp hooks of the ASan interceptors, and FUZZ_DICT lists them.
-FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iproto \
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iproto -Ilib \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-sanitize-coverage=trace-cmp \
                 $(shell pkg-config --cflags json-c 2>/dev/null)
@@ -76,10 +100,10 @@ FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iproto \
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o)
 # The guest agent: agent/*.c but main.c is libvnuma-agent.a (its unit tests link it), plus
-# proto/'s codec and the pure rule functions of host/rules.o; json-c only (no libvirt, hwloc
+# proto/'s codec and lib/ (with the scan rule it shares with the host); json-c only (no libvirt, hwloc
 # or libnuma), so `make agent-static` can link it statically for an initramfs.
 AGENT_LIB   := $(BUILD)/libvnuma-agent.a
-AGENT_LINK  := $(AGENT_LIB) $(PROTO_LIB) $(BUILD)/host/rules.o
+AGENT_LINK  := $(AGENT_LIB) $(PROTO_LIB) $(BASE_LIB)
 # Static workload programs for the test guest (vm-images/guest/, vm-images/build-guest.sh).
 GUEST_TOOLS := $(BUILD)/guest-tools/memtouch $(BUILD)/guest-tools/pft $(BUILD)/guest-tools/hostile
 
@@ -88,13 +112,33 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 PROGRAMS   := $(BUILD)/vnumad $(BUILD)/vnumactl $(BUILD)/vnuma-agent
 
-.PHONY: all check deps tests demo demo-offline install uninstall clean format agent-static guest-tools \
+.PHONY: all build-deps check deps format-check tests demo demo-offline install uninstall clean format agent-static guest-tools \
         proto-doc fuzz fuzz-build valgrind
 all: $(PROGRAMS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | build-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(INCS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Every library of BUILD_DEPS, and libnuma (no pkg-config file in Debian 12), or a message
+# that names the missing Debian packages and how to install them.
+build-deps:
+	@missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing=" pkg-config"; \
+	for d in $(BUILD_DEPS); do \
+	    command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $${d%%:*} || \
+	        case "$$missing " in *" $${d#*:} "*) ;; *) missing="$$missing $${d#*:}";; esac; \
+	done; \
+	printf '#include <numa.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing libnuma-dev"; \
+	if [ -n "$$missing" ]; then \
+	    echo "vnuma: missing build dependencies (Debian packages):$$missing" >&2; \
+	    echo "vnuma: install them with 'apt-get install$$missing', or run 'make deps' (make check does)" >&2; \
+	    exit 1; \
+	fi
+
+$(BASE_LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
 
 $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
@@ -104,13 +148,13 @@ $(PROTO_LIB): $(PROTO_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/vnumad: $(BUILD)/host/vnumad.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/vnumad: $(BUILD)/host/vnumad.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/vnumactl: $(BUILD)/host/vnumactl.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/vnumactl: $(BUILD)/host/vnumactl.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/proto-doc: $(BUILD)/proto/proto-doc.o $(PROTO_LIB)
+$(BUILD)/proto-doc: $(BUILD)/proto/proto-doc.o $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTO_LIBS)
 
 # docs/PROTOCOL.md is generated from proto/schema.c; test-proto checks that they agree.
@@ -120,9 +164,9 @@ proto-doc: $(BUILD)/proto-doc
 # libFuzzer harness of the host-side decoder, built by clang from the sources (not from the
 # gcc objects). New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus is the seed corpus.
 # FUZZ_SECONDS=0 FUZZ_RUNS=N: run N inputs, however long it takes (tests/fuzz/README.md).
-$(FUZZ_BIN): tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(wildcard proto/*.h)
+$(FUZZ_BIN): tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(LIB_SRCS) $(wildcard proto/*.h lib/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(PROTO_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-proto-host.c $(PROTO_SRCS) $(LIB_SRCS) $(PROTO_LIBS)
 
 fuzz-build: $(FUZZ_BIN)
 
@@ -135,7 +179,7 @@ fuzz: $(FUZZ_BIN)
 # The same harness without libFuzzer, built by $(CC) like the unit tests: it runs the files it
 # is given once each (tests/fuzz/replay.c), for memcheck (tests/cli/valgrind.sh).
 FUZZ_REPLAY_OBJS := $(BUILD)/tests/fuzz/fuzz-proto-host.o $(BUILD)/tests/fuzz/replay.o
-$(BUILD)/fuzz/fuzz-proto-host-replay: $(FUZZ_REPLAY_OBJS) $(PROTO_LIB)
+$(BUILD)/fuzz/fuzz-proto-host-replay: $(FUZZ_REPLAY_OBJS) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTO_LIBS)
 -include $(FUZZ_REPLAY_OBJS:.o=.d)
@@ -181,22 +225,22 @@ $(BUILD)/tests/test-agent-%: $(BUILD)/tests/unit/test-agent-%.o $(AGENT_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljson-c
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Benchmarks (scripts in tests/bench/ build what they need through these rules).
-$(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # sample-bench and migrate-bench (tests/bench/sample-cost.sh, tests/bench/migrate.sh) link the
 # daemon's own numa_ops.c, sample.c and act.c through the core library.
-$(BUILD)/bench/sample-bench: $(BUILD)/tests/bench/sample-bench.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/bench/sample-bench: $(BUILD)/tests/bench/sample-bench.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate-bench.o $(CORE_LIB) $(PROTO_LIB)
+$(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate-bench.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
 -include $(BUILD)/tests/bench/sample-bench.d $(BUILD)/tests/bench/migrate-bench.d
@@ -260,10 +304,16 @@ uninstall:
 	    rm -f $(CONF); rmdir $(DESTDIR)$(SYSCONFDIR)/vnuma 2>/dev/null || true; \
 	fi
 
+# Every C file of ours; make check fails when one is not as clang-format writes it.
+FORMAT_SRCS = $(wildcard lib/*.[ch] host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch] \
+                         tests/fuzz/*.c tests/bench/*.[ch] vm-images/guest/*.c)
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_SRCS)
+
 format:
-	clang-format -i $(wildcard host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)
+	clang-format -i $(FORMAT_SRCS)
 
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJS:.o=.d) $(PROTO_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(LIB_OBJS:.o=.d) $(CORE_OBJS:.o=.d) $(PROTO_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

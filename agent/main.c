@@ -29,6 +29,8 @@
 #include "scan.h"
 #include "serve.h"
 #include "util.h"
+#include "clock.h"
+#include "version.h"
 
 #define BACKOFF_MS       1000
 #define WRITE_TIMEOUT_MS 5000
@@ -67,25 +69,12 @@ static void logf_(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ms(void)
-{
-    return mono_ns() / 1000000ULL;
-}
-
 static int agent_collect(agent *a, const collect_cfg *cfg)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = vn_mono_ns();
     int r = collector_run(&a->coll, cfg, t0 / 1000000ULL, &a->hints);
 
-    a->collect_ns += mono_ns() - t0;
+    a->collect_ns += vn_mono_ns() - t0;
     if (r < 0)
         return r;
     a->collections++;
@@ -98,7 +87,7 @@ static int agent_collect(agent *a, const collect_cfg *cfg)
               a->hints.seq, a->hints.nr_procs, a->coll.last_stats.windows,
               a->coll.last_stats.bytes >> 20, a->coll.last_stats.samples,
               a->coll.last_stats.softdirty_clears, a->coll.last_stats.errors,
-              (double)(mono_ns() - t0) / 1e6);
+              (double)(vn_mono_ns() - t0) / 1e6);
     return 0;
 }
 
@@ -107,7 +96,7 @@ static int agent_collect(agent *a, const collect_cfg *cfg)
 static int agent_hints(void *userdata, const collect_cfg *cfg, const ag_hints **ret)
 {
     agent *a = userdata;
-    uint64_t now = mono_ms();
+    uint64_t now = vn_mono_ms();
 
     if (!a->collecting || !a->have_hints || now - a->last_ms >= cfg->interval_ms / 2) {
         int r = agent_collect(a, cfg);
@@ -145,14 +134,14 @@ static int agent_session(agent *a, serve *s, int fd)
         ssize_t n;
 
         if (a->collecting) {
-            uint64_t now = mono_ms();
+            uint64_t now = vn_mono_ms();
             timeout = a->next_ms > now ? (int)VN_MIN(a->next_ms - now, 60000ULL) : 0;
         }
         pr = poll(&p, 1, timeout);
         if (pr < 0 && errno != EINTR)
             return -errno;
         if (pr <= 0) {
-            if (a->collecting && mono_ms() >= a->next_ms)
+            if (a->collecting && vn_mono_ms() >= a->next_ms)
                 (void)agent_collect(a, &s->cfg);
             continue;
         }
@@ -293,12 +282,9 @@ static void usage(FILE *f)
 
 static int parse_u32(const char *s, uint32_t *ret)
 {
-    char *end;
-    unsigned long v;
+    uint64_t v;
 
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || *end || end == s || v > UINT32_MAX)
+    if (vn_parse_u64(s, 0, UINT32_MAX, &v) < 0)
         return -EINVAL;
     *ret = (uint32_t)v;
     return 0;
@@ -367,7 +353,7 @@ int main(int argc, char **argv)
             a.verbose = true;
             break;
         case OPT_VERSION:
-            printf("vnuma-agent %s\n", AGENT_VERSION);
+            printf("vnuma-agent %s\n", VNUMA_VERSION);
             return 0;
         case 'h':
             usage(stdout);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "clock.h"
 
 int port_find(const char *root, const char *name, char *path, size_t len)
 {
@@ -57,17 +58,9 @@ int port_open(const char *path)
     return fd < 0 ? -errno : fd;
 }
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int port_write_all(int fd, const char *buf, size_t len, int timeout_ms)
 {
-    long long deadline = mono_ms() + timeout_ms;
+    long long deadline = (long long)vn_mono_ms() + timeout_ms;
     size_t done = 0;
 
     while (done < len) {
@@ -81,7 +74,7 @@ int port_write_all(int fd, const char *buf, size_t len, int timeout_ms)
         }
         if (w < 0 && errno != EAGAIN && errno != EINTR)
             return -errno;
-        left = deadline - mono_ms();
+        left = deadline - (long long)vn_mono_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         if (poll(&p, 1, (int)left) < 0 && errno != EINTR)

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rules.h"
+#include "scanrule.h"
 #include "util.h"
 
 #define PAGE_SIZE_4K  4096ULL

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "version.h"
 
 void serve_init(serve *s, unsigned nr_nodes, unsigned nr_vcpus, const char *heat, bool hot_ranges,
                 serve_hints_fn fn, void *userdata)
@@ -19,7 +20,7 @@ void serve_init(serve *s, unsigned nr_nodes, unsigned nr_vcpus, const char *heat
     s->caps = PROTO_CAP_BIT(PROTO_CAP_NODE_PAGES);
     if (hot_ranges)
         s->caps |= PROTO_CAP_BIT(PROTO_CAP_HOT_RANGES);
-    snprintf(s->agent, sizeof(s->agent), "vnuma-agent %s heat=%s", AGENT_VERSION, heat);
+    snprintf(s->agent, sizeof(s->agent), "vnuma-agent %s heat=%s", VNUMA_VERSION, heat);
     s->hints = fn;
     s->userdata = userdata;
     s->cfg = collect_cfg_clamp((collect_cfg){.scan_budget_mib = AG_DEFAULT_BUDGET_MIB});

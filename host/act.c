@@ -10,6 +10,7 @@
 
 #include "rules.h"
 #include "util.h"
+#include "clock.h"
 
 #define ACT_PAGE_SIZE 4096ULL
 #define ACT_RESERVE_SLACK RESERVE_SLACK_BYTES
@@ -203,14 +204,6 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
                   (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * Move up to `want` bytes of the range that sit on kernel node `from` to kernel node `to`.
  * Walks the range in windows of `batch` pages: one status query, then one move of the
@@ -238,7 +231,7 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
         unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0;
         long long free_b;
 
-        if (budget->deadline_s > 0 && mono_now() > budget->deadline_s) {
+        if (budget->deadline_s > 0 && vn_mono_s() > budget->deadline_s) {
             cr->budget_exhausted = true; /* out of time this pass: the rest follows */
             break;
         }

@@ -15,6 +15,7 @@
 
 #include "util.h"
 #include "virt.h"
+#include "clock.h"
 
 #define AGENT_PORT_NAME "org.vnuma.agent.0"
 
@@ -33,14 +34,6 @@ struct agentlink {
     bool ready;
     bool dead;
 };
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void xml_doc_freep(xmlDocPtr *d)
 {
@@ -137,7 +130,7 @@ static void handle_line(agentlink *l, const char *line, size_t len)
     char err[256];
     int r;
 
-    if (!proto_rate_allow(&l->rate, mono_ms())) {
+    if (!proto_rate_allow(&l->rate, vn_mono_ms())) {
         count(l, PROTO_ERR_RATE, "over the message rate");
         return;
     }
@@ -252,7 +245,7 @@ int agentlink_open(const char *path, const agentlink_callbacks *cb, agentlink_st
     }
     l->expect = (proto_expect){.msg = PROTO_MSG_HELLO, .id = l->next_id++, .version = 0};
     l->outstanding = true;
-    l->sent_s = (double)mono_ms() / 1000; /* CLOCK_MONOTONIC, as the callers' now_s */
+    l->sent_s = (double)vn_mono_ms() / 1000; /* CLOCK_MONOTONIC, as the callers' now_s */
     l->watch = loop_add_fd(l->fd, LOOP_READABLE, on_readable, l);
     if (l->watch < 0) {
         r = l->watch;

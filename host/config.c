@@ -50,16 +50,11 @@ static int parse_double(const char *v, double lo, double hi, double *out)
 
 static int parse_uint(const char *v, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-    char *end;
-    unsigned long u;
+    uint64_t u;
 
-    if (!isdigit((unsigned char)v[0]))
+    if (vn_parse_u64(v, lo, hi, &u) < 0)
         return -EINVAL;
-    errno = 0;
-    u = strtoul(v, &end, 10);
-    if (errno || *end || u < lo || u > hi)
-        return -EINVAL;
-    *out = u;
+    *out = (unsigned long)u;
     return 0;
 }
 

@@ -15,6 +15,8 @@
 #include "model.h"
 #include "util.h"
 #include "virt.h"
+#include "json.h"
+#include "clock.h"
 
 #define CONTROL_JSON_DEPTH        4    /* a request is one flat object */
 #define CONTROL_BACKLOG           32   /* pending connections the kernel queues for us */
@@ -46,33 +48,12 @@ struct control_server {
     control_client *clients[CONTROL_MAX_CLIENTS];
 };
 
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
-
-static void tokener_freep(struct json_tokener **t)
-{
-    if (*t)
-        json_tokener_free(*t);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Write all of buf. blocking=false: one attempt per chunk with MSG_DONTWAIT (for the short
  * refusals sent on a fresh connection, whose buffer is empty); otherwise the fd is made
  * blocking with a send timeout, bounded overall by CONTROL_REPLY_DEADLINE_MS. */
 static int send_all(int fd, const char *buf, size_t len, bool blocking)
 {
-    int64_t deadline = now_ms() + CONTROL_REPLY_DEADLINE_MS;
+    int64_t deadline = (int64_t)vn_mono_ms() + CONTROL_REPLY_DEADLINE_MS;
 
     if (blocking) {
         struct timeval tv = {.tv_sec = CONTROL_SEND_TIMEOUT_MS / 1000,
@@ -88,7 +69,7 @@ static int send_all(int fd, const char *buf, size_t len, bool blocking)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            if (blocking && (errno == EAGAIN || errno == EWOULDBLOCK) && now_ms() < deadline)
+            if (blocking && (errno == EAGAIN || errno == EWOULDBLOCK) && (int64_t)vn_mono_ms() < deadline)
                 continue;
             return -errno;
         }
@@ -175,7 +156,7 @@ static void client_free(control_client *c)
 /* Validate the request line (n bytes, newline excluded), run its command, send the reply. */
 static void client_handle(control_client *c, const char *line, size_t n)
 {
-    _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
+    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *req = NULL, *result = NULL, *reply = NULL;
     const control_command *cmd = NULL;
     const char *command = NULL, *domain = NULL;

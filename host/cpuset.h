@@ -30,12 +30,6 @@ static inline void cpuset_set(vn_cpuset *s, unsigned cpu)
         s->w[cpu / 64] |= 1ULL << (cpu % 64);
 }
 
-static inline void cpuset_clear(vn_cpuset *s, unsigned cpu)
-{
-    if (cpu < VN_MAX_CPUS)
-        s->w[cpu / 64] &= ~(1ULL << (cpu % 64));
-}
-
 static inline bool cpuset_isset(const vn_cpuset *s, unsigned cpu)
 {
     return cpu < VN_MAX_CPUS && (s->w[cpu / 64] >> (cpu % 64)) & 1;

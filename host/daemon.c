@@ -33,6 +33,7 @@
 #include "topology.h"
 #include "util.h"
 #include "virt.h"
+#include "clock.h"
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
@@ -59,24 +60,6 @@ typedef struct vnumad {
     FILE *journal;
     metrics_host stats; /* counters for the metrics (host/metrics.h) */
 } vnumad;
-
-static double now_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void now_iso(char *buf, size_t len)
-{
-    struct timespec ts;
-    struct tm tm;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* ---- domain state ---- */
 
@@ -169,14 +152,6 @@ static void history_push(dom_state *st, const char *json)
 
 /* ---- metrics and conflicting balancers (docs/operations.md) ---- */
 
-static double now_real(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The exposition of host/metrics.c for the current state, or NULL (out of memory). */
 static char *metrics_text(vnumad *dm)
 {
@@ -185,7 +160,7 @@ static char *metrics_text(vnumad *dm)
     dm->stats.passes = dm->pass;
     dm->stats.connected = dm->connected;
     dm->stats.log_suppressed = log_suppressed_total();
-    if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, now_mono(), &text) < 0)
+    if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, vn_mono_s(), &text) < 0)
         return NULL;
     return text;
 }
@@ -398,7 +373,7 @@ static void record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *ac
                      .action = action,
                      .reason = reason};
 
-    now_iso(time, sizeof(time));
+    vn_iso_time(time, sizeof(time));
     record_all(dm, d, st, &rc, NULL, NULL);
 }
 
@@ -437,7 +412,7 @@ static void on_agent_hints(void *opaque, proto_hints *h)
         free(st->hints);
     }
     st->hints = h;
-    st->hints_at_s = now_mono();
+    st->hints_at_s = vn_mono_s();
 }
 
 static void on_agent_closed(void *opaque)
@@ -671,7 +646,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
         bool first = !st->orig.saved;
         r = act_save_originals(d, st, sd);
         if (r == 0 && first) {
-            now_iso(time, sizeof(time));
+            vn_iso_time(time, sizeof(time));
             if (record_metadata(d, st, dm->pass, time, NULL) < 0)
                 dm->stats.errors[METRICS_ERR_METADATA]++;
         }
@@ -739,7 +714,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     }
     st->age_passes++;
     update_view(dm, st, sd, pd);
-    now_iso(time, sizeof(time));
+    vn_iso_time(time, sizeof(time));
     rc = (record_ctx){.name = st->name,
                       .uuid = st->uuid,
                       .mode = st->cfg.mode,
@@ -759,7 +734,7 @@ static void run_pass_stages(vnumad *dm)
     plan p = {0};
     dom_state *sts[MAX_DOMAINS];
     virt_dom *ds[MAX_DOMAINS];
-    double now = now_mono();
+    double now = vn_mono_s();
     char err[512];
     int r;
 
@@ -866,13 +841,13 @@ static void run_pass_stages(vnumad *dm)
 /* A pass with its metrics: timed, then published (metrics_file). */
 static void run_pass(vnumad *dm)
 {
-    double start = now_mono();
+    double start = vn_mono_s();
     bool ran = dm->connected;
 
     run_pass_stages(dm);
     if (ran) {
-        metrics_observe(&dm->stats.pass_seconds, now_mono() - start);
-        dm->stats.last_pass_unix = now_real();
+        metrics_observe(&dm->stats.pass_seconds, vn_mono_s() - start);
+        dm->stats.last_pass_unix = vn_real_s();
     }
     metrics_publish(dm);
 }
@@ -1022,7 +997,7 @@ static void reload_config(vnumad *dm)
     (void)notify_send("RELOADING=1");
     dm->cfg = c;
     log_set_level(c.log_level);
-    act_budget_init(&dm->budget, c.rate_limit_mib, c.interval_s, now_mono());
+    act_budget_init(&dm->budget, c.rate_limit_mib, c.interval_s, vn_mono_s());
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
     log_info("Reloaded %s", dm->config_path);
     (void)notify_send("READY=1");
@@ -1089,7 +1064,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
     json_object_object_add(agent, "hint_age_s",
                            st->hints ? json_object_new_double(
-                                           round((now_mono() - st->hints_at_s) * 10) / 10)
+                                           round((vn_mono_s() - st->hints_at_s) * 10) / 10)
                                      : NULL);
     json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->agent.hint_sets));
     if (st->hints) {
@@ -1331,7 +1306,7 @@ static int ctl_advise(void *opaque, const char *domain, struct json_object **ret
         virt_dom_free(d);
         return -ENOMEM;
     }
-    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now_mono(), &s.domains[0], err,
+    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, vn_mono_s(), &s.domains[0], err,
                       errlen);
     virt_dom_free(d);
     if (r < 0) {
@@ -1496,7 +1471,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         log_err("Cannot listen on %s: %s", dm.cfg.socket_path, strerror(-r));
         return 1;
     }
-    act_budget_init(&dm.budget, dm.cfg.rate_limit_mib, dm.cfg.interval_s, now_mono());
+    act_budget_init(&dm.budget, dm.cfg.rate_limit_mib, dm.cfg.interval_s, vn_mono_s());
     dm.reconnect_timer = loop_add_timer(-1, on_reconnect_timer, &dm);
     dm.pass_timer = loop_add_timer((int)(dm.cfg.interval_s * 1000), on_pass_timer, &dm);
     dm.soon_timer = loop_add_timer(-1, on_soon_timer, &dm);

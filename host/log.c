@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
+#include "clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,12 +61,7 @@ uint64_t log_suppressed_total(void)
 
 static double log_now(void)
 {
-    struct timespec ts;
-
-    if (log_clock)
-        return log_clock();
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return log_clock ? log_clock() : vn_mono_s();
 }
 
 static void log_write(int level, const char *text)

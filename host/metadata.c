@@ -52,16 +52,11 @@ static xmlDocPtr meta_read(const char *xml)
 
 static bool parse_int(const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    long v;
+    int64_t v;
 
-    if (!s[0] || (s[0] != '-' && (s[0] < '0' || s[0] > '9')))
+    if (vn_parse_i64(s, lo, hi, &v) < 0)
         return false;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
+    *out = (long)v;
     return true;
 }
 

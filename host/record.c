@@ -7,13 +7,7 @@
 
 #include "rules.h"
 #include "util.h"
-
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
+#include "json.h"
 
 /* The kernel's number of node index n, or -1 (JSON null) for "none". */
 static struct json_object *node_json(const topology *t, int n)
@@ -162,16 +156,6 @@ struct json_object *record_plan_json(const topology *t, const plan *p)
     return VN_TAKE_PTR(o);
 }
 
-static void human_bytes(uint64_t b, char *buf, size_t len)
-{
-    if (b >= VN_GIB)
-        snprintf(buf, len, "%.1f GiB", (double)b / (double)VN_GIB);
-    else if (b >= VN_MIB)
-        snprintf(buf, len, "%.1f MiB", (double)b / (double)VN_MIB);
-    else
-        snprintf(buf, len, "%" PRIu64 " B", b);
-}
-
 static void node_str(const topology *t, int n, char *buf, size_t len)
 {
     if (n < 0)
@@ -197,7 +181,7 @@ void record_plan_table(const topology *t, const plan *p, FILE *f)
                     b += pc->moves[m].bytes;
             node_str(t, pc->current_node, cur, sizeof(cur));
             node_str(t, pc->target_node, tgt, sizeof(tgt));
-            human_bytes(b, bytes, sizeof(bytes));
+            vn_human_bytes(b, bytes, sizeof(bytes));
             record_rules_str(pc->rules, rules, sizeof(rules));
             snprintf(loc, sizeof(loc), "%3.0f%% -> %3.0f%%", pc->locality_before,
                      pc->locality_after);
@@ -210,7 +194,7 @@ void record_plan_table(const topology *t, const plan *p, FILE *f)
             }
             for (unsigned m = 0; m < pc->nr_moves; m++) {
                 const plan_move *mv = &pc->moves[m];
-                human_bytes(mv->bytes, bytes, sizeof(bytes));
+                vn_human_bytes(mv->bytes, bytes, sizeof(bytes));
                 node_str(t, mv->to_node, tgt, sizeof(tgt));
                 if (mv->is_range) {
                     fprintf(f,
@@ -243,7 +227,7 @@ void record_snapshot_table(const topology *t, const snapshot *s, FILE *f)
             const snap_cell *c = &d->cells[k];
             fprintf(f, "%-20.20s %4u", d->name, c->id);
             for (unsigned n = 0; n < t->nr_nodes; n++) {
-                human_bytes(c->pages[n] * c->page_size, b, sizeof(b));
+                vn_human_bytes(c->pages[n] * c->page_size, b, sizeof(b));
                 fprintf(f, " %10s", c->pages[n] ? b : "-");
             }
             fprintf(f, "\n%-25s", "");

@@ -28,17 +28,6 @@ unsigned rule_imb_numa_nr(unsigned node_cpus, unsigned nr_llc)
 }
 
 /*
- * Rule 1 at wider NUMA levels: mainline multiplies the first level's value by
- * span / first-level span so a two-hop domain tolerates proportionally more.
- */
-unsigned rule_imb_numa_nr_level(unsigned imb_first, unsigned level_span, unsigned first_span)
-{
-    unsigned factor = first_span ? level_span / first_span : 1;
-
-    return imb_first * VN_MAX(1u, factor);
-}
-
-/*
  * Rule 1, the decision itself (mainline adjust_numa_imbalance()): a lightly
  * loaded destination (dst_running <= imb_numa_nr) keeps a small imbalance, so
  * a communicating pair is not pulled apart; past imb_numa_nr, balance for real.
@@ -102,29 +91,6 @@ rule_migrate_verdict rule_migrate_filter(unsigned age_passes, unsigned early_pas
     if (last_candidate == target)
         return MIGRATE_NOW_FILTER;
     return MIGRATE_WAIT;
-}
-
-/*
- * Rule 4 (seed 000, Raghavendra K T): a scanner that only looks at regions the
- * current thread touched starves regions other threads use
- * (numa01_THREAD_ALLOC -35%). Every region gets up to
- * 1/2 * region_size / scan_size unconditional scans, counted per region.
- */
-uint64_t rule_scan_budget(uint64_t region_bytes, uint64_t scan_bytes)
-{
-    uint64_t budget;
-
-    if (scan_bytes == 0)
-        scan_bytes = SCAN_SIZE_DEFAULT;
-    budget = region_bytes / scan_bytes / 2;
-    return VN_MAX(1ULL, budget);
-}
-
-bool rule_scan_region(bool touched, uint64_t scans_done, uint64_t region_bytes, uint64_t scan_bytes)
-{
-    if (touched)
-        return true;
-    return scans_done < rule_scan_budget(region_bytes, scan_bytes);
 }
 
 /*

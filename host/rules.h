@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "scanrule.h"
 
 /* ---- Rule 1: allowed NUMA imbalance (mainline adjust_numa_imbalance) ---- */
 
@@ -23,13 +24,6 @@
  * LLC): max(1, node_cpus / 8) with one LLC, the LLC count with several.
  */
 unsigned rule_imb_numa_nr(unsigned node_cpus, unsigned nr_llc);
-
-/*
- * imb_numa_nr at a NUMA level above the first, whose span is `level_span`
- * CPUs while the first NUMA level spans `first_span`: scaled by the ratio
- * (at least 1), as mainline does for SD_NUMA parents.
- */
-unsigned rule_imb_numa_nr_level(unsigned imb_first, unsigned level_span, unsigned first_span);
 
 /*
  * Mainline adjust_numa_imbalance(): returns the imbalance to act on. While the
@@ -83,30 +77,11 @@ rule_migrate_verdict rule_migrate_filter(unsigned age_passes, unsigned early_pas
                                          int preferred_node, int last_candidate, int target,
                                          bool shared);
 
-/* ---- Rule 4: disjoint-region scan budget ---- */
-
-/* Window size of one scan, as the kernel's numa_balancing_scan_size_mb default. */
-#define SCAN_SIZE_DEFAULT (256ULL * 1024 * 1024)
-
-/*
- * Unconditional scans a region of `region_bytes` may get: 1/2 * size / scan
- * size, at least 1 (a region smaller than two windows still gets one).
- */
-uint64_t rule_scan_budget(uint64_t region_bytes, uint64_t scan_bytes);
-
-/*
- * Should a region be scanned this pass? `touched`: someone running now used
- * it (the cheap, usual filter); `scans_done`: unconditional scans it has had.
- * An untouched region is scanned while it is within its budget, so regions
- * only other threads use are never starved.
- */
-bool rule_scan_region(bool touched, uint64_t scans_done, uint64_t region_bytes,
-                      uint64_t scan_bytes);
+/* ---- Rule 4: disjoint-region scan budget: lib/scanrule.h (the guest agent uses it too) ---- */
 
 /* ---- Rule 5: keep the lock hold short ---- */
 
-/* Pages one move_pages() call (status query or move) covers at most. */
-#define LOCK_HOLD_MAX_PAGES 4096
+/* LOCK_HOLD_MAX_PAGES, the pages one call covers at most: lib/scanrule.h. */
 /*
  * Status queries of one cell per pass at most; larger cells are sampled with a stride.
  * 4 x 4096 = 16384 sampled pages a cell: the per-node estimate's standard error is at

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonguard.h"
+#include "json.h"
 #include "rules.h"
 #include "util.h"
 
@@ -54,18 +54,6 @@
 
 /* ---- helpers ---- */
 
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        (void)json_object_put(*o);
-}
-
-static void tokener_freep(struct json_tokener **tok)
-{
-    if (*tok)
-        json_tokener_free(*tok);
-}
-
 static void xml_docp(xmlDoc **doc)
 {
     if (*doc)
@@ -78,7 +66,6 @@ static void xml_charp(xmlChar **s)
         xmlFree(*s);
 }
 
-#define _cleanup_json_    _cleanup_(json_putp)
 #define _cleanup_xmlchar_ _cleanup_(xml_charp)
 
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int r,
@@ -150,12 +137,13 @@ static bool skip_lit(const char **p, const char *end, const char *lit)
 
 /* ---- QMP replies ---- */
 
-/* json-c's gaps (jsonguard.h) in a reply: the reason, or NULL. */
+/* json-c's gaps (lib/json.h) in a reply: the reason, or NULL. */
 static const char *qmp_lenient_syntax(const char *text, size_t len)
 {
-    const char *why = NULL;
+    size_t at;
+    vn_json_lenient l = vn_json_scan(text, len, &at, NULL);
 
-    return json_find_lenient_syntax(text, len, &why) == SIZE_MAX ? NULL : why;
+    return l == VN_JSON_STRICT ? NULL : vn_json_lenient_str(l);
 }
 
 /*
@@ -166,7 +154,7 @@ static const char *qmp_lenient_syntax(const char *text, size_t len)
 static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
                            struct json_object **ret_return, char *err, size_t errlen)
 {
-    _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
+    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *ret = NULL, *e = NULL, *cls = NULL, *desc = NULL;
     char b1[SAMPLE_SHOWN_MAX + 4], b2[SAMPLE_SHOWN_MAX + 4];

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jsonguard.h"
+#include "json.h"
 #include "rules.h"
 #include "util.h"
 
@@ -57,21 +57,8 @@ typedef struct snap_ctx {
     const topology *t;
     char *err;
     size_t errlen;
-    char path[SNAP_PATH_MAX];
-    size_t pathlen;
+    vn_jpath path;
 } snap_ctx;
-
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        (void)json_object_put(*o);
-}
-
-static void tokener_freep(struct json_tokener **tok)
-{
-    if (*tok)
-        json_tokener_free(*tok);
-}
 
 void snapshot_clear(snapshot *s)
 {
@@ -92,73 +79,14 @@ void snapshot_clear(snapshot *s)
 
 /* ---- paths and errors ---- */
 
-/* Copy up to SNAP_SHOWN_MAX bytes of untrusted text, printable ASCII only ('?' otherwise). */
-static void copy_shown(char *dst, size_t dstlen, const char *src, size_t srclen)
-{
-    size_t n = 0;
-
-    assert(dstlen > 4);
-    for (size_t i = 0; i < srclen && n + 4 < dstlen; i++) {
-        if (i == SNAP_SHOWN_MAX) {
-            memcpy(dst + n, "...", 3);
-            n += 3;
-            break;
-        }
-        unsigned char ch = (unsigned char)src[i];
-        dst[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-    }
-    dst[n] = '\0';
-}
-
-static void path_append(snap_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void path_append(snap_ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(c->path + c->pathlen, sizeof(c->path) - c->pathlen, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        c->pathlen = VN_MIN(c->pathlen + (size_t)n, sizeof(c->path) - 1);
-}
-
-/*
- * Append ".key" (or "key" at the top level), or ["key"] when the key is not an
- * identifier ("0", "a b"). Returns the length to restore with path_pop().
- */
-static size_t path_push_key(snap_ctx *c, const char *key)
-{
-    size_t mark = c->pathlen;
-    char shown[SNAP_SHOWN_MAX + 8];
-    size_t len = strlen(key);
-    bool plain =
-        len > 0 && !(key[0] >= '0' && key[0] <= '9') &&
-        strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len;
-
-    copy_shown(shown, sizeof(shown), key, len);
-    if (plain)
-        path_append(c, "%s%s", c->pathlen ? "." : "", shown);
-    else
-        path_append(c, "[\"%s\"]", shown);
-    return mark;
-}
-
-/* Append "[i]". */
-static size_t path_push_index(snap_ctx *c, size_t i)
-{
-    size_t mark = c->pathlen;
-
-    path_append(c, "[%zu]", i);
-    return mark;
-}
-
-static void path_pop(snap_ctx *c, size_t mark)
-{
-    c->pathlen = mark;
-    c->path[mark] = '\0';
-}
+/* The JSON path of the value being checked (lib/json.h). */
+#define PATH_IDENT "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define path_append(c, ...)    vn_jpath_append(&(c)->path, __VA_ARGS__)
+#define path_push_key(c, key)  vn_jpath_push_key(&(c)->path, (key))
+#define path_push_index(c, i)  vn_jpath_push_index(&(c)->path, (i))
+#define path_pop(c, mark)      vn_jpath_pop(&(c)->path, (mark))
+#define copy_shown(dst, dstlen, src, srclen) vn_shown((dst), (dstlen), (src), (srclen), SNAP_SHOWN_MAX)
+#define SNAP_CTX_PATH {.cap = SNAP_PATH_MAX, .shown_max = SNAP_SHOWN_MAX, .ident = PATH_IDENT}
 
 /* Format "ORIGIN: PATH: reason" (or "ORIGIN: reason" at the top level) and return error. */
 static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
@@ -174,8 +102,8 @@ static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    if (c->pathlen)
-        (void)snprintf(c->err, c->errlen, "%s: %s: %s", c->origin, c->path, reason);
+    if (c->path.len)
+        (void)snprintf(c->err, c->errlen, "%s: %s: %s", c->origin, c->path.buf, reason);
     else
         (void)snprintf(c->err, c->errlen, "%s: %s", c->origin, reason);
     return error;
@@ -1321,15 +1249,10 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
     return check_domain_names(c, s);
 }
 
-static bool is_json_space(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
-}
-
 static bool only_whitespace(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (!is_json_space(s[i]))
+        if (!vn_json_is_space(s[i]))
             return false;
     return true;
 }
@@ -1354,12 +1277,12 @@ static void path_set_position(snap_ctx *c, const char *text, size_t off)
 int snap_parse(const char *text, size_t len, const char *origin, const topology *t, snapshot *ret,
                char *err, size_t errlen)
 {
-    _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
-    _cleanup_(json_putp) struct json_object *root = NULL;
+    _cleanup_tokener_ struct json_tokener *tok = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
     _cleanup_(snapshot_clear) snapshot tmp = {0};
-    snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen};
+    snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen, .path = SNAP_CTX_PATH};
     enum json_tokener_error jerr;
-    const char *why = NULL;
+    vn_json_lenient lenient;
     size_t end, bad;
     int r;
 
@@ -1400,10 +1323,10 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
         return snap_fail(&c, -EINVAL, "unexpected data after the top-level value");
     }
 
-    bad = json_find_lenient_syntax(text, end, &why);
-    if (bad != SIZE_MAX) {
+    lenient = vn_json_scan(text, end, &bad, NULL);
+    if (lenient != VN_JSON_STRICT) {
         path_set_position(&c, text, bad);
-        return snap_fail(&c, -EINVAL, "%s", why);
+        return snap_fail(&c, -EINVAL, "%s", vn_json_lenient_str(lenient));
     }
 
     r = parse_root(&c, root, &tmp);
@@ -1418,7 +1341,7 @@ int snap_load_file(const char *path, const topology *t, snapshot *ret, char *err
 {
     _cleanup_close_ int fd = -1;
     _cleanup_free_ char *buf = NULL;
-    snap_ctx c = {.origin = path, .t = t, .err = err, .errlen = errlen};
+    snap_ctx c = {.origin = path, .t = t, .err = err, .errlen = errlen, .path = SNAP_CTX_PATH};
     size_t len = 0, cap;
     struct stat st;
     int r;

@@ -33,6 +33,7 @@
 
 #include "rules.h"
 #include "util.h"
+#include "json.h"
 
 /* A cpu list of VN_MAX_CPUS alternate CPUs ("0,2,4,...,1022") fits in this. */
 #define TOPO_CPULIST_MAX 4096
@@ -41,12 +42,6 @@ static void topo_hwloc_destroyp(hwloc_topology_t *h)
 {
     if (*h)
         hwloc_topology_destroy(*h);
-}
-
-static void topo_json_putp(json_object **o)
-{
-    if (*o)
-        (void)json_object_put(*o);
 }
 
 __attribute__((format(printf, 3, 4))) static void topo_err(char *err, size_t errlen,
@@ -518,7 +513,7 @@ int topo_refresh_free(topology *t, const char *sysfs_root)
 
 static void topo_print_json(const topology *t, FILE *f)
 {
-    _cleanup_(topo_json_putp) json_object *root = json_object_new_object();
+    _cleanup_json_ json_object *root = json_object_new_object();
     json_object *nodes = json_object_new_array();
     json_object *dist = json_object_new_array();
     char buf[TOPO_CPULIST_MAX];

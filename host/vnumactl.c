@@ -29,6 +29,8 @@
 #include "control.h"
 #include "topology.h"
 #include "util.h"
+#include "json.h"
+#include "clock.h"
 
 #define VNUMACTL_EXIT_OK    0
 #define VNUMACTL_EXIT_ERROR 1
@@ -181,27 +183,12 @@ static int cmd_topology(int argc, char **argv)
 
 /* ---- the daemon's subcommands ---- */
 
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until fd is ready for `events` or the deadline passes. 0, -ETIMEDOUT or -errno. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
         struct pollfd p = {.fd = fd, .events = events};
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - (int64_t)vn_mono_ms();
         int r;
         if (left <= 0)
             return -ETIMEDOUT;
@@ -227,7 +214,7 @@ static int daemon_call(const char *command, const char *domain, struct json_obje
     _cleanup_free_ char *buf = NULL, *line = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     struct json_object *err = NULL, *desc = NULL, *result = NULL;
-    int64_t deadline = now_ms() + VNUMACTL_TIMEOUT_MS;
+    int64_t deadline = (int64_t)vn_mono_ms() + VNUMACTL_TIMEOUT_MS;
     size_t len, off = 0, got = 0, cap = 0;
     const char *s;
     int r;
@@ -477,17 +464,6 @@ static const char *jlist_str(struct json_object *a, char *buf, size_t len)
     return buf[0] ? buf : "-";
 }
 
-static const char *bytes_str(uint64_t b, char *buf, size_t len)
-{
-    if (b >= VN_GIB)
-        snprintf(buf, len, "%.1f GiB", (double)b / (double)VN_GIB);
-    else if (b >= VN_MIB)
-        snprintf(buf, len, "%.1f MiB", (double)b / (double)VN_MIB);
-    else
-        snprintf(buf, len, "%" PRIu64 " B", b);
-    return buf;
-}
-
 static void print_json(struct json_object *o)
 {
     const char *s = json_object_to_json_string_ext(
@@ -581,7 +557,7 @@ static void print_status_domain(struct json_object *d)
     printf("  counters: passes %" PRIu64 ", memory scans %" PRIu64 ", pins %" PRIu64
            ", pages moved %" PRIu64 ", bytes moved %s, errors %" PRIu64 "\n",
            ju64(cnt, "passes"), ju64(cnt, "memory_scans"), ju64(cnt, "pins"),
-           ju64(cnt, "pages_moved"), bytes_str(ju64(cnt, "bytes_moved"), b1, sizeof(b1)),
+           ju64(cnt, "pages_moved"), vn_human_bytes(ju64(cnt, "bytes_moved"), b1, sizeof(b1)),
            ju64(cnt, "errors"));
 }
 
@@ -619,7 +595,7 @@ static void print_record(struct json_object *rec)
     }
     if (jlen(cells) == 0)
         printf(" no cells");
-    printf("; moved %s", bytes_str(ju64(rec, "bytes_moved"), b1, sizeof(b1)));
+    printf("; moved %s", vn_human_bytes(ju64(rec, "bytes_moved"), b1, sizeof(b1)));
     if (error)
         printf("; error: %s", error);
     printf("\n");
@@ -677,7 +653,7 @@ static void print_advise(struct json_object *r)
                    jint_str(c, "cell", id, sizeof(id)), jstr(d, "mode", "-"),
                    jint_str(c, "current_node", cur, sizeof(cur)),
                    jint_str(c, "target_node", tgt, sizeof(tgt)), loc, jlen(pins),
-                   b ? bytes_str(b, bytes, sizeof(bytes)) : "-", jstr(c, "reason", "-"),
+                   b ? vn_human_bytes(b, bytes, sizeof(bytes)) : "-", jstr(c, "reason", "-"),
                    jlist_str(jget(c, "rules"), rules, sizeof(rules)));
             for (size_t m = 0; m < jlen(pins); m++) {
                 struct json_object *p = json_object_array_get_idx(pins, m);
@@ -694,7 +670,7 @@ static void print_advise(struct json_object *r)
                            jint_str(mv, "to_node", tgt, sizeof(tgt)));
                 else
                     printf("    move %s node %s -> node %s (+%.1f points)\n",
-                           bytes_str(ju64(mv, "bytes"), bytes, sizeof(bytes)),
+                           vn_human_bytes(ju64(mv, "bytes"), bytes, sizeof(bytes)),
                            jint_str(mv, "from_node", cur, sizeof(cur)),
                            jint_str(mv, "to_node", tgt, sizeof(tgt)), gain);
             }

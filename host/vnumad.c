@@ -203,8 +203,8 @@ int main(int argc, char **argv)
     topo_source_kind kind = TOPO_SOURCE_LIVE;
     output_kind out = OUTPUT_BOTH;
     bool do_advise = false;
-    unsigned long passes = 1;
-    char err[1024], *end;
+    uint64_t passes = 1;
+    char err[1024];
     int c, r;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -230,9 +230,7 @@ int main(int argc, char **argv)
             out = OUTPUT_TABLE;
             break;
         case 'p':
-            errno = 0;
-            passes = strtoul(optarg, &end, 10);
-            if (errno || *end || optarg[0] == '-' || passes < 1 || passes > ADVISE_MAX_PASSES) {
+            if (vn_parse_u64(optarg, 1, ADVISE_MAX_PASSES, &passes) < 0) {
                 fprintf(stderr, "vnumad: --passes: expected 1..%d, got '%s'\n", ADVISE_MAX_PASSES,
                         optarg);
                 return 2;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "json.h"
 
 /* Room for the deepest path ("return.processes[63].ranges[63].length") and a key. */
 #define DCTX_PATH_MAX 160
@@ -34,32 +35,11 @@
 typedef struct dctx {
     char *err;
     size_t errlen;
-    char path[DCTX_PATH_MAX];
-    size_t pathlen;
+    vn_jpath path;
     unsigned version;                 /* fields added after this version are unknown */
     bool open;                        /* unknown fields are ignored, not refused */
     uint64_t totals[PROTO_TOTAL_MAX]; /* message-wide entry counts */
 } dctx;
-
-static void json_putp(struct json_object **o)
-{
-    if (*o)
-        (void)json_object_put(*o);
-}
-
-static void tokener_freep(struct json_tokener **t)
-{
-    if (*t)
-        json_tokener_free(*t);
-}
-
-static void freep(void *p)
-{
-    free(*(void **)p);
-}
-
-#define _cleanup_(f)   __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
 
 /* ---- names ---- */
 
@@ -90,16 +70,6 @@ const char *proto_error_name(proto_error e)
 const char *proto_error_class(proto_error e)
 {
     return e == PROTO_ERR_COMMAND ? "CommandNotFound" : "GenericError";
-}
-
-const char *proto_msg_name(proto_msg m)
-{
-    return (unsigned)m < PROTO_MSG_MAX ? proto_messages[m].name : NULL;
-}
-
-const char *proto_cap_name(proto_cap c)
-{
-    return (unsigned)c < PROTO_CAP_MAX ? proto_capabilities[c].name : NULL;
 }
 
 uint64_t proto_known_caps(void)
@@ -189,70 +159,11 @@ void proto_sanitize_comm(char *dst, const char *src)
 
 /* ---- paths and errors ---- */
 
-/* Copy up to SHOWN_MAX bytes of untrusted text, printable ASCII only ('?' otherwise). */
-static void copy_shown(char *dst, size_t dstlen, const char *src, size_t srclen)
-{
-    size_t n = 0;
-
-    assert(dstlen > 4);
-    for (size_t i = 0; i < srclen && n + 4 < dstlen; i++) {
-        unsigned char ch = (unsigned char)src[i];
-
-        if (i == SHOWN_MAX) {
-            memcpy(dst + n, "...", 3);
-            n += 3;
-            break;
-        }
-        dst[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-    }
-    dst[n] = '\0';
-}
-
-static void path_append(dctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void path_append(dctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(c->path + c->pathlen, sizeof(c->path) - c->pathlen, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        c->pathlen += (size_t)n;
-        if (c->pathlen > sizeof(c->path) - 1)
-            c->pathlen = sizeof(c->path) - 1;
-    }
-}
-
-static size_t path_push_key(dctx *c, const char *key)
-{
-    size_t mark = c->pathlen;
-    char shown[SHOWN_MAX + 8];
-    size_t len = strlen(key);
-    bool plain = len > 0 && strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_-") == len;
-
-    copy_shown(shown, sizeof(shown), key, len);
-    if (plain)
-        path_append(c, "%s%s", c->pathlen ? "." : "", shown);
-    else
-        path_append(c, "[\"%s\"]", shown);
-    return mark;
-}
-
-static size_t path_push_index(dctx *c, size_t i)
-{
-    size_t mark = c->pathlen;
-
-    path_append(c, "[%zu]", i);
-    return mark;
-}
-
-static void path_pop(dctx *c, size_t mark)
-{
-    c->pathlen = mark;
-    c->path[mark] = '\0';
-}
+/* The JSON path of the value being checked, for error messages (lib/json.h). */
+#define PATH_IDENT "abcdefghijklmnopqrstuvwxyz0123456789_-"
+#define path_push_key(c, key)  vn_jpath_push_key(&(c)->path, (key))
+#define path_push_index(c, i)  vn_jpath_push_index(&(c)->path, (i))
+#define path_pop(c, mark)      vn_jpath_pop(&(c)->path, (mark))
 
 /* Format "PATH: reason" (or "reason" at the top) into err and return -kind. */
 static int fail(dctx *c, proto_error kind, const char *fmt, ...)
@@ -267,8 +178,8 @@ static int fail(dctx *c, proto_error kind, const char *fmt, ...)
         va_start(ap, fmt);
         (void)vsnprintf(reason, sizeof(reason), fmt, ap);
         va_end(ap);
-        if (c->pathlen)
-            (void)snprintf(c->err, c->errlen, "%s: %s", c->path, reason);
+        if (c->path.len)
+            (void)snprintf(c->err, c->errlen, "%s: %s", c->path.buf, reason);
         else
             (void)snprintf(c->err, c->errlen, "%s", reason);
     }
@@ -679,57 +590,21 @@ static int decode_object(dctx *c, const proto_object *o, struct json_object *v, 
 
 /* ---- text ---- */
 
-static bool is_json_space(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
-}
-
 /*
- * What json-c 0.16 lets through in strict mode: single-quoted strings, raw
- * control bytes inside strings, "\u0000" in an object key (cut at the NUL, so
- * "id\u0000x" would count as "id"). Scans the text the tokener accepted and
- * counts the keys (a string followed by ':'). Returns 0 or -kind.
+ * What json-c 0.16 lets through in strict mode (lib/json.h: single-quoted strings, raw
+ * control bytes inside strings, "\u0000" in an object key), and the number of keys.
+ * Returns 0 or -kind.
  */
 static int scan_text(dctx *c, const char *text, size_t len, uint64_t *ret_keys)
 {
-    bool in_string = false, has_nul = false;
-    uint64_t keys = 0;
+    size_t at = 0;
+    vn_json_lenient l = vn_json_scan(text, len, &at, ret_keys);
 
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-
-        if (!in_string) {
-            if (ch == '\'')
-                return fail(c, PROTO_ERR_SYNTAX, "column %zu: single-quoted strings are not JSON",
-                            i + 1);
-            if (ch == '"') {
-                in_string = true;
-                has_nul = false;
-            }
-            continue;
-        }
-        if ((unsigned char)ch < 0x20)
-            return fail(c, PROTO_ERR_SYNTAX, "column %zu: control character in a string", i + 1);
-        if (ch == '\\') {
-            if (i + 5 < len && memcmp(text + i + 1, "u0000", 5) == 0)
-                has_nul = true;
-            i++; /* skip the escaped character */
-        } else if (ch == '"') {
-            size_t j = i + 1;
-
-            in_string = false;
-            while (j < len && is_json_space(text[j]))
-                j++;
-            if (j < len && text[j] == ':') {
-                keys++;
-                if (has_nul)
-                    return fail(c, PROTO_ERR_UTF8, "column %zu: key contains a NUL character",
-                                i + 1);
-            }
-        }
-    }
-    *ret_keys = keys;
-    return 0;
+    if (l == VN_JSON_STRICT)
+        return 0;
+    if (l == VN_JSON_NUL_KEY)
+        return fail(c, PROTO_ERR_UTF8, "column %zu: key contains a NUL character", at + 1);
+    return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", at + 1, vn_json_lenient_str(l));
 }
 
 /* Keys of every object in the tree (depth is bounded by the tokener). */
@@ -778,8 +653,8 @@ static size_t count_containers(const char *text, size_t len)
 /* Step 1: one line of text to one JSON object. */
 static int parse_line(dctx *c, const char *line, size_t len, struct json_object **ret)
 {
-    _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
-    _cleanup_(json_putp) struct json_object *root = NULL;
+    _cleanup_tokener_ struct json_tokener *tok = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
     enum json_tokener_error jerr;
     uint64_t keys = 0;
     size_t end, bad;
@@ -814,7 +689,7 @@ static int parse_line(dctx *c, const char *line, size_t len, struct json_object 
     if (jerr != json_tokener_success)
         return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", end + 1, json_tokener_error_desc(jerr));
     for (size_t i = end; i < len; i++)
-        if (!is_json_space(line[i]))
+        if (!vn_json_is_space(line[i]))
             return fail(c, PROTO_ERR_SYNTAX, "column %zu: data after the message", i + 1);
     r = scan_text(c, line, end, &keys);
     if (r < 0)
@@ -877,9 +752,9 @@ int proto_decode_reply(const char *line, size_t len, const proto_expect *expect,
                        char *err, size_t errlen)
 {
     static const char *const envelope[] = {"return", "error", "id", NULL};
-    _cleanup_(json_putp) struct json_object *root = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
     struct json_object *ret_v = NULL, *err_v = NULL;
-    dctx c = {.err = err, .errlen = errlen};
+    dctx c = {.err = err, .errlen = errlen, .path = {.cap = DCTX_PATH_MAX, .shown_max = SHOWN_MAX, .ident = PATH_IDENT, .ident_digit_ok = true}};
     const proto_message *msg;
     proto_reply tmp;
     size_t mark;
@@ -939,9 +814,9 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
                          uint32_t *ret_id, char *err, size_t errlen)
 {
     static const char *const envelope[] = {"execute", "arguments", "id", NULL};
-    _cleanup_(json_putp) struct json_object *root = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
     struct json_object *exec_v = NULL, *args_v = NULL;
-    dctx c = {.err = err, .errlen = errlen};
+    dctx c = {.err = err, .errlen = errlen, .path = {.cap = DCTX_PATH_MAX, .shown_max = SHOWN_MAX, .ident = PATH_IDENT, .ident_digit_ok = true}};
     const proto_message *msg = NULL;
     const char *name = NULL;
     proto_request tmp;
@@ -973,7 +848,7 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
             msg = &proto_messages[m];
     if (!msg || (version && msg->since > version)) {
         char shown[SHOWN_MAX + 8];
-        copy_shown(shown, sizeof(shown), name, name_len);
+        vn_shown(shown, sizeof(shown), name, name_len, SHOWN_MAX);
         return fail(&c, PROTO_ERR_COMMAND, "the command '%s' has not been found", shown);
     }
     r = enter_message(&c, msg, version);
@@ -1075,7 +950,7 @@ static int encode_field(const proto_field *f, const char *p, const void *base, u
 static int encode_object(const proto_object *o, const void *src, unsigned version,
                          struct json_object **ret)
 {
-    _cleanup_(json_putp) struct json_object *obj = json_object_new_object();
+    _cleanup_json_ struct json_object *obj = json_object_new_object();
 
     if (!obj)
         return -PROTO_ERR_NOMEM;
@@ -1113,7 +988,7 @@ static int array_add(struct json_object *arr, struct json_object *v)
 static int encode_field(const proto_field *f, const char *p, const void *base, unsigned version,
                         struct json_object **ret)
 {
-    _cleanup_(json_putp) struct json_object *v = NULL;
+    _cleanup_json_ struct json_object *v = NULL;
     uint64_t set;
     int r;
 
@@ -1221,7 +1096,7 @@ static int encode_request(proto_msg m, uint32_t id, const void *args, char **ret
                           size_t *ret_len)
 {
     const proto_message *msg = &proto_messages[m];
-    _cleanup_(json_putp) struct json_object *root = json_object_new_object();
+    _cleanup_json_ struct json_object *root = json_object_new_object();
     _cleanup_free_ char *line = NULL;
     struct json_object *a = NULL;
     proto_request check;
@@ -1257,7 +1132,7 @@ static int encode_request(proto_msg m, uint32_t id, const void *args, char **ret
 static int encode_reply(proto_msg m, uint32_t id, const char *key, const proto_object *o,
                         const void *value, char **ret_line, size_t *ret_len)
 {
-    _cleanup_(json_putp) struct json_object *root = json_object_new_object();
+    _cleanup_json_ struct json_object *root = json_object_new_object();
     _cleanup_free_ char *line = NULL;
     struct json_object *v = NULL;
     proto_expect expect = {.msg = m, .id = id, .version = PROTO_VERSION_MAX};

@@ -118,9 +118,6 @@ typedef enum proto_msg {
     PROTO_MSG_MAX
 } proto_msg;
 
-/* The command name of a message ("vnuma-hello"), NULL when out of range. */
-const char *proto_msg_name(proto_msg m);
-
 /* Capabilities (bit (1 << PROTO_CAP_x) of a capability set). Unknown names are ignored. */
 typedef enum proto_cap {
     PROTO_CAP_FLUSH,      /* host: may send 0xFF before a request */
@@ -338,9 +335,6 @@ unsigned proto_choose_version(uint64_t host_versions);
 
 /* The capability set this build knows of (others are ignored when decoding). */
 uint64_t proto_known_caps(void);
-
-/* The name of a capability ("hot-ranges"), NULL when out of range. */
-const char *proto_cap_name(proto_cap c);
 
 /* Copy a process name into dst (PROTO_MAX_COMM + 1 bytes) so that it is valid
  * for the wire: cut at PROTO_MAX_COMM bytes on a character boundary, invalid

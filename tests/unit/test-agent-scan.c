@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
-#include "rules.h"
+#include "scanrule.h"
 #include "scan.h"
 #include "tap.h"
 

@@ -23,9 +23,6 @@ static void test_imb_numa_nr(void)
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         CHECK(rule_imb_numa_nr(cases[i].cpus, cases[i].llc) == cases[i].want, "imb_numa_nr: %s",
               cases[i].why);
-    CHECK(rule_imb_numa_nr_level(2, 64, 16) == 8, "second NUMA level spanning 4x: 2 * 4 = 8");
-    CHECK(rule_imb_numa_nr_level(3, 16, 16) == 3, "level of the same span: factor 1");
-    CHECK(rule_imb_numa_nr_level(3, 8, 16) == 3, "factor never below 1");
 }
 
 static void test_adjust_imbalance(void)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Small helpers shared by every vnuma module: cleanup attributes, array sizes,
- * checked integer parsing. Nothing here does I/O.
+ * Small helpers shared by every vnuma program (host, agent, protocol): cleanup
+ * attributes, array sizes, byte units. Nothing here does I/O. The base library
+ * (lib/) depends on no header of host/, agent/ or proto/.
  */
 #pragma once
 
@@ -48,3 +49,14 @@ static inline void vn_closep(int *fd)
 
 #define VN_GIB (1024ULL * 1024 * 1024)
 #define VN_MIB (1024ULL * 1024)
+
+/* "1.5 GiB", "12.0 MiB" or "4096 B" into buf (at least 16 bytes); returns buf. */
+const char *vn_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * Checked decimal parsing of a whole string: digits only (a leading '-' for the signed
+ * one), no sign, space, base prefix or trailing text, within lo..hi. 0, or -EINVAL
+ * (not a number) / -ERANGE (outside lo..hi); *ret is written only on success.
+ */
+int vn_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *ret);
+int vn_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *ret);
