@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The answers to vnumactl's commands (status, decisions, explain, advise, pause, resume,
+ * metrics), served by host/control.c.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "control.h"
+#include "daemon_priv.h"
+#include "decide.h"
+#include "log.h"
+#include "record.h"
+#include "rules.h"
+#include "sample.h"
+#include "snapshot.h"
+#include "util.h"
+
+static int no_domain(const char *name, char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    snprintf(errclass, classlen, "NoSuchDomain");
+    snprintf(err, errlen, "no opted-in domain named '%s'", name);
+    return -ENOENT;
+}
+
+static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, const uint16_t *vc,
+                                     bool is_mem)
+{
+    struct json_object *o = json_object_new_object();
+    char key[16];
+
+    for (unsigned n = 0; o && n < t->nr_nodes; n++) {
+        snprintf(key, sizeof(key), "%u", t->nodes[n].os_index);
+        json_object_object_add(
+            o, key, is_mem ? json_object_new_uint64(mem[n]) : json_object_new_int(vc[n]));
+    }
+    return o;
+}
+
+static struct json_object *status_domain(vnumad *dm, const dom_state *st)
+{
+    struct json_object *o = json_object_new_object(), *cells = json_object_new_array();
+    struct json_object *agent = json_object_new_object(), *cnt = json_object_new_object();
+    const char *state = !st->cfg.valid        ? "invalid-config"
+                        : st->permanent_error ? "error"
+                        : st->id < 0          ? "stopped"
+                                              : "ok";
+
+    json_object_object_add(o, "name", json_object_new_string(st->name));
+    json_object_object_add(o, "uuid", json_object_new_string(st->uuid));
+    json_object_object_add(o, "mode", json_object_new_string(mode_name(st->cfg.mode)));
+    json_object_object_add(o, "paused", json_object_new_boolean(st->paused));
+    json_object_object_add(o, "state", json_object_new_string(state));
+    json_object_object_add(o, "error",
+                           !st->cfg.valid        ? json_object_new_string(st->cfg.error)
+                           : st->permanent_error ? json_object_new_string(st->error)
+                                                 : NULL);
+    json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
+    json_object_object_add(
+        agent, "hint_age_s",
+        st->hints ? json_object_new_double(round((vn_mono_s() - st->hints_at_s) * 10) / 10) : NULL);
+    json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->agent.hint_sets));
+    if (st->hints) {
+        struct json_object *procs = json_object_new_array();
+        for (unsigned i = 0; i < st->hints->nr_processes && i < 16; i++) {
+            const proto_process *pr = &st->hints->processes[i];
+            struct json_object *o2 = json_object_new_object();
+            json_object_object_add(o2, "pid", json_object_new_int(pr->pid));
+            json_object_object_add(o2, "comm", json_object_new_string(pr->comm));
+            json_object_object_add(o2, "vcpus", json_object_new_int((int)pr->nr_vcpus));
+            json_object_object_add(o2, "ranges", json_object_new_int((int)pr->nr_ranges));
+            json_object_array_add(procs, o2);
+        }
+        json_object_object_add(agent, "top", procs);
+    }
+    json_object_object_add(agent, "processes",
+                           json_object_new_int(st->hints ? (int)st->hints->nr_processes : 0));
+    {
+        struct json_object *errs = json_object_new_object();
+        for (unsigned k = 1; k < PROTO_ERR_MAX; k++)
+            if (st->agent.errors[k])
+                json_object_object_add(errs, proto_error_name((proto_error)k),
+                                       json_object_new_uint64(st->agent.errors[k]));
+        if (st->agent.dropped_entries)
+            json_object_object_add(errs, "out-of-bounds",
+                                   json_object_new_uint64(st->agent.dropped_entries));
+        json_object_object_add(agent, "errors", errs);
+        json_object_object_add(
+            agent, "last_error",
+            st->agent.last_error[0] ? json_object_new_string(st->agent.last_error) : NULL);
+    }
+    json_object_object_add(o, "agent", agent);
+    json_object_object_add(o, "age_passes", json_object_new_int((int)st->age_passes));
+    for (unsigned k = 0; k < st->nr_view; k++) {
+        struct json_object *c = json_object_new_object();
+        json_object_object_add(c, "cell", json_object_new_int((int)st->view[k].cell));
+        json_object_object_add(
+            c, "target_node",
+            st->view[k].target >= 0
+                ? json_object_new_int((int)dm->topo->nodes[st->view[k].target].os_index)
+                : NULL);
+        json_object_object_add(c, "locality",
+                               json_object_new_double(round(st->view[k].locality * 10) / 10));
+        json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
+        json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
+        {
+            struct json_object *hot = json_object_new_array();
+            for (unsigned h = 0; h < st->view[k].nr_hot; h++) {
+                struct json_object *r = json_object_new_object();
+                json_object_object_add(r, "gpa", json_object_new_uint64(st->view[k].hot[h].gpa));
+                json_object_object_add(r, "length",
+                                       json_object_new_uint64(st->view[k].hot[h].length));
+                json_object_object_add(r, "heat", json_object_new_double(st->view[k].hot[h].heat));
+                json_object_object_add(r, "shared",
+                                       json_object_new_boolean(st->view[k].hot[h].shared));
+                json_object_array_add(hot, r);
+            }
+            json_object_object_add(c, "hot", hot);
+        }
+        json_object_array_add(cells, c);
+    }
+    json_object_object_add(o, "cells", cells);
+    json_object_object_add(cnt, "passes", json_object_new_uint64(st->count.passes));
+    json_object_object_add(cnt, "memory_scans", json_object_new_uint64(st->count.memory_scans));
+    json_object_object_add(cnt, "memory_reuses", json_object_new_uint64(st->count.memory_reuses));
+    json_object_object_add(cnt, "pins", json_object_new_uint64(st->count.pins));
+    json_object_object_add(cnt, "pages_moved", json_object_new_uint64(st->count.pages_moved));
+    json_object_object_add(cnt, "bytes_moved", json_object_new_uint64(st->count.bytes_moved));
+    json_object_object_add(cnt, "errors", json_object_new_uint64(st->count.errors));
+    json_object_object_add(cnt, "affinity_fixups",
+                           json_object_new_uint64(st->count.affinity_fixups));
+    json_object_object_add(o, "counters", cnt);
+    return o;
+}
+
+static int ctl_status(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                      size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    struct json_object *o = json_object_new_object(), *doms = json_object_new_array();
+
+    if (domain && !domains_find_by_name(dm, domain)) {
+        json_object_put(o);
+        json_object_put(doms);
+        return no_domain(domain, errclass, classlen, err, errlen);
+    }
+    json_object_object_add(o, "pass", json_object_new_uint64(dm->pass));
+    json_object_object_add(o, "connected", json_object_new_boolean(dm->connected));
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (!domain || strcmp(dm->doms[i]->name, domain) == 0)
+            json_object_array_add(doms, status_domain(dm, dm->doms[i]));
+    json_object_object_add(o, "domains", doms);
+    *ret = o;
+    return 0;
+}
+
+static void add_history(struct json_object *arr, const dom_state *st)
+{
+    for (unsigned i = 0; i < st->nr_history; i++) {
+        unsigned idx = (st->history_head + STATE_HISTORY - 1 - i) % STATE_HISTORY;
+        struct json_object *r = st->history[idx] ? json_tokener_parse(st->history[idx]) : NULL;
+        if (r)
+            json_object_array_add(arr, r);
+    }
+}
+
+static int cmp_pass_desc(const void *a, const void *b)
+{
+    struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
+    struct json_object *px = NULL, *py = NULL;
+    uint64_t vx, vy;
+
+    json_object_object_get_ex(x, "pass", &px);
+    json_object_object_get_ex(y, "pass", &py);
+    vx = json_object_get_uint64(px);
+    vy = json_object_get_uint64(py);
+    return vx > vy ? -1 : vx < vy ? 1 : 0;
+}
+
+static int ctl_decisions(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                         size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    struct json_object *o, *arr;
+
+    if (domain && !domains_find_by_name(dm, domain))
+        return no_domain(domain, errclass, classlen, err, errlen);
+    o = json_object_new_object();
+    arr = json_object_new_array();
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (!domain || strcmp(dm->doms[i]->name, domain) == 0)
+            add_history(arr, dm->doms[i]);
+    json_object_array_sort(arr, cmp_pass_desc);
+    json_object_object_add(o, "decisions", arr);
+    *ret = o;
+    return 0;
+}
+
+static void explain_cell(vnumad *dm, const dom_state *st, struct json_object *cell,
+                         struct json_object *lines)
+{
+    struct json_object *id = NULL, *node = NULL, *tgt = NULL, *reason = NULL, *rules = NULL;
+    char buf[512], rl[256] = "";
+    size_t used = 0;
+
+    json_object_object_get_ex(cell, "cell", &id);
+    json_object_object_get_ex(cell, "node", &node);
+    json_object_object_get_ex(cell, "target", &tgt);
+    json_object_object_get_ex(cell, "reason", &reason);
+    json_object_object_get_ex(cell, "rules", &rules);
+    for (size_t i = 0; rules && i < json_object_array_length(rules) && used < sizeof(rl); i++)
+        used += (size_t)snprintf(rl + used, sizeof(rl) - used, "%s%s", i ? ", " : "",
+                                 json_object_get_string(json_object_array_get_idx(rules, i)));
+    snprintf(buf, sizeof(buf), "cell %s: runs on node %s, target node %s: %s (rules: %s)",
+             json_object_get_string(id), node ? json_object_get_string(node) : "-",
+             tgt ? json_object_get_string(tgt) : "-", json_object_get_string(reason),
+             used ? rl : "none");
+    json_object_array_add(lines, json_object_new_string(buf));
+    if (tgt) {
+        int idx = topo_node_index(dm->topo, (unsigned)json_object_get_int(tgt));
+        if (idx >= 0) {
+            snprintf(buf, sizeof(buf),
+                     "  rule 1 (allowed imbalance): node %s has %u CPUs in %u LLC group(s), "
+                     "imb_numa_nr %u",
+                     json_object_get_string(tgt), dm->topo->nodes[idx].nr_cpus,
+                     dm->topo->nodes[idx].nr_llc, dm->topo->nodes[idx].imb_numa_nr);
+            json_object_array_add(lines, json_object_new_string(buf));
+        }
+    }
+    (void)st;
+}
+
+static int ctl_explain(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                       size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    dom_state *st = domains_find_by_name(dm, domain);
+    struct json_object *o, *lines, *rec = NULL, *cells = NULL;
+    char buf[512];
+
+    if (!st)
+        return no_domain(domain, errclass, classlen, err, errlen);
+    o = json_object_new_object();
+    lines = json_object_new_array();
+    if (st->nr_history)
+        rec =
+            json_tokener_parse(st->history[(st->history_head + STATE_HISTORY - 1) % STATE_HISTORY]);
+    snprintf(buf, sizeof(buf),
+             "domain %s: mode %s%s, %u passes old (rule 3: early migration "
+             "for the first %u passes, then a two-stage filter)",
+             st->name, mode_name(st->cfg.mode), st->paused ? " (paused)" : "", st->age_passes,
+             dm->cfg.decide.early_passes);
+    json_object_array_add(lines, json_object_new_string(buf));
+    if (!st->cfg.valid) {
+        snprintf(buf, sizeof(buf), "left alone: invalid <balancer> element: %s", st->cfg.error);
+        json_object_array_add(lines, json_object_new_string(buf));
+    }
+    if (st->permanent_error) {
+        snprintf(buf, sizeof(buf), "left alone after a permanent error: %s", st->error);
+        json_object_array_add(lines, json_object_new_string(buf));
+    }
+    if (rec && json_object_object_get_ex(rec, "cells", &cells))
+        for (size_t i = 0; i < json_object_array_length(cells); i++)
+            explain_cell(dm, st, json_object_array_get_idx(cells, i), lines);
+    snprintf(buf, sizeof(buf),
+             "rules 4 and 5 (scan budget, short lock holds): memory sampled with %llu windowed "
+             "move_pages queries of at most %d pages so far%s",
+             (unsigned long long)st->count.memory_scans, LOCK_HOLD_MAX_PAGES,
+             st->count.memory_scans ? "" : " (none: cpuset-skip, QMP off, or not sampled yet)");
+    json_object_array_add(lines, json_object_new_string(buf));
+    json_object_object_add(o, "domain", json_object_new_string(st->name));
+    json_object_object_add(o, "lines", lines);
+    json_object_object_add(o, "record", rec);
+    *ret = o;
+    return 0;
+}
+
+static int ctl_advise(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                      size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    dom_state *st = domains_find_by_name(dm, domain);
+    snapshot s;
+    plan p = {0};
+    virt_dom *d = NULL;
+    int r;
+
+    if (!st)
+        return no_domain(domain, errclass, classlen, err, errlen);
+    if (!dm->connected || virt_dom_open(dm->conn, st->uuid, &d) < 0) {
+        snprintf(errclass, classlen, "Internal");
+        snprintf(err, errlen, "cannot reach domain '%s' through libvirt", domain);
+        return -EIO;
+    }
+    memset(&s, 0, sizeof(s));
+    s.pass = dm->pass;
+    s.domains = calloc(1, sizeof(*s.domains));
+    if (!s.domains) {
+        virt_dom_free(d);
+        return -ENOMEM;
+    }
+    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, vn_mono_s(), &s.domains[0], err,
+                      errlen);
+    virt_dom_free(d);
+    if (r < 0) {
+        snapshot_clear(&s);
+        snprintf(errclass, classlen, "Internal");
+        return r;
+    }
+    s.nr_domains = 1;
+    /* a dry run: advise what auto would do, whatever the mode */
+    s.domains[0].mode = VN_MODE_ADVISE;
+    r = decide(dm->topo, &s, &dm->cfg.decide, &p);
+    snapshot_clear(&s);
+    if (r < 0)
+        return r;
+    *ret = record_plan_json(dm->topo, &p);
+    plan_clear(&p);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_object **ret,
+                      char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    dom_state *st = domains_find_by_name(dm, domain);
+    struct json_object *o;
+
+    if (!st)
+        return no_domain(domain, errclass, classlen, err, errlen);
+    st->paused = paused;
+    log_info("Domain '%s' %s by vnumactl", st->name, paused ? "paused" : "resumed");
+    o = json_object_new_object();
+    json_object_object_add(o, "domain", json_object_new_string(st->name));
+    json_object_object_add(o, "paused", json_object_new_boolean(paused));
+    *ret = o;
+    return 0;
+}
+
+static int ctl_pause(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                     size_t classlen, char *err, size_t errlen)
+{
+    return set_paused(opaque, domain, true, ret, errclass, classlen, err, errlen);
+}
+
+static int ctl_resume(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                      size_t classlen, char *err, size_t errlen)
+{
+    return set_paused(opaque, domain, false, ret, errclass, classlen, err, errlen);
+}
+
+/* `vnumactl metrics`: the same text as metrics_file, as {"text": "..."}. */
+static int ctl_metrics(void *opaque, const char *domain, struct json_object **ret, char *errclass,
+                       size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    _cleanup_free_ char *text = publish_metrics_text(dm);
+    struct json_object *o;
+
+    (void)domain;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    if (!text)
+        return -ENOMEM;
+    o = json_object_new_object();
+    json_object_object_add(o, "text", json_object_new_string(text));
+    *ret = o;
+    return 0;
+}
+
+const control_command commands_table[] = {
+    {"status", ctl_status, false},   {"decisions", ctl_decisions, false},
+    {"explain", ctl_explain, true},  {"advise", ctl_advise, true},
+    {"pause", ctl_pause, true},      {"resume", ctl_resume, true},
+    {"metrics", ctl_metrics, false}, {NULL, NULL, false},
+};

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's insides, shared by its modules and by no one else:
+ *   daemon.c    the loop, the connection to libvirtd, timers, signals, reload, daemon_main
+ *   domains.c   which domains are tracked (opt-in, opt-out, restore) and their agent link
+ *   pass.c      one balancing pass: sample -> decide -> act, per domain
+ *   publish.c   the record of a pass: history, journal, QEMU, metadata, log, metrics file
+ *   commands.c  the answers to vnumactl
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "act.h"
+#include "control.h"
+#include "metrics.h"
+#include "model.h"
+#include "numa_ops.h"
+#include "record.h"
+#include "state.h"
+#include "topology.h"
+#include "virt.h"
+
+#define MAX_DOMAINS SNAP_MAX_DOMAINS
+
+typedef struct vnumad {
+    daemon_config cfg;
+    const char *config_path;
+    topology *topo;
+    const numa_ops *numa;
+    virt_conn *conn;
+    bool connected;
+    double backoff_s;
+    int reconnect_timer;
+    int pass_timer;
+    int soon_timer;
+    uint64_t pass;
+    dom_state *doms[MAX_DOMAINS];
+    size_t nr_doms;
+    act_budget budget;
+    control_server *ctl;
+    int sigfd, sig_watch;
+    bool quit;
+    FILE *journal;
+    metrics_host stats; /* counters for the metrics (host/metrics.h) */
+} vnumad;
+
+/* ---- domains.c ---- */
+
+/* The tracked domain with this uuid (or name), or NULL. */
+dom_state *domains_find(vnumad *dm, const char *uuid);
+dom_state *domains_find_by_name(vnumad *dm, const char *name);
+
+/* Free a domain's state and close its agent link; NULL-safe. Does not untrack it. */
+void domains_state_free(dom_state *st);
+
+/* Stop tracking st and free it (nothing is restored). */
+void domains_forget(vnumad *dm, dom_state *st);
+
+/* Read a running domain's <balancer> element and track, update, restore or drop it; true
+ * when something that matters for balancing changed. */
+bool domains_consider(vnumad *dm, const char *uuid);
+
+/* After (re)connecting: forget what no longer runs, consider every running domain. */
+void domains_resync(vnumad *dm);
+
+/* Give the domain its original pinning and binding back (if vnumad changed them) and
+ * record "restored" with reason `why`. */
+void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why);
+
+/* Open the guest agent channel when the guest has the port open and none is open yet. */
+void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st);
+
+/* Close the agent channel and forget its hints; NULL-safe on a state without one. */
+void domains_agent_drop(dom_state *st);
+
+/* ---- pass.c ---- */
+
+/* One balancing pass over the tracked domains (nothing while disconnected), timed, then
+ * the metrics file published. */
+void pass_run(vnumad *dm);
+
+/* ---- publish.c ---- */
+
+/* The record of one domain in one pass, everywhere it goes: history, journal, log line,
+ * action counters, and (d not NULL) the QEMU object and the live metadata. */
+void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc,
+                    const plan_domain *pd, const act_result *res);
+
+/* publish_record() of a record with no plan: this pass, now, `action` for `reason`. */
+void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *action,
+                           const char *reason);
+
+/* Write the originals and (json not NULL) the record into the live metadata; 0, or -1 when
+ * it could not be written (logged; the callers count it). */
+int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time, const char *json);
+
+/* Open (create) state_dir/journal.jsonl for appending into dm->journal; 0 or -errno. */
+int publish_open_journal(vnumad *dm);
+
+/* The metrics exposition (host/metrics.c) of the current state, or NULL (out of memory);
+ * the caller frees it. */
+char *publish_metrics_text(vnumad *dm);
+
+/* After every pass: flush suppressed log lines, write the metrics file (if configured). */
+void publish_metrics(vnumad *dm);
+
+/* ---- commands.c ---- */
+
+/* The vnumactl commands, for control_open() with the vnumad as opaque. */
+extern const control_command commands_table[];

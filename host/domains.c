@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The domains vnumad tracks: opted in by their <balancer> element, restored and dropped
+ * when they opt out, forgotten when they stop; and the glue to their guest agent link.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "agentlink.h"
+#include "clock.h"
+#include "conflicts.h"
+#include "daemon_priv.h"
+#include "log.h"
+#include "metadata.h"
+#include "rules.h"
+#include "sample.h"
+#include "util.h"
+#include "virt.h"
+
+/* ---- domain state ---- */
+
+dom_state *domains_find(vnumad *dm, const char *uuid)
+{
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (strcmp(dm->doms[i]->uuid, uuid) == 0)
+            return dm->doms[i];
+    return NULL;
+}
+
+dom_state *domains_find_by_name(vnumad *dm, const char *name)
+{
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (strcmp(dm->doms[i]->name, name) == 0)
+            return dm->doms[i];
+    return NULL;
+}
+
+void domains_agent_drop(dom_state *st)
+{
+    agentlink_close(st->link);
+    st->link = NULL;
+    st->link_closed = false;
+    st->agent_connected = false;
+    if (st->hints) {
+        proto_hints_free(st->hints);
+        free(st->hints);
+        st->hints = NULL;
+    }
+}
+
+void domains_state_free(dom_state *st)
+{
+    if (!st)
+        return;
+    domains_agent_drop(st);
+    for (unsigned i = 0; i < STATE_HISTORY; i++)
+        free(st->history[i]);
+    free(st);
+}
+
+void domains_forget(vnumad *dm, dom_state *st)
+{
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (dm->doms[i] == st) {
+            dm->doms[i] = dm->doms[--dm->nr_doms];
+            break;
+        }
+    domains_state_free(st);
+}
+
+/* A domain seen for the first time, or again with a new libvirt id (restarted, or
+ * arrived by migration): everything learnt about the old QEMU is void, and rule 3's
+ * early phase starts over. */
+static void state_reset_run(dom_state *st, int id)
+{
+    st->id = id;
+    st->pid = 0;
+    st->age_passes = 0;
+    st->preferred_node = -1;
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        st->last_candidate[k] = -1;
+    st->ram_for_id = -1;
+    st->nr_ram = 0;
+    sample_mem_changed(st);
+    memset(st->move_resume, 0, sizeof(st->move_resume));
+    st->nr_prev = 0;
+    st->prev_sample_s = 0;
+    st->permanent_error = false;
+    st->error[0] = '\0';
+    st->qom_created = false;
+    domains_agent_drop(st);
+    st->nr_view = 0;
+    memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
+}
+
+/* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
+ * domain is first tracked. */
+static void warn_placement_auto(virt_dom *d, dom_state *st, const char *name)
+{
+    _cleanup_free_ char *xml = NULL;
+
+    if (virt_dom_xml(d, &xml) < 0)
+        return;
+    st->placement_auto = conflicts_placement_auto(xml);
+    if (st->placement_auto)
+        log_warn(
+            "Domain '%s' has placement='auto' (numad-driven placement at start); vnumad moves it afterwards, so the two disagree: use placement='static' for opted-in domains (docs/operations.md)",
+            name);
+}
+
+/* ---- the guest agent ---- */
+
+static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
+{
+    dom_state *st = opaque;
+
+    st->agent_connected = true;
+    log_info("vnuma-agent %s of '%s' connected (protocol %u, %u guest nodes, %u vCPUs)",
+             hello->agent, st->name, hello->version, hello->nodes, hello->vcpus);
+}
+
+static void on_agent_hints(void *opaque, proto_hints *h)
+{
+    dom_state *st = opaque;
+    proto_gpa_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    char err[256] = "";
+    int dropped;
+
+    for (unsigned i = 0; i < st->nr_ram; i++)
+        ram[i] = (proto_gpa_range){.gpa = st->ram[i].gpa, .length = st->ram[i].size};
+    /* lies the codec cannot see: vCPUs, nodes and ranges the domain does not have */
+    dropped = proto_hints_check_bounds(h, st->nr_prev, st->nr_ram ? st->nr_ram : 1, ram, st->nr_ram,
+                                       err, sizeof(err));
+    if (dropped > 0) {
+        st->agent.dropped_entries += (uint64_t)dropped;
+        snprintf(st->agent.last_error, sizeof(st->agent.last_error), "out of bounds: %.200s", err);
+        log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped, st->name, err);
+    }
+    if (st->hints) {
+        proto_hints_free(st->hints);
+        free(st->hints);
+    }
+    st->hints = h;
+    st->hints_at_s = vn_mono_s();
+}
+
+static void on_agent_closed(void *opaque)
+{
+    dom_state *st = opaque;
+
+    st->agent_connected = false;
+    st->link_closed = true; /* closed from the pass, not from inside the link's callback */
+}
+
+/* Open the agent channel when the guest has the port open and none is open yet. */
+void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
+{
+    agentlink_callbacks cb = {
+        .hints = on_agent_hints, .ready = on_agent_ready, .closed = on_agent_closed, .opaque = st};
+    _cleanup_free_ char *xml = NULL;
+    char path[256];
+    bool open = false;
+    int r;
+
+    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || virt_dom_xml(d, &xml) < 0 ||
+        agentlink_find_channel(xml, path, sizeof(path), &open) < 0 || !open)
+        return;
+    r = agentlink_open(path, &cb, &st->agent, &st->link);
+    if (r < 0)
+        log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));
+}
+
+/* ---- opt-in ---- */
+
+void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
+{
+    int r;
+
+    if (!st->orig.saved)
+        return;
+    r = act_restore(d, st);
+    if (act_unbind_memfd(dm->numa, st) < 0)
+        log_warn("Failed to give the shared memory backend of '%s' its default policy back",
+                 st->name);
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_RESTORE]++;
+        log_err("Failed to restore the original pinning of '%s': %s", st->name, virt_last_error());
+        return;
+    }
+    log_info("Restored the original pinning and binding of '%s' (%s)", st->name, why);
+    memset(&st->orig, 0, sizeof(st->orig));
+    publish_record_simple(dm, d, st, "restored", why);
+}
+
+/*
+ * Look at a running domain's <balancer> element and track, update or drop it.
+ * Returns true when something that matters for balancing changed.
+ */
+bool domains_consider(vnumad *dm, const char *uuid)
+{
+    _cleanup_free_ char *xml = NULL;
+    virt_dom *d = NULL;
+    virt_dom_id id;
+    vn_balancer cfg;
+    dom_originals orig;
+    dom_state *st = domains_find(dm, uuid);
+    bool changed = false;
+    int r;
+
+    if (!dm->connected || virt_dom_open(dm->conn, uuid, &d) < 0)
+        return false;
+    if (virt_dom_ident(d, &id) < 0) {
+        virt_dom_free(d);
+        if (st)
+            domains_forget(dm, st);
+        return false;
+    }
+    r = virt_metadata_get(d, &xml);
+    if (r == -ENOENT) {
+        /* never opted in, or the element was removed: restore what we changed */
+        if (st) {
+            domains_restore(dm, d, st, "opted out: element removed");
+            domains_forget(dm, st);
+            changed = true;
+        }
+        virt_dom_free(d);
+        return changed;
+    }
+    if (r < 0) {
+        virt_dom_free(d);
+        return false;
+    }
+    meta_parse(xml, dm->topo, &cfg, &orig);
+    if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig.saved) {
+        virt_dom_free(d);
+        return false; /* mode="off" and nothing of ours to undo */
+    }
+    if (!st) {
+        if (dm->nr_doms >= MAX_DOMAINS) {
+            log_warn("Too many domains; not tracking '%s'", id.name);
+            virt_dom_free(d);
+            return false;
+        }
+        st = calloc(1, sizeof(*st));
+        if (!st) {
+            virt_dom_free(d);
+            return false;
+        }
+        snprintf(st->uuid, sizeof(st->uuid), "%s", id.uuid);
+        state_reset_run(st, id.id);
+        dm->doms[dm->nr_doms++] = st;
+        changed = true;
+        log_info("Tracking domain '%s' (%s)", id.name, uuid);
+        warn_placement_auto(d, st, id.name);
+    } else if (st->id != id.id) {
+        state_reset_run(st, id.id);
+        changed = true;
+    }
+    snprintf(st->name, sizeof(st->name), "%s", id.name);
+    /* a restarted vnumad finds the originals in the live metadata */
+    if (!st->orig.saved && orig.saved)
+        st->orig = orig;
+    if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
+        if (!cfg.valid)
+            log_warn("Leaving '%s' alone: invalid <balancer> element: %s", st->name, cfg.error);
+        else
+            log_info("Domain '%s' balancer mode %s", st->name, mode_name(cfg.mode));
+        st->cfg = cfg;
+        changed = true;
+    }
+    if (cfg.valid && cfg.mode == VN_MODE_OFF) {
+        domains_restore(dm, d, st, "opted out: mode off");
+        domains_forget(dm, st);
+    } else if (!cfg.valid && st->orig.saved) {
+        domains_restore(dm, d, st, "invalid <balancer> element");
+    }
+    virt_dom_free(d);
+    return changed;
+}
+
+void domains_resync(vnumad *dm)
+{
+    _cleanup_free_ virt_dom_id *ids = NULL;
+    size_t n = 0;
+
+    if (virt_list_running(dm->conn, &ids, &n) < 0) {
+        dm->stats.errors[METRICS_ERR_LIST]++;
+        log_warn("Failed to list domains: %s", virt_last_error());
+        return;
+    }
+    /* drop what is no longer running */
+    for (size_t i = 0; i < dm->nr_doms;) {
+        bool found = false;
+        for (size_t k = 0; k < n && !found; k++)
+            found = strcmp(ids[k].uuid, dm->doms[i]->uuid) == 0;
+        if (!found)
+            domains_forget(dm, dm->doms[i]);
+        else
+            i++;
+    }
+    for (size_t k = 0; k < n; k++)
+        (void)domains_consider(dm, ids[k].uuid);
+}

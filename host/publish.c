@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where a pass's record goes (docs/records.md): the in-memory history (vnumactl
+ * decisions), the journal, an object inside QEMU, the domain's live metadata and the log
+ * line; and the metrics file after each pass.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "daemon_priv.h"
+#include "log.h"
+#include "metadata.h"
+#include "metrics.h"
+#include "record.h"
+#include "util.h"
+#include "virt.h"
+
+/* ---- history ---- */
+
+static void history_push(dom_state *st, const char *json)
+{
+    char *copy = strdup(json);
+
+    if (!copy)
+        return;
+    free(st->history[st->history_head]);
+    st->history[st->history_head] = copy;
+    st->history_head = (st->history_head + 1) % STATE_HISTORY;
+    if (st->nr_history < STATE_HISTORY)
+        st->nr_history++;
+}
+
+/* ---- the metrics file (docs/operations.md) ---- */
+
+/* The exposition of host/metrics.c for the current state, or NULL (out of memory). */
+char *publish_metrics_text(vnumad *dm)
+{
+    char *text = NULL;
+
+    dm->stats.passes = dm->pass;
+    dm->stats.connected = dm->connected;
+    dm->stats.log_suppressed = log_suppressed_total();
+    if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, vn_mono_s(), &text) < 0)
+        return NULL;
+    return text;
+}
+
+/* After every pass: the metrics file (if configured), atomically. */
+void publish_metrics(vnumad *dm)
+{
+    _cleanup_free_ char *text = NULL;
+    int r;
+
+    log_flush_suppressed(false);
+    if (!dm->cfg.metrics_file[0])
+        return;
+    text = publish_metrics_text(dm);
+    r = text ? metrics_write_file(dm->cfg.metrics_file, text) : -ENOMEM;
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_METRICS_FILE]++;
+        log_warn("Cannot write the metrics to %s: %s", dm->cfg.metrics_file, strerror(-r));
+    }
+}
+
+/* ---- records ---- */
+
+/* Open (create) state_dir/journal.jsonl for appending into dm->journal; 0 or -errno. */
+int publish_open_journal(vnumad *dm)
+{
+    char path[512];
+    int fd;
+
+    if (mkdir(dm->cfg.state_dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    snprintf(path, sizeof(path), "%s/journal.jsonl", dm->cfg.state_dir);
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    dm->journal = fdopen(fd, "a");
+    if (!dm->journal) {
+        close(fd);
+        return -errno;
+    }
+    return 0;
+}
+
+static void journal_write(vnumad *dm, dom_state *st, struct json_object *rec)
+{
+    char key[sizeof(st->journal_key)];
+    struct json_object *a = NULL, *r = NULL, *cells = NULL;
+    size_t used;
+
+    if (!dm->journal)
+        return;
+    /* one line per change: identical "nothing to do" passes are not repeated */
+    json_object_object_get_ex(rec, "action", &a);
+    json_object_object_get_ex(rec, "reason", &r);
+    json_object_object_get_ex(rec, "cells", &cells);
+    used = (size_t)snprintf(key, sizeof(key), "%s|%s", a ? json_object_get_string(a) : "",
+                            r ? json_object_get_string(r) : "");
+    for (size_t i = 0; cells && i < json_object_array_length(cells) && used < sizeof(key); i++) {
+        struct json_object *c = json_object_array_get_idx(cells, i), *cr = NULL, *tg = NULL;
+        json_object_object_get_ex(c, "reason", &cr);
+        json_object_object_get_ex(c, "target", &tg);
+        used += (size_t)snprintf(key + used, sizeof(key) - used, "|%s@%s",
+                                 cr ? json_object_get_string(cr) : "",
+                                 tg ? json_object_get_string(tg) : "-");
+    }
+    if (strcmp(key, st->journal_key) == 0 && a && strcmp(json_object_get_string(a), "acted") != 0)
+        return;
+    snprintf(st->journal_key, sizeof(st->journal_key), "%s", key);
+    fprintf(dm->journal, "%s\n", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+    fflush(dm->journal);
+}
+
+/* Publish the record inside QEMU: an authz-simple object whose identity is the JSON. */
+static void record_qom(vnumad *dm, virt_dom *d, dom_state *st, const char *json)
+{
+    struct json_object *cmd, *args;
+    char *reply = NULL;
+    int r;
+
+    /* no monitor command for a domain whose opt-in element is broken: it is left alone */
+    if (!dm->cfg.use_qmp || !st->cfg.valid)
+        return;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        cmd = json_object_new_object();
+        args = json_object_new_object();
+        if (!cmd || !args) {
+            json_object_put(cmd);
+            json_object_put(args);
+            return;
+        }
+        if (st->qom_created) {
+            json_object_object_add(cmd, "execute", json_object_new_string("qom-set"));
+            json_object_object_add(args, "path", json_object_new_string("/objects/vnuma-decision"));
+            json_object_object_add(args, "property", json_object_new_string("identity"));
+            json_object_object_add(args, "value", json_object_new_string(json));
+        } else {
+            json_object_object_add(cmd, "execute", json_object_new_string("object-add"));
+            json_object_object_add(args, "qom-type", json_object_new_string("authz-simple"));
+            json_object_object_add(args, "id", json_object_new_string("vnuma-decision"));
+            json_object_object_add(args, "identity", json_object_new_string(json));
+        }
+        json_object_object_add(cmd, "arguments", args);
+        r = virt_qmp(d, json_object_to_json_string_ext(cmd, JSON_C_TO_STRING_PLAIN), &reply);
+        json_object_put(cmd);
+        free(reply);
+        reply = NULL;
+        if (r == 0) {
+            st->qom_created = true;
+            return;
+        }
+        /* object-add fails when it exists already (a restarted vnumad), qom-set when
+         * QEMU forgot it: switch and try once more */
+        st->qom_created = !st->qom_created;
+    }
+    log_debug("Failed to publish the decision of '%s' in QEMU: %s", st->name, virt_last_error());
+}
+
+/* 0, or -1 when the metadata could not be written (counted by the callers). */
+int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time, const char *json)
+{
+    _cleanup_free_ char *cur = NULL;
+    _cleanup_free_ char *out = NULL;
+    int r;
+
+    if (virt_metadata_get(d, &cur) < 0)
+        return 0;
+    if (meta_format(cur, &st->orig, pass, time, json, &out) < 0)
+        return 0;
+    r = virt_metadata_set(d, out);
+    if (r == -ESRCH)
+        return 0; /* stopped since it was sampled: no live metadata to write, not an error */
+    if (r < 0) {
+        log_warn("Failed to write the decision of '%s' to its metadata: %s", st->name,
+                 virt_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static void log_decision(const dom_state *st, struct json_object *rec)
+{
+    struct json_object *a = NULL, *r = NULL, *cells = NULL;
+    char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024];
+    size_t used = 0;
+
+    json_object_object_get_ex(rec, "action", &a);
+    json_object_object_get_ex(rec, "reason", &r);
+    json_object_object_get_ex(rec, "cells", &cells);
+    for (size_t i = 0; cells && i < json_object_array_length(cells) && used < sizeof(line); i++) {
+        struct json_object *c = json_object_array_get_idx(cells, i), *cr, *n, *tg, *mv;
+        json_object_object_get_ex(c, "reason", &cr);
+        json_object_object_get_ex(c, "node", &n);
+        json_object_object_get_ex(c, "target", &tg);
+        json_object_object_get_ex(c, "bytes_moved", &mv);
+        used += (size_t)snprintf(line + used, sizeof(line) - used, " cell%zu=%s->%s:%s:moved=%s", i,
+                                 n ? json_object_get_string(n) : "-",
+                                 tg ? json_object_get_string(tg) : "-", json_object_get_string(cr),
+                                 json_object_get_string(mv));
+    }
+    line[sizeof(line) - 1] = '\0';
+    /* quoted fields escaped: a name or reason with ' cannot forge the fields after it */
+    log_info("decision domain='%s' pass=%llu action=%s reason='%s'%s",
+             log_quote(st->name, qname, sizeof(qname)), (unsigned long long)st->count.passes,
+             a ? json_object_get_string(a) : "?",
+             log_quote(r ? json_object_get_string(r) : "?", qreason, sizeof(qreason)),
+             used ? line : "");
+}
+
+/* Every opted-in domain gets a record every pass, "no change" included. */
+void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc,
+                    const plan_domain *pd, const act_result *res)
+{
+    struct json_object *rec = record_decision_json(dm->topo, rc, pd, res);
+    const char *json;
+
+    if (!rec)
+        return;
+    json = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN);
+    history_push(st, json);
+    journal_write(dm, st, rec);
+    log_decision(st, rec);
+    metrics_count_action(&dm->stats, rc->action);
+    if (d) {
+        record_qom(dm, d, st, json);
+        if (publish_metadata(d, st, rc->pass, rc->time, json) < 0)
+            dm->stats.errors[METRICS_ERR_METADATA]++;
+    }
+    json_object_put(rec);
+}
+
+void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *action,
+                           const char *reason)
+{
+    char time[32];
+    record_ctx rc = {.name = st->name,
+                     .uuid = st->uuid,
+                     .mode = st->cfg.mode,
+                     .pass = dm->pass,
+                     .time = time,
+                     .action = action,
+                     .reason = reason};
+
+    vn_iso_time(time, sizeof(time));
+    publish_record(dm, d, st, &rc, NULL, NULL);
+}
