@@ -201,38 +201,30 @@ static int ctl_decisions(void *opaque, const char *domain, struct json_object **
     return 0;
 }
 
-static void explain_cell(vnumad *dm, const dom_state *st, struct json_object *cell,
-                         struct json_object *lines)
+static void explain_cell(vnumad *dm, const record_cell *c, struct json_object *lines)
 {
-    struct json_object *id = NULL, *node = NULL, *tgt = NULL, *reason = NULL, *rules = NULL;
-    char buf[512], rl[256] = "";
+    const topology *t = dm->topo;
+    char buf[512], rl[256] = "", node[16], tgt[16];
     size_t used = 0;
+    unsigned nr = 0;
 
-    json_object_object_get_ex(cell, "cell", &id);
-    json_object_object_get_ex(cell, "node", &node);
-    json_object_object_get_ex(cell, "target", &tgt);
-    json_object_object_get_ex(cell, "reason", &reason);
-    json_object_object_get_ex(cell, "rules", &rules);
-    for (size_t i = 0; rules && i < json_object_array_length(rules) && used < sizeof(rl); i++)
-        used += (size_t)snprintf(rl + used, sizeof(rl) - used, "%s%s", i ? ", " : "",
-                                 json_object_get_string(json_object_array_get_idx(rules, i)));
-    snprintf(buf, sizeof(buf), "cell %s: runs on node %s, target node %s: %s (rules: %s)",
-             json_object_get_string(id), node ? json_object_get_string(node) : "-",
-             tgt ? json_object_get_string(tgt) : "-", json_object_get_string(reason),
+    for (unsigned r = 0; r < RULE_MAX && used < sizeof(rl); r++)
+        if (c->rules & RULE_BIT(r))
+            used += (size_t)snprintf(rl + used, sizeof(rl) - used, "%s%s", nr++ ? ", " : "",
+                                     rule_name((vn_rule)r));
+    snprintf(buf, sizeof(buf), "cell %u: runs on node %s, target node %s: %s (rules: %s)", c->cell,
+             record_node_str(t, c->node, node, sizeof(node)),
+             record_node_str(t, c->target, tgt, sizeof(tgt)), reason_name(c->reason),
              used ? rl : "none");
     json_object_array_add(lines, json_object_new_string(buf));
-    if (tgt) {
-        int idx = topo_node_index(dm->topo, (unsigned)json_object_get_int(tgt));
-        if (idx >= 0) {
-            snprintf(buf, sizeof(buf),
-                     "  rule 1 (allowed imbalance): node %s has %u CPUs in %u LLC group(s), "
-                     "imb_numa_nr %u",
-                     json_object_get_string(tgt), dm->topo->nodes[idx].nr_cpus,
-                     dm->topo->nodes[idx].nr_llc, dm->topo->nodes[idx].imb_numa_nr);
-            json_object_array_add(lines, json_object_new_string(buf));
-        }
+    if (c->target >= 0) {
+        const topo_node *n = &t->nodes[c->target];
+        snprintf(buf, sizeof(buf),
+                 "  rule 1 (allowed imbalance): node %s has %u CPUs in %u LLC group(s), "
+                 "imb_numa_nr %u",
+                 tgt, n->nr_cpus, n->nr_llc, n->imb_numa_nr);
+        json_object_array_add(lines, json_object_new_string(buf));
     }
-    (void)st;
 }
 
 static int ctl_explain(void *opaque, const char *domain, struct json_object **ret, char *errclass,
@@ -240,16 +232,15 @@ static int ctl_explain(void *opaque, const char *domain, struct json_object **re
 {
     vnumad *dm = opaque;
     dom_state *st = domains_find_by_name(dm, domain);
-    struct json_object *o, *lines, *rec = NULL, *cells = NULL;
+    struct json_object *o, *lines, *rec = NULL;
     char buf[512];
 
     if (!st)
         return no_domain(domain, errclass, classlen, err, errlen);
     o = json_object_new_object();
     lines = json_object_new_array();
-    if (st->nr_history)
-        rec =
-            json_tokener_parse(st->history[(st->history_head + STATE_HISTORY - 1) % STATE_HISTORY]);
+    if (st->last_record)
+        rec = record_decision_json(dm->topo, st->last_record);
     snprintf(buf, sizeof(buf),
              "domain %s: mode %s%s, %u passes old (rule 3: early migration "
              "for the first %u passes, then a two-stage filter)",
@@ -264,9 +255,8 @@ static int ctl_explain(void *opaque, const char *domain, struct json_object **re
         snprintf(buf, sizeof(buf), "left alone after a permanent error: %s", st->error);
         json_object_array_add(lines, json_object_new_string(buf));
     }
-    if (rec && json_object_object_get_ex(rec, "cells", &cells))
-        for (size_t i = 0; i < json_object_array_length(cells); i++)
-            explain_cell(dm, st, json_object_array_get_idx(cells, i), lines);
+    for (unsigned i = 0; st->last_record && i < st->last_record->nr_cells; i++)
+        explain_cell(dm, &st->last_record->cells[i], lines);
     snprintf(buf, sizeof(buf),
              "rules 4 and 5 (scan budget, short lock holds): memory sampled with %llu windowed "
              "move_pages queries of at most %d pages so far%s",

@@ -58,6 +58,7 @@ void domains_state_free(dom_state *st)
     domains_agent_drop(st);
     for (unsigned i = 0; i < STATE_HISTORY; i++)
         free(st->history[i]);
+    free(st->last_record);
     free(st);
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,12 @@
 
 #include "clock.h"
 #include "daemon_priv.h"
+#include "json.h"
 #include "log.h"
 #include "metadata.h"
 #include "metrics.h"
 #include "record.h"
+#include "rules.h"
 #include "util.h"
 #include "virt.h"
 
@@ -91,32 +94,36 @@ int publish_open_journal(vnumad *dm)
     return 0;
 }
 
-static void journal_write(vnumad *dm, dom_state *st, struct json_object *rec)
+#define JOURNAL_KEY_MAX 160
+
+/* A record's gist for the duplicate check: action, reason, each cell's reason and target. */
+static void journal_key(const topology *t, const record_decision *r, char *key, size_t len)
 {
-    char key[sizeof(st->journal_key)];
-    struct json_object *a = NULL, *r = NULL, *cells = NULL;
-    size_t used;
+    char tgt[16];
+    size_t used = (size_t)snprintf(key, len, "%s|%s", r->action, r->reason);
+
+    for (unsigned i = 0; i < r->nr_cells && used < len; i++)
+        used += (size_t)snprintf(key + used, len - used, "|%s@%s", reason_name(r->cells[i].reason),
+                                 record_node_str(t, r->cells[i].target, tgt, sizeof(tgt)));
+}
+
+/* Append the record to the journal, unless it repeats the domain's last record (st->last_record,
+ * still the previous one) and nothing was carried out. */
+static void journal_write(vnumad *dm, const dom_state *st, const record_decision *rec,
+                          const char *json)
+{
+    char key[JOURNAL_KEY_MAX], last[JOURNAL_KEY_MAX];
 
     if (!dm->journal)
         return;
     /* one line per change: identical "nothing to do" passes are not repeated */
-    json_object_object_get_ex(rec, "action", &a);
-    json_object_object_get_ex(rec, "reason", &r);
-    json_object_object_get_ex(rec, "cells", &cells);
-    used = (size_t)snprintf(key, sizeof(key), "%s|%s", a ? json_object_get_string(a) : "",
-                            r ? json_object_get_string(r) : "");
-    for (size_t i = 0; cells && i < json_object_array_length(cells) && used < sizeof(key); i++) {
-        struct json_object *c = json_object_array_get_idx(cells, i), *cr = NULL, *tg = NULL;
-        json_object_object_get_ex(c, "reason", &cr);
-        json_object_object_get_ex(c, "target", &tg);
-        used += (size_t)snprintf(key + used, sizeof(key) - used, "|%s@%s",
-                                 cr ? json_object_get_string(cr) : "",
-                                 tg ? json_object_get_string(tg) : "-");
+    if (st->last_record && strcmp(rec->action, "acted") != 0) {
+        journal_key(dm->topo, rec, key, sizeof(key));
+        journal_key(dm->topo, st->last_record, last, sizeof(last));
+        if (strcmp(key, last) == 0)
+            return;
     }
-    if (strcmp(key, st->journal_key) == 0 && a && strcmp(json_object_get_string(a), "acted") != 0)
-        return;
-    snprintf(st->journal_key, sizeof(st->journal_key), "%s", key);
-    fprintf(dm->journal, "%s\n", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+    fprintf(dm->journal, "%s\n", json);
     fflush(dm->journal);
 }
 
@@ -187,55 +194,58 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
     return 0;
 }
 
-static void log_decision(const dom_state *st, struct json_object *rec)
+static void log_decision(vnumad *dm, const dom_state *st, const record_decision *rec)
 {
-    struct json_object *a = NULL, *r = NULL, *cells = NULL;
-    char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024];
+    char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024], node[16], tgt[16];
     size_t used = 0;
 
-    json_object_object_get_ex(rec, "action", &a);
-    json_object_object_get_ex(rec, "reason", &r);
-    json_object_object_get_ex(rec, "cells", &cells);
-    for (size_t i = 0; cells && i < json_object_array_length(cells) && used < sizeof(line); i++) {
-        struct json_object *c = json_object_array_get_idx(cells, i), *cr, *n, *tg, *mv;
-        json_object_object_get_ex(c, "reason", &cr);
-        json_object_object_get_ex(c, "node", &n);
-        json_object_object_get_ex(c, "target", &tg);
-        json_object_object_get_ex(c, "bytes_moved", &mv);
-        used += (size_t)snprintf(line + used, sizeof(line) - used, " cell%zu=%s->%s:%s:moved=%s", i,
-                                 n ? json_object_get_string(n) : "-",
-                                 tg ? json_object_get_string(tg) : "-", json_object_get_string(cr),
-                                 json_object_get_string(mv));
+    for (unsigned i = 0; i < rec->nr_cells && used < sizeof(line); i++) {
+        const record_cell *c = &rec->cells[i];
+        used +=
+            (size_t)snprintf(line + used, sizeof(line) - used, " cell%u=%s->%s:%s:moved=%" PRIu64,
+                             i, record_node_str(dm->topo, c->node, node, sizeof(node)),
+                             record_node_str(dm->topo, c->target, tgt, sizeof(tgt)),
+                             reason_name(c->reason), c->bytes_moved);
     }
     line[sizeof(line) - 1] = '\0';
     /* quoted fields escaped: a name or reason with ' cannot forge the fields after it */
     log_info("decision domain='%s' pass=%llu action=%s reason='%s'%s",
              log_quote(st->name, qname, sizeof(qname)), (unsigned long long)st->count.passes,
-             a ? json_object_get_string(a) : "?",
-             log_quote(r ? json_object_get_string(r) : "?", qreason, sizeof(qreason)),
-             used ? line : "");
+             rec->action, log_quote(rec->reason, qreason, sizeof(qreason)), used ? line : "");
+}
+
+/* Keep rec as the domain's last record (the journal's duplicate check, vnumactl explain). */
+static void keep_last(dom_state *st, const record_decision *rec)
+{
+    if (!st->last_record)
+        st->last_record = malloc(sizeof(*st->last_record));
+    if (st->last_record)
+        *st->last_record = *rec;
 }
 
 /* Every opted-in domain gets a record every pass, "no change" included. */
 void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc,
                     const plan_domain *pd, const act_result *res)
 {
-    struct json_object *rec = record_decision_json(dm->topo, rc, pd, res);
+    record_decision rec;
+    _cleanup_json_ struct json_object *obj = NULL;
     const char *json;
 
-    if (!rec)
+    record_decision_make(dm->topo, rc, pd, res, &rec);
+    obj = record_decision_json(dm->topo, &rec);
+    if (!obj)
         return;
-    json = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN);
+    json = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
     history_push(st, json);
-    journal_write(dm, st, rec);
-    log_decision(st, rec);
+    journal_write(dm, st, &rec, json);
+    log_decision(dm, st, &rec);
+    keep_last(st, &rec);
     metrics_count_action(&dm->stats, rc->action);
     if (d) {
         record_qom(dm, d, st, json);
         if (publish_metadata(d, st, rc->pass, rc->time, json) < 0)
             dm->stats.errors[METRICS_ERR_METADATA]++;
     }
-    json_object_put(rec);
 }
 
 void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *action,

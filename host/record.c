@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
 #include "rules.h"
 #include "util.h"
-#include "json.h"
 
 /* The kernel's number of node index n, or -1 (JSON null) for "none". */
 static struct json_object *node_json(const topology *t, int n)
@@ -156,12 +156,13 @@ struct json_object *record_plan_json(const topology *t, const plan *p)
     return VN_TAKE_PTR(o);
 }
 
-static void node_str(const topology *t, int n, char *buf, size_t len)
+const char *record_node_str(const topology *t, int n, char *buf, size_t len)
 {
-    if (n < 0)
+    if (n < 0 || (unsigned)n >= t->nr_nodes)
         snprintf(buf, len, "-");
     else
         snprintf(buf, len, "%u", t->nodes[n].os_index);
+    return buf;
 }
 
 void record_plan_table(const topology *t, const plan *p, FILE *f)
@@ -179,8 +180,8 @@ void record_plan_table(const topology *t, const plan *p, FILE *f)
             for (unsigned m = 0; m < pc->nr_moves; m++)
                 if (!pc->moves[m].is_range)
                     b += pc->moves[m].bytes;
-            node_str(t, pc->current_node, cur, sizeof(cur));
-            node_str(t, pc->target_node, tgt, sizeof(tgt));
+            record_node_str(t, pc->current_node, cur, sizeof(cur));
+            record_node_str(t, pc->target_node, tgt, sizeof(tgt));
             vn_human_bytes(b, bytes, sizeof(bytes));
             record_rules_str(pc->rules, rules, sizeof(rules));
             snprintf(loc, sizeof(loc), "%3.0f%% -> %3.0f%%", pc->locality_before,
@@ -195,13 +196,13 @@ void record_plan_table(const topology *t, const plan *p, FILE *f)
             for (unsigned m = 0; m < pc->nr_moves; m++) {
                 const plan_move *mv = &pc->moves[m];
                 vn_human_bytes(mv->bytes, bytes, sizeof(bytes));
-                node_str(t, mv->to_node, tgt, sizeof(tgt));
+                record_node_str(t, mv->to_node, tgt, sizeof(tgt));
                 if (mv->is_range) {
                     fprintf(f,
                             "    move hot range gpa 0x%" PRIx64 "+0x%" PRIx64 " -> node %s first\n",
                             mv->gpa, mv->length, tgt);
                 } else {
-                    node_str(t, mv->from_node, cur, sizeof(cur));
+                    record_node_str(t, mv->from_node, cur, sizeof(cur));
                     fprintf(f, "    move %s node %s -> node %s (+%.1f points)\n", bytes, cur, tgt,
                             mv->gain_points);
                 }
@@ -242,56 +243,92 @@ void record_snapshot_table(const topology *t, const snapshot *s, FILE *f)
     }
 }
 
-struct json_object *record_decision_json(const topology *t, const record_ctx *c,
-                                         const plan_domain *pd, const act_result *res)
+/* A node index of t, or -1. */
+static int node_index(const topology *t, int n)
+{
+    return n >= 0 && (unsigned)n < t->nr_nodes ? n : -1;
+}
+
+void record_decision_make(const topology *t, const record_ctx *c, const plan_domain *pd,
+                          const act_result *res, record_decision *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", c->name);
+    out->has_uuid = c->uuid != NULL;
+    if (c->uuid)
+        snprintf(out->uuid, sizeof(out->uuid), "%s", c->uuid);
+    out->mode = c->mode;
+    out->pass = c->pass;
+    snprintf(out->time, sizeof(out->time), "%s", c->time);
+    snprintf(out->action, sizeof(out->action), "%s", c->action);
+    snprintf(out->reason, sizeof(out->reason), "%s", c->reason);
+    out->nr_cells = pd ? VN_MIN(pd->nr_cells, (unsigned)SNAP_MAX_CELLS_PER_DOMAIN) : 0;
+    for (unsigned k = 0; k < out->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        record_cell *rc = &out->cells[k];
+        bool done = res && k < res->nr_cells;
+
+        rc->cell = pc->cell_id;
+        rc->node = node_index(t, pc->current_node);
+        rc->target = node_index(t, pc->target_node);
+        rc->reason = pc->reason;
+        rc->rules = pc->rules;
+        rc->pins = pc->nr_pins;
+        rc->pins_done = done ? res->cells[k].pins_done : 0;
+        for (unsigned m = 0; m < pc->nr_moves; m++)
+            if (!pc->moves[m].is_range)
+                rc->bytes_planned += pc->moves[m].bytes;
+        rc->bytes_moved = done ? res->cells[k].bytes_moved : 0;
+        rc->locality_before = pc->locality_before;
+        rc->locality_after = pc->locality_after;
+        out->bytes_moved += rc->bytes_moved;
+    }
+    out->has_error = res && res->kind != ACT_OK;
+    if (out->has_error)
+        snprintf(out->error, sizeof(out->error), "%s", res->error);
+}
+
+struct json_object *record_decision_json(const topology *t, const record_decision *r)
 {
     _cleanup_json_ struct json_object *o = json_object_new_object();
     struct json_object *cells;
-    uint64_t moved = 0;
 
     if (!o)
         return NULL;
-    json_object_object_add(o, "domain", json_object_new_string(c->name));
-    if (c->uuid)
-        json_object_object_add(o, "uuid", json_object_new_string(c->uuid));
-    json_object_object_add(o, "pass", json_object_new_uint64(c->pass));
-    json_object_object_add(o, "time", json_object_new_string(c->time));
-    json_object_object_add(o, "mode", json_object_new_string(mode_name(c->mode)));
-    json_object_object_add(o, "action", json_object_new_string(c->action));
-    json_object_object_add(o, "reason", json_object_new_string(c->reason));
+    json_object_object_add(o, "domain", json_object_new_string(r->name));
+    if (r->has_uuid)
+        json_object_object_add(o, "uuid", json_object_new_string(r->uuid));
+    json_object_object_add(o, "pass", json_object_new_uint64(r->pass));
+    json_object_object_add(o, "time", json_object_new_string(r->time));
+    json_object_object_add(o, "mode", json_object_new_string(mode_name(r->mode)));
+    json_object_object_add(o, "action", json_object_new_string(r->action));
+    json_object_object_add(o, "reason", json_object_new_string(r->reason));
     cells = json_object_new_array();
     if (!cells)
         return NULL;
     json_object_object_add(o, "cells", cells);
-    for (unsigned k = 0; pd && k < pd->nr_cells; k++) {
-        const plan_cell *pc = &pd->cells[k];
+    for (unsigned k = 0; k < r->nr_cells; k++) {
+        const record_cell *rc = &r->cells[k];
         struct json_object *j = json_object_new_object();
-        uint64_t planned = 0, done = res && k < res->nr_cells ? res->cells[k].bytes_moved : 0;
         if (!j)
             return NULL;
-        for (unsigned m = 0; m < pc->nr_moves; m++)
-            if (!pc->moves[m].is_range)
-                planned += pc->moves[m].bytes;
-        moved += done;
-        json_object_object_add(j, "cell", json_object_new_int((int)pc->cell_id));
-        json_object_object_add(j, "node", node_json(t, pc->current_node));
-        json_object_object_add(j, "target", node_json(t, pc->target_node));
-        json_object_object_add(j, "reason", json_object_new_string(reason_name(pc->reason)));
-        json_object_object_add(j, "rules", rules_json(pc->rules));
-        json_object_object_add(j, "pins", json_object_new_int((int)pc->nr_pins));
-        json_object_object_add(
-            j, "pins_done",
-            json_object_new_int(res && k < res->nr_cells ? (int)res->cells[k].pins_done : 0));
-        json_object_object_add(j, "bytes_planned", json_object_new_uint64(planned));
-        json_object_object_add(j, "bytes_moved", json_object_new_uint64(done));
+        json_object_object_add(j, "cell", json_object_new_int((int)rc->cell));
+        json_object_object_add(j, "node", node_json(t, rc->node));
+        json_object_object_add(j, "target", node_json(t, rc->target));
+        json_object_object_add(j, "reason", json_object_new_string(reason_name(rc->reason)));
+        json_object_object_add(j, "rules", rules_json(rc->rules));
+        json_object_object_add(j, "pins", json_object_new_int((int)rc->pins));
+        json_object_object_add(j, "pins_done", json_object_new_int((int)rc->pins_done));
+        json_object_object_add(j, "bytes_planned", json_object_new_uint64(rc->bytes_planned));
+        json_object_object_add(j, "bytes_moved", json_object_new_uint64(rc->bytes_moved));
         json_object_object_add(j, "locality_before",
-                               json_object_new_double(round1(pc->locality_before)));
+                               json_object_new_double(round1(rc->locality_before)));
         json_object_object_add(j, "locality_after",
-                               json_object_new_double(round1(pc->locality_after)));
+                               json_object_new_double(round1(rc->locality_after)));
         json_object_array_add(cells, j);
     }
-    json_object_object_add(o, "bytes_moved", json_object_new_uint64(moved));
-    if (res && res->kind != ACT_OK)
-        json_object_object_add(o, "error", json_object_new_string(res->error));
+    json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));
+    if (r->has_error)
+        json_object_object_add(o, "error", json_object_new_string(r->error));
     return VN_TAKE_PTR(o);
 }

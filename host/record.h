@@ -36,11 +36,55 @@ typedef struct record_ctx {
     const char *reason; /* domain level: "ok", "paused", "invalid-config: ...", ... */
 } record_ctx;
 
+/* A record's limits: its strings are copies, so a record outlives the pass that made it. */
+#define RECORD_TIME_MAX   32
+#define RECORD_ACTION_MAX 16
+#define RECORD_REASON_MAX (STATE_ERROR_MAX + 32)
+
+/* One cell of a decision record: what was decided and what the act stage did. */
+typedef struct record_cell {
+    unsigned cell;          /* the guest's cell id */
+    int node;               /* topology node index it runs on, -1 unknown */
+    int target;             /* topology node index of its target, -1 none */
+    vn_reason reason;       /* the decision */
+    vn_rules rules;         /* the rules that fired */
+    unsigned pins;          /* vCPU pins planned */
+    unsigned pins_done;     /* vCPU pins carried out */
+    uint64_t bytes_planned; /* bulk moves planned (hot ranges are not counted twice) */
+    uint64_t bytes_moved;
+    double locality_before; /* percent, unrounded */
+    double locality_after;
+} record_cell;
+
+/* The decision record of one domain in one pass (docs/records.md), as typed values. */
+typedef struct record_decision {
+    char name[SNAP_NAME_MAX];
+    bool has_uuid;
+    char uuid[SNAP_UUID_MAX];
+    vn_mode mode;
+    uint64_t pass;
+    char time[RECORD_TIME_MAX];     /* ISO 8601 UTC */
+    char action[RECORD_ACTION_MAX]; /* as record_ctx */
+    char reason[RECORD_REASON_MAX];
+    bool has_error; /* the act stage failed: error says how */
+    char error[STATE_ERROR_MAX];
+    uint64_t bytes_moved; /* sum over the cells */
+    unsigned nr_cells;
+    record_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];
+} record_decision;
+
 /*
- * The decision record of one domain in one pass (docs/records.md): what was
- * decided per cell, the rules that fired, and what the act stage did (res may
- * be NULL: nothing was carried out; pd may be NULL: nothing was decided).
- * Returns a new JSON object or NULL on ENOMEM.
+ * Fill `out` with the decision record of one domain in one pass: what was decided per cell
+ * (pd may be NULL: nothing was decided), the rules that fired, and what the act stage did
+ * (res may be NULL: nothing was carried out). Node indexes outside t become -1; strings
+ * are copied (truncated to the record's limits).
  */
-struct json_object *record_decision_json(const topology *t, const record_ctx *c,
-                                         const plan_domain *pd, const act_result *res);
+void record_decision_make(const topology *t, const record_ctx *c, const plan_domain *pd,
+                          const act_result *res, record_decision *out);
+
+/* The record as JSON (docs/records.md; node numbers are the kernel's): a new JSON object or
+ * NULL on ENOMEM. */
+struct json_object *record_decision_json(const topology *t, const record_decision *r);
+
+/* The kernel's number of node index n into buf ("-" for none or out of range); returns buf. */
+const char *record_node_str(const topology *t, int n, char *buf, size_t len);

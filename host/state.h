@@ -19,6 +19,8 @@
 #define STATE_NODESET_MAX   256
 #define STATE_MAX_IOTHREADS 64
 
+struct record_decision;
+
 /* The opt-in element: <vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" .../> */
 typedef struct vn_balancer {
     vn_mode mode;
@@ -110,17 +112,19 @@ typedef struct dom_state {
         double locality;              /* percent */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */
-        unsigned nr_hot;                          /* guest-hint hot ranges decide got, */
-        snap_hot_range hot[4];                    /* the first (hottest) ones */
+        unsigned nr_hot;              /* guest-hint hot ranges decide got, */
+        snap_hot_range hot[4];        /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 
-    bool agent_connected;  /* the guest opened org.vnuma.agent.0 */
-    struct agentlink *link;     /* the channel to vnuma-agent, NULL if none */
-    bool link_closed;           /* the channel failed: close it next pass */
-    agentlink_stats agent;      /* what came over the channel */
-    proto_hints *hints;         /* the latest valid hint set, or NULL */
-    double hints_at_s;          /* monotonic time it arrived */
-    char journal_key[160]; /* last record's gist written to the journal */
+    bool agent_connected;   /* the guest opened org.vnuma.agent.0 */
+    struct agentlink *link; /* the channel to vnuma-agent, NULL if none */
+    bool link_closed;       /* the channel failed: close it next pass */
+    agentlink_stats agent;  /* what came over the channel */
+    proto_hints *hints;     /* the latest valid hint set, or NULL */
+    double hints_at_s;      /* monotonic time it arrived */
+    /* the last decision record (host/record.h), NULL before the first: the journal's
+     * duplicate check and vnumactl explain read it */
+    struct record_decision *last_record;
 
     unsigned nr_history; /* ring of compact JSON decision records */
     unsigned history_head;
