@@ -11,6 +11,7 @@
 #include "util.h"
 
 #define META_NS           "urn:vnuma:balancer:1"
+#define META_STATE_NS     "urn:vnuma:state:1"
 #define META_RATE_MAX     1048576
 #define META_PRIORITY_MIN -100
 #define META_PRIORITY_MAX 100
@@ -287,26 +288,35 @@ static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuse
     return 0;
 }
 
-int meta_format(const char *xml, const dom_originals *orig, uint64_t pass, const char *time,
-                const char *record_json, char **ret)
+int meta_parse_state(const char *xml, dom_originals *ret_orig)
 {
     _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
-    xmlNodePtr root, n, next;
+    xmlNodePtr root;
+
+    memset(ret_orig, 0, sizeof(*ret_orig));
+    if (!doc || !(root = xmlDocGetRootElement(doc)) || strcmp((const char *)root->name, "state") ||
+        (root->ns && (!root->ns->href || strcmp((const char *)root->ns->href, META_STATE_NS))))
+        return -EINVAL;
+    for (xmlNodePtr n = root->children; n; n = n->next)
+        if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "original")) {
+            parse_original(n, ret_orig);
+            break;
+        }
+    return 0;
+}
+
+int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time,
+                      const char *record_json, char **ret)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+    xmlNodePtr root, n;
     xmlBufferPtr buf;
     char num[32];
     int r = 0;
 
-    if (!doc || !(root = xmlDocGetRootElement(doc)))
-        return -EINVAL;
-    /* drop vnumad's children (and whitespace), keep the operator's element as it is */
-    for (n = root->children; n; n = next) {
-        next = n->next;
-        if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, "original") &&
-            strcmp((const char *)n->name, "decision"))
-            continue;
-        xmlUnlinkNode(n);
-        xmlFreeNode(n);
-    }
+    if (!doc || !(root = xmlNewNode(NULL, (const xmlChar *)"state")))
+        return -ENOMEM;
+    xmlDocSetRootElement(doc, root);
     if (orig && orig->saved) {
         xmlNodePtr o = xmlNewChild(root, NULL, (const xmlChar *)"original", NULL);
         if (!o)

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The domain's <balancer> element in namespace urn:vnuma:balancer:1, read and
- * written with libxml2:
+ * The domain's metadata, read and written with libxml2. Two elements, one writer each:
  *
- *   <balancer mode="auto" nodes="0-1" rate="256" priority="0">   (the operator's)
- *     <original>                                                  (vnumad's, live only)
+ *   <balancer mode="auto" nodes="0-1" rate="256" priority="0"/>
+ *       namespace urn:vnuma:balancer:1: the operator's opt-in. vnumad only reads it.
+ *
+ *   <state>                                                   namespace urn:vnuma:state:1:
+ *     <original>                                              vnumad's own, live only
  *       <vcpupin vcpu="0" cpuset="0-3"/> ... <emulatorpin cpuset="0-7"/>
  *       <numatune nodeset="0-1"/>
  *     </original>
  *     <decision pass="12" time="2026-11-30T05:55:00Z">{compact JSON record}</decision>
- *   </balancer>
+ *   </state>
  *
- * The operator's attributes are kept byte for byte when vnumad rewrites the
- * element; only <original> and <decision> are vnumad's.
+ * libvirt has no compare-and-swap for metadata: were vnumad to rewrite the operator's
+ * element (read, add its record, write), an opt-out written between its read and its
+ * write would be lost. So vnumad writes only its own element, whole, never read back.
+ * vnumad 0.1.0 kept <original> and <decision> inside <balancer>: meta_parse() still
+ * accepts them, and their originals count only while the domain has no <state>.
  */
 #pragma once
 
@@ -35,9 +40,15 @@
 int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_originals *ret_orig);
 
 /*
- * The element rewritten: the operator's element (`xml`, as read) with vnumad's
- * children replaced by `orig` (when saved) and a <decision> holding `record_json`.
- * Returns 0 and a malloc'd string in *ret, or -EINVAL (xml does not parse) / -ENOMEM.
+ * vnumad's <state> element: `orig` (when saved) and, when record_json is not NULL, a
+ * <decision> holding it. Returns 0 and a malloc'd string in *ret, or -ENOMEM.
  */
-int meta_format(const char *xml, const dom_originals *orig, uint64_t pass, const char *time,
-                const char *record_json, char **ret);
+int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time,
+                      const char *record_json, char **ret);
+
+/*
+ * Parse vnumad's <state> element (as written by meta_format_state(), or broken: then
+ * nothing is taken from it). ret_orig gets its <original> (ret_orig->saved = false when
+ * there is none). Returns 0, or -EINVAL when the element is not vnumad's state.
+ */
+int meta_parse_state(const char *xml, dom_originals *ret_orig);

@@ -19,6 +19,8 @@
 
 #define VIRT_METADATA_URI       "urn:vnuma:balancer:1"
 #define VIRT_METADATA_KEY       "vnuma"
+#define VIRT_STATE_URI          "urn:vnuma:state:1"
+#define VIRT_STATE_KEY          "vnumad"
 #define VIRT_KEEPALIVE_INTERVAL 5
 #define VIRT_KEEPALIVE_COUNT    3
 
@@ -430,6 +432,25 @@ int virt_metadata_get(virt_dom *d, char **ret)
     if (!x)
         return virt_error();
     *ret = x;
+    return 0;
+}
+
+int virt_state_get(virt_dom *d, char **ret)
+{
+    char *x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_STATE_URI,
+                                   VIR_DOMAIN_AFFECT_LIVE);
+
+    if (!x)
+        return virt_error();
+    *ret = x;
+    return 0;
+}
+
+int virt_state_set(virt_dom *d, const char *xml)
+{
+    if (virDomainSetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, xml, VIRT_STATE_KEY,
+                             VIRT_STATE_URI, VIR_DOMAIN_AFFECT_LIVE) < 0)
+        return virt_error();
     return 0;
 }
 

@@ -96,6 +96,11 @@ int virt_dom_xml(virt_dom *d, char **ret);
 int virt_metadata_get(virt_dom *d, char **ret);
 /* Replace the live <balancer> element (xml without namespace prefix). */
 int virt_metadata_set(virt_dom *d, const char *xml);
+/* vnumad's own live <state> element of urn:vnuma:state:1 (host/metadata.h): read
+ * (malloc'd, -ENOENT when absent) and replaced whole. Writing it raises no METADATA_CHANGE
+ * callback: only the operator's element's changes reach virt_callbacks.metadata. */
+int virt_state_get(virt_dom *d, char **ret);
+int virt_state_set(virt_dom *d, const char *xml);
 
 /* QMP command (JSON) or HMP command line through libvirt; reply malloc'd. Marks the
  * domain tainted (custom-monitor) the first time. */

@@ -341,18 +341,15 @@ static void test_roundtrip(const topology *t)
     o.nr_iothreads = 1;
     o.iothread_id[0] = 3;
     (void)cpuset_parse("1", &o.iothread_pin[0]);
-    r = meta_format("<balancer mode=\"auto\" priority=\"7\"><decision pass=\"1\">old</decision>"
-                    "</balancer>",
-                    &o, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
+    r = meta_format_state(&o, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
     CHECK(r == 0 && out, "format succeeds");
     if (!out)
         return;
-    CHECK(strstr(out, "priority=\"7\"") && strstr(out, "mode=\"auto\""),
-          "the operator's attributes are kept: %s", out);
-    CHECK(!strstr(out, ">old<") && strstr(out, "pass=\"42\""), "the old decision is replaced");
+    CHECK(strncmp(out, "<state>", 7) == 0 && !strstr(out, "balancer") && !strstr(out, "mode="),
+          "vnumad's own <state> element, nothing of the operator's: %s", out);
+    CHECK(strstr(out, "pass=\"42\"") != NULL, "the decision carries its pass");
     CHECK(strstr(out, "&lt;&amp;&gt;") != NULL, "the record's JSON is escaped in XML");
-    meta_parse(out, t, &b, &back);
-    CHECK(b.valid && b.priority == 7 && back.saved && back.nr_vcpus == 2 &&
+    CHECK(meta_parse_state(out, &back) == 0 && back.saved && back.nr_vcpus == 2 &&
               cpuset_equal(&back.vcpu_pin[0], &o.vcpu_pin[0]) &&
               cpuset_equal(&back.vcpu_pin[1], &o.vcpu_pin[1]) && back.emulator_saved &&
               back.numa_saved && strcmp(back.nodeset, "0-1") == 0 && back.nr_iothreads == 1 &&
@@ -361,14 +358,24 @@ static void test_roundtrip(const topology *t)
     free(out);
     out = NULL;
     memset(&o, 0, sizeof(o));
-    r = meta_format("<balancer mode=\"auto\"><original><vcpupin vcpu=\"0\" cpuset=\"1\"/>"
-                    "</original></balancer>",
-                    &o, 1, "t", NULL, &out);
+    r = meta_format_state(&o, 1, "t", NULL, &out);
     CHECK(r == 0 && out && !strstr(out, "original"), "restored originals are removed: %s",
           out ? out : "(null)");
+    CHECK(out && meta_parse_state(out, &back) == 0 && !back.saved,
+          "a state without <original> has nothing to restore");
     free(out);
-    CHECK(meta_format("<balancer", NULL, 1, "t", NULL, &out) == -EINVAL,
-          "a broken element cannot be rewritten");
+    CHECK(meta_parse_state("<state", &back) == -EINVAL && !back.saved,
+          "a broken state element gives nothing to restore");
+    CHECK(meta_parse_state("<balancer mode=\"auto\"><original><vcpupin vcpu=\"0\" cpuset=\"1\"/>"
+                           "</original></balancer>",
+                           &back) == -EINVAL &&
+              !back.saved,
+          "the operator's element is not vnumad's state");
+    meta_parse("<balancer mode=\"auto\" priority=\"7\"><original><vcpupin vcpu=\"0\" "
+               "cpuset=\"1\"/></original><decision pass=\"1\">old</decision></balancer>",
+               t, &b, &back);
+    CHECK(b.valid && b.priority == 7 && back.saved && back.nr_vcpus == 1,
+          "vnumad 0.1.0's <original> and <decision> inside <balancer> are still read");
 }
 
 int main(void)
