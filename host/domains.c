@@ -197,6 +197,26 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
 }
 
 /*
+ * The originals to restore: those in vnumad's own <state> element; while the domain has
+ * none (vnumad 0.1.0 never wrote one), those `legacy` found inside the operator's
+ * <balancer> (may be NULL). Returns false when the state could not be read; *ret then
+ * holds nothing to restore.
+ */
+static bool read_originals(virt_dom *d, const dom_originals *legacy, dom_originals *ret)
+{
+    _cleanup_free_ char *xml = NULL;
+    dom_originals o = {0};
+    int r = virt_state_get(d, &xml);
+
+    if (r == 0)
+        (void)meta_parse_state(xml, &o);
+    else if (r == -ENOENT && legacy)
+        o = *legacy;
+    *ret = o;
+    return r == 0 || r == -ENOENT;
+}
+
+/*
  * Look at a running domain's <balancer> element and track, update or drop it.
  * Returns true when something that matters for balancing changed.
  */
@@ -221,7 +241,19 @@ bool domains_consider(vnumad *dm, const char *uuid)
     }
     r = virt_metadata_get(d, &xml);
     if (r == -ENOENT) {
-        /* never opted in, or the element was removed: restore what we changed */
+        /* never opted in, or the element was removed: restore what we changed (also what a
+         * vnumad before us changed, when its originals are in our <state>) */
+        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(d, NULL, &orig) && orig.saved) {
+            st = calloc(1, sizeof(*st));
+            if (st) {
+                snprintf(st->uuid, sizeof(st->uuid), "%s", id.uuid);
+                snprintf(st->name, sizeof(st->name), "%s", id.name);
+                state_reset_run(st, id.id);
+                st->cfg.valid = true;
+                st->orig = orig;
+                dm->doms[dm->nr_doms++] = st;
+            }
+        }
         if (st) {
             domains_restore(dm, d, st, "opted out: element removed");
             domains_forget(dm, st);
@@ -235,6 +267,7 @@ bool domains_consider(vnumad *dm, const char *uuid)
         return false;
     }
     meta_parse(xml, dm->topo, &cfg, &orig);
+    (void)read_originals(d, &orig, &orig);
     if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig.saved) {
         virt_dom_free(d);
         return false; /* mode="off" and nothing of ours to undo */

@@ -172,18 +172,19 @@ static void record_qom(vnumad *dm, virt_dom *d, dom_state *st, const char *json)
     log_debug("Failed to publish the decision of '%s' in QEMU: %s", st->name, virt_last_error());
 }
 
-/* 0, or -1 when the metadata could not be written (counted by the callers). */
+/*
+ * vnumad's <state> element (host/metadata.h), written whole: the originals and this record.
+ * The operator's <balancer> element is never written, so an opt-out cannot be lost to a
+ * write of ours. 0, or -1 when it could not be written (counted by the callers).
+ */
 int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time, const char *json)
 {
-    _cleanup_free_ char *cur = NULL;
     _cleanup_free_ char *out = NULL;
     int r;
 
-    if (virt_metadata_get(d, &cur) < 0)
+    if (meta_format_state(&st->orig, pass, time, json, &out) < 0)
         return 0;
-    if (meta_format(cur, &st->orig, pass, time, json, &out) < 0)
-        return 0;
-    r = virt_metadata_set(d, out);
+    r = virt_state_set(d, out);
     if (r == -ESRCH)
         return 0; /* stopped since it was sampled: no live metadata to write, not an error */
     if (r < 0) {

@@ -454,14 +454,6 @@ int virt_state_set(virt_dom *d, const char *xml)
     return 0;
 }
 
-int virt_metadata_set(virt_dom *d, const char *xml)
-{
-    if (virDomainSetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, xml, VIRT_METADATA_KEY,
-                             VIRT_METADATA_URI, VIR_DOMAIN_AFFECT_LIVE) < 0)
-        return virt_error();
-    return 0;
-}
-
 static int monitor(virt_dom *d, const char *cmd, unsigned int flags, char **ret_reply)
 {
     char *reply = NULL;

@@ -92,10 +92,9 @@ bool virt_dom_active(virt_dom *d);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);
-/* Live <balancer> element of urn:vnuma:balancer:1 (malloc'd), -ENOENT when absent. */
+/* Live <balancer> element of urn:vnuma:balancer:1 (malloc'd), -ENOENT when absent. vnumad
+ * never writes it: it is the operator's. */
 int virt_metadata_get(virt_dom *d, char **ret);
-/* Replace the live <balancer> element (xml without namespace prefix). */
-int virt_metadata_set(virt_dom *d, const char *xml);
 /* vnumad's own live <state> element of urn:vnuma:state:1 (host/metadata.h): read
  * (malloc'd, -ENOENT when absent) and replaced whole. Writing it raises no METADATA_CHANGE
  * callback: only the operator's element's changes reach virt_callbacks.metadata. */
