@@ -10,8 +10,8 @@
 set -u
 BUILD=${BUILD:-build}
 PY=/usr/bin/python3
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 tmp=$(mktemp -d /tmp/vnuma-metrics.XXXXXX)
 pid="" numad="" listener=""
 cleanup() {
@@ -45,7 +45,7 @@ for b in 1 2 3 4; do
     ok $? "promcheck refuses broken file $b ($(head -c 40 "$tmp/bad$b.prom" | tr '\n' ' '))"
 done
 
-[ "$(id -u)" = 0 ] || { echo "# not root: the live part needs root (vnumad refuses otherwise)"; echo "$pass passed, $fail failed"; [ $fail = 0 ]; exit; }
+[ "$(id -u)" = 0 ] || { note "not root: the live part needs root (vnumad refuses otherwise)"; finish; }
 cp /bin/sleep "$tmp/numad"
 "$tmp/numad" 60 &
 numad=$!
@@ -106,5 +106,4 @@ wait "$pid"
 ok $? "SIGTERM: exit 0"
 pid=""
 grep -qx STOPPING=1 "$tmp/notify.out"; ok $? "STOPPING=1 sent"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Helpers for the end-to-end tests against the real libvirtd and QEMU on this machine.
 # Source it from a test script (after `set -u`); it:
-#   - counts checks: ok STATUS "what" prints "ok N - what" or "not ok N - what"; finish prints
-#     "N passed, N failed" and exits 0 only when nothing failed; skip_all REASON exits 77.
+#   - counts checks (tests/lib/check.sh): ok STATUS "what" prints "ok N - what" or "not ok N -
+#     what"; check "what" COMMAND...; finish prints "N passed, N failed" and exits 0 only when
+#     nothing failed; skip_all REASON exits 77.
 #   - ensure_libvirt: starts virtlogd and libvirtd (no systemd here) when they are not running
 #     and waits until virsh answers (30 s), or exits 77 saying why.
 #   - define_domain NAME TEMPLATE [SED_EXPR...]: defines and starts vnuma-e2e-$$-NAME from a
@@ -20,33 +21,16 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "0 passed, 0 failed"
     exit 0
 fi
+# shellcheck source=tests/services.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../services.sh"
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 BUILD=${BUILD:-build}
 VIRSH="virsh -q -c qemu:///system"
 E2E_PREFIX="vnuma-e2e-$$-"
 E2E_TMP=$(mktemp -d /tmp/vnuma-e2e.XXXXXX)
 E2E_LIBVIRTD_KILLED=0
 VN_PID="" VN_LOG="" VN_SOCK="" VN_STATE="" VN_JOURNAL="" VN_CONF="" VN_RUNS=0
-n=0 pass=0 fail=0
-
-ok() {
-    n=$((n + 1))
-    if [ "$1" = 0 ]; then
-        pass=$((pass + 1)); echo "ok $n - $2"
-    else
-        fail=$((fail + 1)); echo "not ok $n - $2"
-    fi
-}
-note() { echo "# $*"; }
-finish() {
-    echo "$pass passed, $fail failed"
-    [ $fail -eq 0 ] && exit 0
-    exit 1
-}
-skip_all() {
-    echo "$1"
-    exit 77
-}
 
 # wait_for TIMEOUT_S COMMAND...: 0 as soon as COMMAND succeeds, 1 when TIMEOUT_S passed.
 wait_for() {

@@ -1,0 +1,37 @@
+# tests/lib/check.sh: the counting every test script shares (sourced, bash; tests/cli/*.sh,
+# tests/e2e/lib.sh and the scripts beside it). tests/run.sh reads what it prints:
+#   ok STATUS DESC     "ok N - DESC" when STATUS is 0, else "not ok N - DESC"; counted
+#   check DESC CMD...  runs CMD, then ok with its exit status
+#   note TEXT...       "# TEXT": a comment line, not a check
+#   finish             prints "N passed, N failed" (the last line, which tests/run.sh parses)
+#                      and exits 0 when nothing failed, 1 otherwise
+#   skip_all REASON    prints REASON and exits 77: the script cannot run here. tests/run.sh
+#                      counts it as skipped, never as passed, and shows REASON (the last line)
+# The counters are globals a script may read ([ $fail -eq 0 ] || finish): n (checks so far),
+# pass and fail. Not a test itself: tests/run.sh runs tests/cli/ and tests/e2e/ only.
+n=0 pass=0 fail=0
+
+ok() {
+    n=$((n + 1))
+    if [ "$1" = 0 ]; then
+        pass=$((pass + 1)); echo "ok $n - $2"
+    else
+        fail=$((fail + 1)); echo "not ok $n - $2"
+    fi
+}
+check() {
+    local desc=$1
+    shift
+    "$@"
+    ok $? "$desc"
+}
+note() { echo "# $*"; }
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ] && exit 0
+    exit 1
+}
+skip_all() {
+    echo "$1"
+    exit 77
+}
