@@ -4,6 +4,8 @@
 #   - counts checks (tests/lib/check.sh): ok STATUS "what" prints "ok N - what" or "not ok N -
 #     what"; check "what" COMMAND...; finish prints "N passed, N failed" and exits 0 only when
 #     nothing failed; skip_all REASON exits 77.
+#   - e2e_preamble [--built PROG]... [--tool CMD WHY]... [--need REASON TEST]... [--any-vnumad]
+#     [--bench]: what every script checks before it touches a domain (below).
 #   - ensure_libvirt: starts virtlogd and libvirtd (no systemd here) when they are not running
 #     and waits until virsh answers (30 s), or exits 77 saying why.
 #   - define_domain NAME TEMPLATE [SED_EXPR...]: defines and starts vnuma-e2e-$$-NAME from a
@@ -60,6 +62,7 @@ foreign_vnumads() {
 }
 
 libvirt_answers() { virsh -c qemu:///system version >/dev/null 2>&1; }
+no_foreign_vnumad() { [ -z "$(foreign_vnumads)" ]; }
 
 ensure_libvirt() {
     local why
@@ -67,6 +70,53 @@ ensure_libvirt() {
     command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
     why=$(start_services) || skip_all "$why"
     test_lock || skip_all "another vnuma test run held /run/lock/vnuma-tests.lock for 30 min"
+}
+
+# e2e_preamble [OPTION]...: the checks every e2e script makes before it defines a domain, in
+# this order:
+#   --built PROG        $BUILD/PROG is executable (repeat for each); else a failed check "...
+#                       are built (run make)" and finish
+#   --tool CMD WHY      CMD is on PATH (repeat for each); else skip_all "CMD is not installed (WHY)"
+#   --need REASON TEST  TEST, a shell command line (eval'd), succeeds; else skip_all REASON
+#   ensure_libvirt      root, qemu-system-x86_64, virtlogd and libvirtd answering, the test lock
+#   no foreign vnumad   no other balancing vnumad (foreign_vnumads; one still exiting gets 5 s
+#                       to be gone): a passing check, else a failed one and finish. Not with
+#                       --any-vnumad (the script's domains are not opted in: another vnumad
+#                       leaves them alone).
+# --bench: for the benchmarks that source this file: whatever is missing is a skip_all, and
+# the foreign-vnumad check counts no check when it passes.
+e2e_preamble() {
+    local built=() all="" missing="" any=0 bench=0 other p
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --built) built+=("$2"); shift 2 ;;
+        --tool) command -v "$2" >/dev/null || skip_all "$2 is not installed ($3)"; shift 3 ;;
+        --need) eval "$3" || skip_all "$2"; shift 3 ;;
+        --any-vnumad) any=1; shift ;;
+        --bench) bench=1; shift ;;
+        *) echo "e2e_preamble: unknown option $1" >&2; exit 2 ;;
+        esac
+    done
+    for p in "${built[@]}"; do
+        all="$all${all:+ and }$BUILD/$p"
+        [ -x "$BUILD/$p" ] || missing="$missing${missing:+ and }$BUILD/$p"
+    done
+    if [ -n "$missing" ]; then
+        [ $bench = 1 ] && skip_all "no $missing: run make BUILD=$BUILD first"
+        ok 1 "$all $([ ${#built[@]} = 1 ] && echo is || echo are) built (run make; missing: $missing)"
+        finish
+    fi
+    ensure_libvirt
+    [ $any = 1 ] && return 0
+    wait_for 5 no_foreign_vnumad
+    other=$(foreign_vnumads)
+    if [ $bench = 1 ]; then
+        [ -z "$other" ] || skip_all "another vnumad is balancing this host's domains: $(paste -sd';' <<<"$other")"
+        return 0
+    fi
+    [ -z "$other" ]
+    ok $? "no other vnumad is balancing this host's domains${other:+ (found: $(paste -sd';' <<<"$other"); stop it and run again)}"
+    [ -z "$other" ] || finish
 }
 
 # kill_libvirtd: SIGTERM to libvirtd, 0 once it is gone (15 s); the cleanup restarts it
