@@ -13,7 +13,8 @@
 #     expression for an opt-in element); prints the full name.
 #   - start_vnumad [CONFIG LINES...] / stop_vnumad: a private vnumad (config, socket and
 #     state dir under one mktemp -d), log in $VN_LOG, journal in $VN_JOURNAL.
-#   - wait_for TIMEOUT_S COMMAND...: polls COMMAND until it succeeds; 1 on timeout.
+#   - wait_for TIMEOUT_S COMMAND... (tests/lib/check.sh): polls COMMAND until it succeeds; 1 on
+#     timeout.
 #   - kill_libvirtd / start_libvirtd: for tests of a libvirtd restart.
 #   - a cleanup trap: stops the daemon it started, destroys and undefines every domain it
 #     defined, restarts libvirtd if a test left it dead; also after a failure or a signal.
@@ -33,18 +34,6 @@ E2E_PREFIX="vnuma-e2e-$$-"
 E2E_TMP=$(mktemp -d /tmp/vnuma-e2e.XXXXXX)
 E2E_LIBVIRTD_KILLED=0
 VN_PID="" VN_LOG="" VN_SOCK="" VN_STATE="" VN_JOURNAL="" VN_CONF="" VN_RUNS=0
-
-# wait_for TIMEOUT_S COMMAND...: 0 as soon as COMMAND succeeds, 1 when TIMEOUT_S passed.
-wait_for() {
-    local timeout=$1 deadline
-    shift
-    deadline=$(($(date +%s%N) + ${timeout%.*} * 1000000000))
-    while :; do
-        "$@" && return 0
-        [ "$(date +%s%N)" -ge "$deadline" ] && return 1
-        sleep 0.2
-    done
-}
 
 # foreign_vnumads: "PID ARGS" of every balancing vnumad this script did not start (one-shot
 # runs such as vnumad --advise do not count). Another vnumad acts on the same opted-in domains
