@@ -13,7 +13,9 @@
 # Needs root, qemu-system-x86_64, libvirt; installs numad (apt-get) when missing.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-SECS=${1:-90}
+SECS=90
+. tests/bench/args.sh
+bench_args SECS:int -- "$@"
 BUILD=${BUILD:-build}
 RUNS=${RUNS:-none+numad+vnumad+kernel}
 SVG=${SVG:-docs/compare-locality.svg}

@@ -6,7 +6,9 @@
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-RUNS=${1:-51}
+RUNS=51
+. tests/bench/args.sh
+bench_args RUNS:int -- "$@"
 make -s BUILD="$BUILD" "$BUILD/bench/decide-bench" >&2
 B=$BUILD/bench/decide-bench
 echo "| host (hwloc synthetic) | nodes | PUs | domains | cells | median ms | min..max ms | instructions (callgrind) | instructions per cell | peak RSS MiB |"

@@ -11,6 +11,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
+. tests/bench/args.sh
+bench_args ... -- "$@"
+set -- "${BENCH_REST[@]}"
 [ $# -gt 0 ] || set -- "current=$PWD/$BUILD/vnumad"
 bins=""
 for a in "$@"; do

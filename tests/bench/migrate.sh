@@ -13,9 +13,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-SIZE=${1:-256}
-RATE_SIZE=${2:-512}
-PASSES=${3:-8}
+SIZE=256 RATE_SIZE=512 PASSES=8
+. tests/bench/args.sh
+bench_args SIZE:int RATE_SIZE:int PASSES:int -- "$@"
 [ "$(id -u)" = 0 ] || { echo "needs root (the ground runs this machine's root filesystem)"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; exit 77; }
 make -s BUILD="$BUILD" "$BUILD/bench/sample-bench" "$BUILD/bench/migrate-bench" >&2 || exit 1

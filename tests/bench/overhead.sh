@@ -18,20 +18,11 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 WINDOW=120 WARMUP=15 COUNTS=1,10,30
-while [ $# -gt 0 ]; do
-    case $1 in
-    --window) WINDOW=$2; shift 2 ;;
-    --warmup) WARMUP=$2; shift 2 ;;
-    --counts) COUNTS=$2; shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
+. tests/bench/args.sh
+bench_args --window=WINDOW:int --warmup=WARMUP:int --counts=COUNTS -- "$@"
+[[ $COUNTS =~ ^[0-9]+(,[0-9]+)*$ ]] || bench_die "--counts must be whole numbers separated by commas, not '$COUNTS'"
 . tests/e2e/lib.sh
-[ -x "$BUILD/vnumad" ] || skip_all "no $BUILD/vnumad: run make BUILD=$BUILD first"
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -z "$other" ] || skip_all "another vnumad is balancing this host's domains: $other"
+e2e_preamble --built vnumad --bench
 if ! command -v numad >/dev/null; then
     echo "# numad is not installed: apt-get install -y numad"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq numad >/dev/null || skip_all "apt-get install numad failed"

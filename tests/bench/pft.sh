@@ -10,8 +10,9 @@
 #   usage: tests/bench/pft.sh [RUNS] [SECONDS]      (default 5 runs of 3 s)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-RUNS=${1:-5}
-SECS=${2:-3}
+RUNS=5 SECS=3
+. tests/bench/args.sh
+bench_args RUNS:int SECS:int -- "$@"
 VIRSH="virsh -q -c qemu:///system"
 [ "$(id -u)" = 0 ] || { echo "needs root (libvirt domain)"; exit 77; }
 CACHE=$(vm-images/build-guest.sh 2>/dev/null | tail -n 1) || { echo "cannot build the guest"; exit 77; }

@@ -19,10 +19,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-GROUND=0
-[ "${1:-}" = --ground ] && { GROUND=1; shift; }
-RUNS=${1:-5}
-ROUNDS=${2:-3}
+GROUND=0 RUNS=5 ROUNDS=3
+. tests/bench/args.sh
+bench_args --ground=GROUND:flag RUNS:int ROUNDS:int -- "$@"
 SIZES=${SIZES:-256 1024 4096}
 THP_SIZES=${THP_SIZES-1024}
 [ "$(id -u)" = 0 ] || { echo "needs root (move_pages of another process, /proc/PID/numa_maps)"; exit 77; }

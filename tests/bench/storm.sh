@@ -16,21 +16,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 MINUTES=5 DOMAINS=30 INTERVAL=1 PARALLEL=4
-while [ $# -gt 0 ]; do
-    case $1 in
-    --minutes) MINUTES=$2; shift 2 ;;
-    --domains) DOMAINS=$2; shift 2 ;;
-    --interval) INTERVAL=$2; shift 2 ;;
-    --parallel) PARALLEL=$2; shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
+. tests/bench/args.sh
+bench_args --minutes=MINUTES:int --domains=DOMAINS:int --interval=INTERVAL:num --parallel=PARALLEL:int -- "$@"
 . tests/e2e/lib.sh
-[ -x "$BUILD/vnumad" ] || skip_all "no $BUILD/vnumad: run make BUILD=$BUILD first"
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -z "$other" ] || skip_all "another vnumad is balancing this host's domains: $other"
+e2e_preamble --built vnumad --bench
 
 METRICS=$E2E_TMP/metrics.prom
 PASSES=$E2E_TMP/passes.txt

@@ -5,8 +5,8 @@
 set -u
 BUILD=${BUILD:-build}
 VNUMAD=$BUILD/vnumad
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -140,5 +140,4 @@ ok $? "vnumad --check-config names file, line and reason of a bad key (exit $rc)
 "$VNUMAD" --foreground --config "$tmp/bad.conf" >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ]; ok $? "vnumad refuses to start with a bad configuration (exit $rc)"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

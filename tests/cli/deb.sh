@@ -13,12 +13,11 @@
 set -u
 BUILD=${BUILD:-build}
 top=$(pwd)
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit; }
-[ "$(id -u)" = 0 ] || { echo "needs root (starts vnumad against the system libvirtd)"; exit 77; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (starts vnumad against the system libvirtd)"
 for tool in dpkg-buildpackage dh lintian; do
-    command -v $tool >/dev/null || { echo "$tool not installed (tests/install-deps.sh installs it)"; exit 77; }
+    command -v $tool >/dev/null || skip_all "$tool not installed (tests/install-deps.sh installs it)"
 done
 
 tmp=$(mktemp -d /tmp/vnuma-deb.XXXXXX)

@@ -15,33 +15,17 @@ SECONDS_TO_FUZZ=${FUZZ_CHECK_SECONDS:-20}
 FUZZER=$BUILD/fuzz/fuzz-proto-host
 CORPUS=tests/fuzz/corpus
 
-passed=0 failed=0 n=0
-check() { # check DESC COMMAND...: ok when COMMAND succeeds
-    local desc=$1; shift
-    n=$((n + 1))
-    if "$@"; then
-        echo "ok $n - $desc"; passed=$((passed + 1))
-    else
-        echo "not ok $n - $desc"; failed=$((failed + 1))
-    fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 
-if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
-    echo "cannot run here: ${FUZZ_CC:-clang} is not installed"
-    exit 77
-fi
+command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1 ||
+    skip_all "cannot run here: ${FUZZ_CC:-clang} is not installed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if ! make --no-print-directory BUILD="$BUILD" fuzz-build >"$tmp/build.log" 2>&1; then
     if grep -q -e 'fuzzer' -e 'cannot find' "$tmp/build.log" && ! grep -q 'error:.*\.c:' "$tmp/build.log"; then
-        echo "cannot run here: clang cannot link a libFuzzer target (libclang-rt-dev missing?)"
-        exit 77
+        skip_all "cannot run here: clang cannot link a libFuzzer target (libclang-rt-dev missing?)"
     fi
     cat "$tmp/build.log"
     check "the fuzzer builds" false

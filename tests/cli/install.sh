@@ -5,8 +5,8 @@
 # uninstall; make uninstall removes exactly what install put there.
 set -u
 BUILD=${BUILD:-build}
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 inst() { make --no-print-directory -s "$1" BUILD="$BUILD" PREFIX=/opt/vn DESTDIR="$tmp/root" >"$tmp/log" 2>&1; }
@@ -56,5 +56,4 @@ rm "$tmp/root/etc/vnuma/vnumad.conf"
 inst install && inst uninstall
 [ -z "$(find "$tmp/root" -type f)" ] && [ ! -e "$tmp/root/etc/vnuma" ]
 ok $? "install then uninstall leaves no file and no /etc/vnuma"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -6,9 +6,9 @@
 # every vnumad and vnuma-agent long option is in its page.
 set -u
 BUILD=${BUILD:-build}
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
-command -v groff >/dev/null || { echo "groff not installed (package groff-base)"; exit 77; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+command -v groff >/dev/null || skip_all "groff not installed (package groff-base)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for page in man/vnumad.8 man/vnumactl.8 man/vnuma-agent.8 man/vnumad.conf.5; do
@@ -46,5 +46,4 @@ for o in $(grep -oE '\{"[a-z-]+", (no|required)_argument' agent/main.c | sed -E 
     grep -q -- "\\\\-\\\\-$(echo "$o" | sed 's/-/\\\\-/g')" man/vnuma-agent.8 || missing="$missing --$o"
 done
 [ -z "$missing" ]; ok $? "every vnuma-agent option is in vnuma-agent(8) (missing:${missing:- none})"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -10,16 +10,8 @@ VNUMACTL=$BUILD/vnumactl
 TOPODIR=tests/data/topologies
 SHARED=${VN_TOPOLOGIES:-../shared/topologies}
 
-passed=0 failed=0 n=0
-check() { # check DESC COMMAND...: ok when COMMAND succeeds
-    local desc=$1; shift
-    n=$((n + 1))
-    if "$@"; then
-        echo "ok $n - $desc"; passed=$((passed + 1))
-    else
-        echo "not ok $n - $desc"; failed=$((failed + 1))
-    fi
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 # to FILE COMMAND...: COMMAND's stdout into FILE, stderr into $tmp/err (inside check,
 # so that check's own "ok" line stays on the terminal)
 to() {
@@ -30,11 +22,6 @@ to() {
 quiet() {
     "$@" >/dev/null 2>&1
 }
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
 
 if [ ! -x "$VNUMACTL" ]; then
     check "$VNUMACTL is built" false
@@ -42,8 +29,7 @@ if [ ! -x "$VNUMACTL" ]; then
 fi
 for tool in python3 lstopo-no-graphics; do
     if ! command -v "$tool" >/dev/null; then
-        echo "cannot run here: $tool is missing (apt-get install python3 hwloc)"
-        exit 77
+        skip_all "cannot run here: $tool is missing (apt-get install python3 hwloc)"
     fi
 done
 

@@ -9,9 +9,9 @@
 # No systemd runs here: nothing is started. Exit 77 when systemd-analyze is missing.
 set -u
 BUILD=${BUILD:-build}
-n=0 pass=0 fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
-command -v systemd-analyze >/dev/null || { echo "systemd-analyze not installed (package systemd)"; exit 77; }
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed (package systemd)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
@@ -69,5 +69,4 @@ awk '/^#/ || /^$/ { next } { line = line $0 } /\\$/ { sub(/\\$/, "", line); next
      { if (line !~ /^([A-Z_]+(\{[A-Za-z_]+\})?(==|!=|=|\+=|:=)"[^"]*"(, *)?[ ]*)+$/) bad = 1; line = "" }
      END { exit bad }' "$rule"
 ok $? "udev rule lines are KEY{attr}OP\"value\" lists"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -34,27 +34,17 @@ if [ ! -d "$VN_TOPOLOGIES" ]; then
     VN_TOPOLOGIES=$(cd "$(dirname "$0")/../.." && pwd)/../shared/topologies
 fi
 
-passed=0 failed=0 n=0
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 
-if ! command -v valgrind >/dev/null 2>&1; then
-    echo "cannot run here: valgrind is not installed (tests/install-deps.sh installs it)"
-    exit 77
-fi
+command -v valgrind >/dev/null 2>&1 ||
+    skip_all "cannot run here: valgrind is not installed (tests/install-deps.sh installs it)"
 if [ ! -x "$BUILD/vnumad" ] || ! ls "$BUILD"/tests/test-* >/dev/null 2>&1; then
-    echo "$BUILD/vnumad or $BUILD/tests/test-* missing: run make tests BUILD=$BUILD (or make valgrind)"
-    echo "0 passed, 1 failed"
-    exit 1
+    ok 1 "$BUILD/vnumad and $BUILD/tests/test-* are built (run make tests BUILD=$BUILD, or make valgrind)"
+    finish
 fi
-if grep -q __asan_init "$BUILD/vnumad"; then
-    echo "cannot run here: $BUILD is a SANITIZE=1 (ASan) build, which valgrind cannot run;" \
-        "the normal make check runs this"
-    exit 77
-fi
+grep -q __asan_init "$BUILD/vnumad" &&
+    skip_all "cannot run here: $BUILD is a SANITIZE=1 (ASan) build, which valgrind cannot run; the normal make check runs this"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,18 +57,18 @@ trap 'rm -rf "$tmp"' EXIT
 # does not follow exec (--trace-children=no), and what runs then is not ours.
 vg() {
     local expect=$1 desc=$2 rc start=$SECONDS logs bad="" f e errs=0 leaked=0 main=""
+    local id=$((n + 1)) # this check's number: ok counts it below
     shift 2
-    n=$((n + 1))
-    mkdir -p "$tmp/$n"
+    mkdir -p "$tmp/$id"
     timeout 900 valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite,indirect \
-        --error-exitcode=$VG_EXIT --suppressions="$SUPP" --log-file="$tmp/$n/vg.%p" \
-        "$@" >"$tmp/$n/out" 2>&1
+        --error-exitcode=$VG_EXIT --suppressions="$SUPP" --log-file="$tmp/$id/vg.%p" \
+        "$@" >"$tmp/$id/out" 2>&1
     rc=$?
-    logs=$(ls "$tmp/$n"/vg.* 2>/dev/null)
+    logs=$(ls "$tmp/$id"/vg.* 2>/dev/null)
     for f in $logs; do
         # the program itself: its parent (timeout) is not one of the logged processes
         e=$(sed -nE 's/^==[0-9]+== Parent PID: ([0-9]+)$/\1/p' "$f" | head -n 1)
-        [ -e "$tmp/$n/vg.${e:-0}" ] || main=$f
+        [ -e "$tmp/$id/vg.${e:-0}" ] || main=$f
         e=$(sed -nE 's/.*ERROR SUMMARY: ([0-9]+) errors.*/\1/p' "$f" | tail -n 1)
         if [ "${e:-0}" -gt 0 ]; then
             bad="$bad $f"
@@ -96,13 +86,11 @@ vg() {
         bad="$bad (exit $rc, expected a refusal)"
     fi
     if [ -z "$bad" ]; then
-        echo "ok $n - $desc (memcheck: 0 errors, no leaks; $((SECONDS - start))s)"
-        passed=$((passed + 1))
+        ok 0 "$desc (memcheck: 0 errors, no leaks; $((SECONDS - start))s)"
         return
     fi
-    echo "not ok $n - $desc (exit $rc, $errs memcheck errors$([ $leaked = 1 ] && echo ', leaks'))"
-    failed=$((failed + 1))
-    tail -n 5 "$tmp/$n/out" | sed 's/^/#   /'
+    ok 1 "$desc (exit $rc, $errs memcheck errors$([ $leaked = 1 ] && echo ', leaks'))"
+    tail -n 5 "$tmp/$id/out" | sed 's/^/#   /'
     for f in $bad; do
         [ -f "$f" ] && grep -vE '^==[0-9]+== *$' "$f" | sed -n '/ERROR SUMMARY\|Invalid\|uninitialised\|definitely\|indirectly\|Mismatched\|overlap\|by 0x\|at 0x/p' |
             head -n 40 | sed 's/^/#   /'
@@ -117,14 +105,7 @@ selfcheck() {
         --error-exitcode=$VG_EXIT --suppressions="$SUPP" --log-file="$tmp/leak.vg" "$tmp/leak"
     [ $? -eq $VG_EXIT ] && grep -q 'definitely lost: 7 bytes' "$tmp/leak.vg"
 }
-n=$((n + 1))
-if selfcheck; then
-    echo "ok $n - memcheck with these options fails a program that leaks 7 bytes"
-    passed=$((passed + 1))
-else
-    echo "not ok $n - memcheck with these options fails a program that leaks 7 bytes"
-    failed=$((failed + 1))
-fi
+check "memcheck with these options fails a program that leaks 7 bytes" selfcheck
 
 for t in "$BUILD"/tests/test-*; do
     [ -x "$t" ] || continue
@@ -159,8 +140,7 @@ if make --no-print-directory BUILD="$BUILD" "$REPLAY" >"$tmp/replay-build.log" 2
     vg 0 "the protocol fuzz harness on the $(echo "$seeds" | wc -l) inputs of tests/fuzz/corpus" \
         "$REPLAY" $seeds
 else
-    n=$((n + 1)) failed=$((failed + 1))
-    echo "not ok $n - make $REPLAY"
+    ok 1 "make $REPLAY"
     tail -n 20 "$tmp/replay-build.log" | sed 's/^/#   /'
 fi
 vg 0 "vnumad --check-config dist/vnumad.conf" "$VNUMAD" --check-config --config dist/vnumad.conf

@@ -14,21 +14,8 @@ VNUMAD=$BUILD/vnumad
 TOPO=tests/data/topologies/32em64t-2n8c2t-pci-normalio.xml
 SNAP=tests/data/demo-snapshot.json
 
-passed=0 failed=0 n=0
-check() { # check DESC COMMAND...: ok when COMMAND succeeds
-    local desc=$1; shift
-    n=$((n + 1))
-    if "$@"; then
-        echo "ok $n - $desc"; passed=$((passed + 1))
-    else
-        echo "not ok $n - $desc"; failed=$((failed + 1))
-    fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 # run ARGS...: vnumactl's stdout in $tmp/out, stderr in $tmp/err, exit status in $rc
 run() {
     "$VNUMACTL" "$@" >"$tmp/out" 2>"$tmp/err"
@@ -42,10 +29,7 @@ if [ ! -x "$VNUMACTL" ]; then
     check "$VNUMACTL is built" false
     finish
 fi
-if ! command -v python3 >/dev/null; then
-    echo "cannot run here: python3 is missing (apt-get install python3)"
-    exit 77
-fi
+command -v python3 >/dev/null || skip_all "cannot run here: python3 is missing (apt-get install python3)"
 
 tmp=$(mktemp -d)
 fake_pid=

@@ -11,8 +11,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 
-ensure_libvirt
-command -v python3 >/dev/null || skip_all "python3 is not installed (the test's protocol client)"
+e2e_preamble --tool python3 "the test's protocol client" --any-vnumad
 CLIENT=tests/e2e/agent-client.py
 out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
     skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"

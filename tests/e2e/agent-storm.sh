@@ -27,13 +27,7 @@ cd "$(dirname "$0")/../.." || exit 1
 AGENT_CYCLES=${AGENT_CYCLES:-4}
 HOST_CYCLES=${HOST_CYCLES:-3}
 PLUG_CYCLES=${PLUG_CYCLES:-3}
-ensure_libvirt
-command -v python3 >/dev/null || skip_all "python3 is not installed (status parsing)"
-command -v cpio >/dev/null || skip_all "cpio is not installed (the guest's storm script)"
-other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $other)}"
-[ -z "$other" ] || finish
+e2e_preamble --tool python3 "status parsing" --tool cpio "the guest's storm script"
 out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
     skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"
 CACHE=$(echo "$out" | tail -n 1)

@@ -19,15 +19,7 @@ WIDE="0:0-1 1:0-1"    # what vnumad's plan pins on this one-node host
 NARROW="0:1 1:0"      # the originals the test sets before opting in
 started=$SECONDS
 
-[ -x "$BUILD/vnumad" ] && [ -x "$BUILD/vnumactl" ] || { ok 1 "$BUILD/vnumad and vnumactl are built (run make)"; finish; }
-ensure_libvirt
-# another balancing vnumad on this libvirtd would act on the test's domains as well (pin them,
-# restore them): nothing here could tell its doing from the one under test
-other=$(foreign_vnumads)
-[ -n "$other" ] && sleep 1 && other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $(paste -sd';' <<<"$other"); stop it and run again)}"
-[ -z "$other" ] || finish
+e2e_preamble --built vnumad --built vnumactl
 
 # json_ok FILE PYTHON-EXPR: the expression over `j` (FILE's JSON; a {"return": X} envelope is
 # unwrapped) is true. Extra names: dom, args.

@@ -21,12 +21,7 @@ WIDE="0:0-1 1:0-1"
 NARROW="0:1 1:0"
 started=$SECONDS
 
-[ -x "$BUILD/vnumad" ] || { ok 1 "$BUILD/vnumad is built (run make)"; finish; }
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $other)}"
-[ -z "$other" ] || finish
+e2e_preamble --built vnumad
 
 pins_are() { [ "$(vcpu_pins "$1")" = "$2" ]; }
 narrow() { $VIRSH vcpupin "$1" 0 1 --live >/dev/null && $VIRSH vcpupin "$1" 1 0 --live >/dev/null; }

@@ -7,18 +7,13 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-n=0 pass=0 fail=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi
-}
-finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
+. tests/lib/check.sh  # not tests/e2e/lib.sh: nothing runs on this host's libvirtd
 
-command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not installed"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
 if ! ls /boot/vmlinuz-* >/dev/null 2>&1 && [ "$(id -u)" != 0 ]; then
-    echo "no kernel in /boot and not root to install linux-image-amd64"; exit 77
+    skip_all "no kernel in /boot and not root to install linux-image-amd64"
 fi
-[ "$(id -u)" = 0 ] || { echo "needs root (the ground runs this machine's root filesystem, libvirtd as root)"; exit 77; }
+[ "$(id -u)" = 0 ] || skip_all "needs root (the ground runs this machine's root filesystem, libvirtd as root)"
 make -s >/dev/null || { ok 1 "make builds vnumad and vnumactl"; finish; }
 GROUND_CACHE=${GROUND_CACHE:-$PWD/$BUILD/ground}
 RESULTS=${RESULTS:-$GROUND_CACHE/results-e2e}

@@ -27,14 +27,8 @@ REAL_BUILD=$BUILD
 PY=/usr/bin/python3  # Debian's, with python3-prometheus-client (not a pyenv one)
 started=$SECONDS
 
-[ -x "$BUILD/vnumad" ] && [ -x "$BUILD/vnumactl" ] || { ok 1 "$BUILD/vnumad and vnumactl are built (run make)"; finish; }
-$PY -c 'import prometheus_client' 2>/dev/null || skip_all "python3-prometheus-client is not installed"
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -n "$other" ] && sleep 1 && other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $(paste -sd';' <<<"$other"))}"
-[ -z "$other" ] || finish
+e2e_preamble --built vnumad --built vnumactl \
+    --need "python3-prometheus-client is not installed" "$PY -c 'import prometheus_client' 2>/dev/null"
 
 PWN=vnuma-pwned-$$
 CHECK=$E2E_TMP/check.py

@@ -1,8 +1,11 @@
 #!/bin/bash
 # Helpers for the end-to-end tests against the real libvirtd and QEMU on this machine.
 # Source it from a test script (after `set -u`); it:
-#   - counts checks: ok STATUS "what" prints "ok N - what" or "not ok N - what"; finish prints
-#     "N passed, N failed" and exits 0 only when nothing failed; skip_all REASON exits 77.
+#   - counts checks (tests/lib/check.sh): ok STATUS "what" prints "ok N - what" or "not ok N -
+#     what"; check "what" COMMAND...; finish prints "N passed, N failed" and exits 0 only when
+#     nothing failed; skip_all REASON exits 77.
+#   - e2e_preamble [--built PROG]... [--tool CMD WHY]... [--need REASON TEST]... [--any-vnumad]
+#     [--bench]: what every script checks before it touches a domain (below).
 #   - ensure_libvirt: starts virtlogd and libvirtd (no systemd here) when they are not running
 #     and waits until virsh answers (30 s), or exits 77 saying why.
 #   - define_domain NAME TEMPLATE [SED_EXPR...]: defines and starts vnuma-e2e-$$-NAME from a
@@ -10,7 +13,8 @@
 #     expression for an opt-in element); prints the full name.
 #   - start_vnumad [CONFIG LINES...] / stop_vnumad: a private vnumad (config, socket and
 #     state dir under one mktemp -d), log in $VN_LOG, journal in $VN_JOURNAL.
-#   - wait_for TIMEOUT_S COMMAND...: polls COMMAND until it succeeds; 1 on timeout.
+#   - wait_for TIMEOUT_S COMMAND... (tests/lib/check.sh): polls COMMAND until it succeeds; 1 on
+#     timeout.
 #   - kill_libvirtd / start_libvirtd: for tests of a libvirtd restart.
 #   - a cleanup trap: stops the daemon it started, destroys and undefines every domain it
 #     defined, restarts libvirtd if a test left it dead; also after a failure or a signal.
@@ -20,45 +24,16 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "0 passed, 0 failed"
     exit 0
 fi
+# shellcheck source=tests/services.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../services.sh"
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 BUILD=${BUILD:-build}
 VIRSH="virsh -q -c qemu:///system"
 E2E_PREFIX="vnuma-e2e-$$-"
 E2E_TMP=$(mktemp -d /tmp/vnuma-e2e.XXXXXX)
 E2E_LIBVIRTD_KILLED=0
 VN_PID="" VN_LOG="" VN_SOCK="" VN_STATE="" VN_JOURNAL="" VN_CONF="" VN_RUNS=0
-n=0 pass=0 fail=0
-
-ok() {
-    n=$((n + 1))
-    if [ "$1" = 0 ]; then
-        pass=$((pass + 1)); echo "ok $n - $2"
-    else
-        fail=$((fail + 1)); echo "not ok $n - $2"
-    fi
-}
-note() { echo "# $*"; }
-finish() {
-    echo "$pass passed, $fail failed"
-    [ $fail -eq 0 ] && exit 0
-    exit 1
-}
-skip_all() {
-    echo "$1"
-    exit 77
-}
-
-# wait_for TIMEOUT_S COMMAND...: 0 as soon as COMMAND succeeds, 1 when TIMEOUT_S passed.
-wait_for() {
-    local timeout=$1 deadline
-    shift
-    deadline=$(($(date +%s%N) + ${timeout%.*} * 1000000000))
-    while :; do
-        "$@" && return 0
-        [ "$(date +%s%N)" -ge "$deadline" ] && return 1
-        sleep 0.2
-    done
-}
 
 # foreign_vnumads: "PID ARGS" of every balancing vnumad this script did not start (one-shot
 # runs such as vnumad --advise do not count). Another vnumad acts on the same opted-in domains
@@ -76,6 +51,7 @@ foreign_vnumads() {
 }
 
 libvirt_answers() { virsh -c qemu:///system version >/dev/null 2>&1; }
+no_foreign_vnumad() { [ -z "$(foreign_vnumads)" ]; }
 
 ensure_libvirt() {
     local why
@@ -83,6 +59,53 @@ ensure_libvirt() {
     command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
     why=$(start_services) || skip_all "$why"
     test_lock || skip_all "another vnuma test run held /run/lock/vnuma-tests.lock for 30 min"
+}
+
+# e2e_preamble [OPTION]...: the checks every e2e script makes before it defines a domain, in
+# this order:
+#   --built PROG        $BUILD/PROG is executable (repeat for each); else a failed check "...
+#                       are built (run make)" and finish
+#   --tool CMD WHY      CMD is on PATH (repeat for each); else skip_all "CMD is not installed (WHY)"
+#   --need REASON TEST  TEST, a shell command line (eval'd), succeeds; else skip_all REASON
+#   ensure_libvirt      root, qemu-system-x86_64, virtlogd and libvirtd answering, the test lock
+#   no foreign vnumad   no other balancing vnumad (foreign_vnumads; one still exiting gets 5 s
+#                       to be gone): a passing check, else a failed one and finish. Not with
+#                       --any-vnumad (the script's domains are not opted in: another vnumad
+#                       leaves them alone).
+# --bench: for the benchmarks that source this file: whatever is missing is a skip_all, and
+# the foreign-vnumad check counts no check when it passes.
+e2e_preamble() {
+    local built=() all="" missing="" any=0 bench=0 other p
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --built) built+=("$2"); shift 2 ;;
+        --tool) command -v "$2" >/dev/null || skip_all "$2 is not installed ($3)"; shift 3 ;;
+        --need) eval "$3" || skip_all "$2"; shift 3 ;;
+        --any-vnumad) any=1; shift ;;
+        --bench) bench=1; shift ;;
+        *) echo "e2e_preamble: unknown option $1" >&2; exit 2 ;;
+        esac
+    done
+    for p in "${built[@]}"; do
+        all="$all${all:+ and }$BUILD/$p"
+        [ -x "$BUILD/$p" ] || missing="$missing${missing:+ and }$BUILD/$p"
+    done
+    if [ -n "$missing" ]; then
+        [ $bench = 1 ] && skip_all "no $missing: run make BUILD=$BUILD first"
+        ok 1 "$all $([ ${#built[@]} = 1 ] && echo is || echo are) built (run make; missing: $missing)"
+        finish
+    fi
+    ensure_libvirt
+    [ $any = 1 ] && return 0
+    wait_for 5 no_foreign_vnumad
+    other=$(foreign_vnumads)
+    if [ $bench = 1 ]; then
+        [ -z "$other" ] || skip_all "another vnumad is balancing this host's domains: $(paste -sd';' <<<"$other")"
+        return 0
+    fi
+    [ -z "$other" ]
+    ok $? "no other vnumad is balancing this host's domains${other:+ (found: $(paste -sd';' <<<"$other"); stop it and run again)}"
+    [ -z "$other" ] || finish
 }
 
 # kill_libvirtd: SIGTERM to libvirtd, 0 once it is gone (15 s); the cleanup restarts it

@@ -6,12 +6,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 
 T=tests/data/domains/e2e-two-cell.xml.in
-[ -x "$BUILD/vnumad" ] || { ok 1 "$BUILD/vnumad is built (run make)"; finish; }
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $other)}"
-[ -z "$other" ] || finish
+e2e_preamble --built vnumad
 
 D=$(define_domain noqmp "$T" "$(optin_sed 'mode="auto"')")
 ok $? "opted-in domain $D defined and started"

@@ -11,12 +11,7 @@ T=tests/data/domains/e2e-two-cell.xml.in
 WIDE="0:0-1 1:0-1"
 NARROW="0:1 1:0"
 
-[ -x "$BUILD/vnumad" ] || { ok 1 "$BUILD/vnumad is built (run make)"; finish; }
-ensure_libvirt
-other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $other)}"
-[ -z "$other" ] || finish
+e2e_preamble --built vnumad
 
 D=$(define_domain restart "$T")
 ok $? "domain $D defined and started"

@@ -13,8 +13,8 @@ cd "$(dirname "$0")/../.." || exit 1
 E2E_PREFIX="vnuma-test-sample-$$-"
 
 live=$BUILD/tests/test-sample-live
-[ -x "$live" ] || skip_all "$live is not built (make tests)"
-ensure_libvirt
+# shellcheck disable=SC2016 # TEST is eval'd
+e2e_preamble --need "$live is not built (make tests)" '[ -x "$live" ]' --any-vnumad
 
 dom=$(define_domain two-cell tests/data/domains/two-cell.xml.in)
 ok $? "two-cell domain started ($dom)"

@@ -28,12 +28,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 
-ensure_libvirt
-command -v python3 >/dev/null || skip_all "python3 is not installed (status parsing, pass timing)"
-other=$(foreign_vnumads)
-[ -z "$other" ]
-ok $? "no other vnumad is balancing this host's domains${other:+ (found: $other)}"
-[ -z "$other" ] || finish
+e2e_preamble --tool python3 "status parsing, pass timing"
 N=${STORM_DOMAINS:-12}
 ROUNDS=${STORM_ROUNDS:-2}
 METRICS=$E2E_TMP/metrics.prom
