@@ -67,19 +67,22 @@ PY
 status_json() { vnctl status --json >"$E2E_TMP/status.json" 2>"$E2E_TMP/status.err"; }
 # status_ok PYTHON-EXPR: vnumactl status --json answers and satisfies the expression.
 status_ok() { status_json && json_ok "$E2E_TMP/status.json" "$@" 2>/dev/null; }
-# meta_check DOMAIN PYTHON-EXPR [ARG...]: the live <balancer> element `el` (ElementTree; None
-# when there is none) and its <decision> record `rec` (parsed JSON; None) satisfy the expression.
+# meta_check DOMAIN PYTHON-EXPR [ARG...]: the operator's live <balancer> element `el`, vnumad's
+# live <state> element `st` (ElementTree; None when there is none), the state's <decision>
+# record `rec` (parsed JSON; None) and <original> `orig`, `pins` satisfy the expression.
 meta_check() {
     live_meta "$1" >"$E2E_TMP/meta.xml"
-    python3 - "$E2E_TMP/meta.xml" "${@:2}" <<'PY'
+    live_state "$1" >"$E2E_TMP/state.xml"
+    python3 - "$E2E_TMP/meta.xml" "$E2E_TMP/state.xml" "${@:2}" <<'PY'
 import json, sys
 import xml.etree.ElementTree as ET
-path, expr, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-text = open(path).read().strip()
+path, spath, expr, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+text, stext = open(path).read().strip(), open(spath).read().strip()
 el = ET.fromstring(text) if text else None
-d = el.find("decision") if el is not None else None
+st = ET.fromstring(stext) if stext else None
+d = st.find("decision") if st is not None else None
 rec = json.loads(d.text) if d is not None and d.text else None
-orig = el.find("original") if el is not None else None
+orig = st.find("original") if st is not None else None
 pins = {p.get("vcpu"): p.get("cpuset") for p in orig.findall("vcpupin")} if orig is not None else {}
 try:
     ok = eval(expr)
@@ -148,9 +151,9 @@ assert isinstance(rec["cells"], list) and len(rec["cells"]) == 2, rec.get("cells
 print(f"pass {rec['pass']}, action {rec['action']}, reason {rec['reason']}")
 PY
 ok $? "a: $A: the QOM object vnuma-decision holds a JSON record with the domain name and pass ($(head -c 200 "$E2E_TMP/qom.out" | tr '\n' ' '))"
-meta_A=$(live_meta "$A")
-meta_check "$A" 'el.attrib == {"mode": "auto"} and pins == {"0": "1", "1": "0"} and rec["domain"] == args[0] and d.get("pass") == str(rec["pass"]) and d.get("time") == rec["time"]' "$A"
-ok $? "a: $A: live metadata keeps mode=\"auto\", saves the narrowed originals in <original> and holds a <decision> ($(head -c 300 <<<"$meta_A" | tr '\n' ' '))"
+meta_A="$(live_meta "$A") $(live_state "$A")"
+meta_check "$A" 'el.attrib == {"mode": "auto"} and len(el) == 0 and pins == {"0": "1", "1": "0"} and rec["domain"] == args[0] and d.get("pass") == str(rec["pass"]) and d.get("time") == rec["time"]' "$A"
+ok $? "a: $A: the operator's element keeps mode=\"auto\" untouched; vnumad's <state> saves the narrowed originals in <original> and holds a <decision> ($(head -c 300 <<<"$meta_A" | tr '\n' ' '))"
 journal_has "$A" 'r.get("action") == "acted" and r.get("mode") == "auto"'
 ok $? "a: $A: the journal $VN_JOURNAL has an \"acted\" record"
 log_has "decision domain='$A' pass=[0-9]+ action=acted reason='ok'"
@@ -174,16 +177,16 @@ wait_for 20 status_ok 'dom(args[0]) is not None and dom(args[0])["counters"]["me
 ok $? "b: $V: settled memory counts are reused, not queried every pass ($(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j=j.get("return",j); d=[x for x in j["domains"] if x["name"]==sys.argv[2]]; print(json.dumps(d[0]["counters"]) if d else "absent")' "$E2E_TMP/status.json" "$V" 2>&1 | head -c 300))"
 [ "$(vcpu_pins "$N")" = "$pins_N" ] && threads_are "$N" "$NARROW"
 ok $? "b: $N (no element): pins unchanged ('$(vcpu_pins "$N")')"
-[ "$(live_meta "$N")" = "$meta_N" ]
-ok $? "b: $N: still no <balancer> metadata ('$(live_meta "$N" | head -c 200)')"
+[ "$(live_meta "$N")" = "$meta_N" ] && [ -z "$(live_state "$N")" ]
+ok $? "b: $N: still no <balancer> metadata and no <state> of vnumad ('$(live_meta "$N" | head -c 200)')"
 [ "$(taint "$N")" = "$taint_N" ] && ! taint "$N" | grep -q custom-monitor
 ok $? "b: $N: not tainted custom-monitor: vnumad sent it no monitor command ('$(taint "$N")')"
 ! log_has "Tracking domain '$N'|domain='$N'"
 ok $? "b: $N: vnumad neither tracks nor records it"
 [ "$(vcpu_pins "$V")" = "$pins_V" ] && threads_are "$V" "$NARROW"
 ok $? "b: $V (advise): pins unchanged ('$(vcpu_pins "$V")')"
-meta_check "$V" 'el.attrib == {"mode": "advise"} and [c.tag for c in el] == ["decision"] and rec["mode"] == "advise" and rec["action"] in ("advised", "none")'
-ok $? "b: $V: the operator's element is unchanged (mode=\"advise\"), nothing saved in <original>, only a <decision> added ($(live_meta "$V" | tr -d '\n' | head -c 200))"
+meta_check "$V" 'el.attrib == {"mode": "advise"} and len(el) == 0 and [c.tag for c in st] == ["decision"] and rec["mode"] == "advise" and rec["action"] in ("advised", "none")'
+ok $? "b: $V: the operator's element is unchanged (mode=\"advise\"), nothing saved in <original>, only a <decision> in vnumad's <state> ($(live_state "$V" | tr -d '\n' | head -c 200))"
 log_has "decision domain='$V' pass=[0-9]+ action=(advised|none)" && ! log_has "decision domain='$V' .*action=acted"
 ok $? "b: $V: decisions recorded as advised/none, never acted ($(show_log "decision domain='$V'" 1 | tr -d '\n'))"
 
@@ -201,7 +204,7 @@ bad_meta() {
     ok $? "f: $el: vnumactl status says invalid-config, '$want' ($(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j=j.get("return",j); print([(d["state"], d["error"]) for d in j["domains"] if d["name"]==sys.argv[2]])' "$E2E_TMP/status.json" "$B" 2>&1 | head -c 300))"
     wait_for 10 journal_has "$B" 'r.get("reason", "").startswith("invalid-config") and sys.argv[4] in r["reason"] and r.get("action") == "skipped"' "$want"
     ok $? "f: $el: the journal records reason 'invalid-config: ...$want...'"
-    wait_for 10 meta_check "$B" 'rec["action"] == "skipped" and rec["reason"].startswith("invalid-config: ") and args[0] in rec["reason"] and "original" not in [c.tag for c in el]' "$want"
+    wait_for 10 meta_check "$B" 'rec["action"] == "skipped" and rec["reason"].startswith("invalid-config: ") and args[0] in rec["reason"] and orig is None' "$want"
     ok $? "f: $el: the live metadata's <decision> says invalid-config"
     pins_are "$B" "$NARROW" && threads_are "$B" "$NARROW"
     ok $? "f: $el: pins left alone ('$(vcpu_pins "$B")')"

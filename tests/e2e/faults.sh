@@ -76,8 +76,8 @@ start_vnumad "interval = 1" "restore_on_exit = yes"
 ok $? "b: vnumad started again (no pause)"
 wait_for 20 pins_are "$D" "$WIDE"
 ok $? "b: $D balanced ('$(vcpu_pins "$D")')"
-wait_for 10 bash -c "virsh -q metadata '$D' urn:vnuma:balancer:1 | grep -q '<original>'"
-ok $? "b: its originals are in the live metadata"
+wait_for 10 bash -c "virsh -q metadata '$D' urn:vnuma:state:1 | grep -q '<original>'"
+ok $? "b: its originals are in vnumad's live <state> metadata"
 wait_for 20 age_at_least "$D" 6
 r=$?
 age0=$(age "$D")
@@ -99,8 +99,8 @@ wait_for 10 age_at_least "$D" 0
 a=$(age "$D")
 [ -n "$a" ] && [ "$a" -lt 3 ] && [ "$a" -lt "$age0" ]
 ok $? "b: as a new domain: age $a passes (was $age0), rule 3's early phase again"
-live_meta "$D" | grep -q 'vcpupin vcpu="0" cpuset="1"' && live_meta "$D" | grep -q 'vcpupin vcpu="1" cpuset="0"'
-ok $? "b: the <original> saved before the move came along with the domain ($(live_meta "$D" | grep vcpupin | tr -d ' \n'))"
+live_state "$D" | grep -q 'vcpupin vcpu="0" cpuset="1"' && live_state "$D" | grep -q 'vcpupin vcpu="1" cpuset="0"'
+ok $? "b: the <original> saved before the move came along with the domain ($(live_state "$D" | grep vcpupin | tr -d ' \n'))"
 set_meta "$D" '<balancer mode="off"/>' >/dev/null
 wait_for 15 pins_are "$D" "$NARROW"
 ok $? "b: opt-out after the restore puts the original pins back ('$(vcpu_pins "$D")')"

@@ -261,9 +261,9 @@ done
 # ---- d. the records ----
 for i in "${!NAMES[@]}"; do
     name=${NAMES[$i]} uuid=${UUIDS[$i]}
-    live_meta "$name" >"$E2E_TMP/meta.xml"
+    live_state "$name" >"$E2E_TMP/meta.xml"
     out=$($PY "$CHECK" record "$E2E_TMP/meta.xml" "$name" "$uuid" 2>&1)
-    ok $? "d: $(printf %q "$name"): the live metadata's <decision> has the exact name and uuid $out"
+    ok $? "d: $(printf %q "$name"): vnumad's live <state> metadata's <decision> has the exact name and uuid $out"
     $VIRSH qemu-monitor-command "$name" \
         '{"execute":"qom-get","arguments":{"path":"/objects/vnuma-decision","property":"identity"}}' \
         >"$E2E_TMP/qom.json" 2>&1

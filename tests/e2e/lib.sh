@@ -163,8 +163,10 @@ vcpu_thread_affinity() {
     echo "$out" | tr ' ' '\n' | sort -n | paste -sd' '
 }
 
-# live_meta DOM: the live <balancer> element ("" when there is none).
+# live_meta DOM: the live <balancer> element, the operator's ("" when there is none).
 live_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 2>/dev/null; }
+# live_state DOM: vnumad's live <state> element: <original>, <decision> ("" when none).
+live_state() { $VIRSH metadata "$1" urn:vnuma:state:1 2>/dev/null; }
 set_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 --key vnuma --set "$2" --live; }
 
 # start_vnumad [CONFIG LINES...]: a private vnumad in the background (VN_PID, VN_LOG, VN_SOCK,

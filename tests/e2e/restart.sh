@@ -23,8 +23,8 @@ start_vnumad "interval = 1" "restore_on_exit = yes"
 set_meta "$D" '<balancer mode="auto"/>' >/dev/null
 wait_for 15 bash -c "[ \"\$($(declare -f vcpu_pins); VIRSH='$VIRSH'; vcpu_pins $D)\" = '$WIDE' ]"
 ok $? "vnumad pinned $D to $WIDE (got $(vcpu_pins "$D"))"
-wait_for 10 bash -c "virsh -q metadata $D urn:vnuma:balancer:1 | grep -q '<original>'"
-ok $? "the originals are in the live metadata"
+wait_for 10 bash -c "virsh -q metadata $D urn:vnuma:state:1 | grep -q '<original>'"
+ok $? "the originals are in vnumad's live <state> metadata"
 
 kill -KILL "$VN_PID"
 wait "$VN_PID" 2>/dev/null
@@ -35,8 +35,8 @@ ok $? "after SIGKILL nothing was restored (pins $(vcpu_pins "$D"))"
 start_vnumad "interval = 1" "restore_on_exit = yes"
 wait_for 15 log_has "decision domain='$D'"
 ok $? "the restarted vnumad decides on $D again"
-live_meta "$D" | grep -q 'vcpupin vcpu="0" cpuset="1"' && live_meta "$D" | grep -q 'vcpupin vcpu="1" cpuset="0"'
-ok $? "the restarted vnumad kept the first originals, not the pins it found ($(live_meta "$D" | grep vcpupin | tr -d ' \n'))"
+live_state "$D" | grep -q 'vcpupin vcpu="0" cpuset="1"' && live_state "$D" | grep -q 'vcpupin vcpu="1" cpuset="0"'
+ok $? "the restarted vnumad kept the first originals, not the pins it found ($(live_state "$D" | grep vcpupin | tr -d ' \n'))"
 set_meta "$D" '<balancer mode="off"/>' >/dev/null
 wait_for 15 bash -c "[ \"\$($(declare -f vcpu_pins); VIRSH='$VIRSH'; vcpu_pins $D)\" = '$NARROW' ]"
 ok $? "opt-out after the restart restores the original pins $NARROW (got $(vcpu_pins "$D"))"

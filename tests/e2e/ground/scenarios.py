@@ -512,7 +512,7 @@ def moved_share(st, frm):
 
 
 def original_pins(meta):
-    """{vcpu: cpulist} of the <original> vcpupins in a <balancer> element's XML"""
+    """{vcpu: cpulist} of the <original> vcpupins in vnumad's <state> element's XML"""
     import xml.etree.ElementTree as ET
     try:
         el = ET.fromstring(meta)
@@ -553,7 +553,7 @@ def scenario_faults(vn, conf, vlog):
     vn.wait()
     at_kill = probe.quick("f-kill")
     num["moved_share_at_kill"] = round(moved_share(at_kill, last), 3)
-    meta = virsh("metadata", "f-kill", "urn:vnuma:balancer:1", check=False)
+    meta = virsh("metadata", "f-kill", "urn:vnuma:state:1", check=False)
     ev["metadata_after_kill"] = meta
     jl_kill = len(journal_lines())
     vn = start_vnumad(conf, vlog)
@@ -568,7 +568,7 @@ def scenario_faults(vn, conf, vlog):
     if final:
         for c, fc in zip(at_kill["cells"], final):
             remaining += (sum(c["pages"].values()) - c["pages"].get(str(fc["node"]), 0)) * 4096
-    meta2 = virsh("metadata", "f-kill", "urn:vnuma:balancer:1", check=False)
+    meta2 = virsh("metadata", "f-kill", "urn:vnuma:state:1", check=False)
     orig_pins_kept = original_pins(meta2) == {v: probe.cpulist(c) for v, c in orig["f-kill"].items()}
     num.update({"converged": bool(final), "final": [(c["node"], c["share"]) for c in (final or [])],
                 "bytes_moved_after_restart": moved2, "bytes_left_at_kill": remaining,
