@@ -31,7 +31,7 @@ trap cleanup EXIT
 # ---- build ----
 src=$tmp/vnuma-0.1.0
 mkdir -p "$src"
-cp -a Makefile README.md host agent proto man dist debian docs "$src"/
+cp -a Makefile README.md lib host agent proto man dist debian docs "$src"/
 start=$SECONDS
 (cd "$src" && dpkg-buildpackage -us -uc -b -j2) >"$tmp/build.log" 2>&1
 rc=$?
