@@ -38,17 +38,23 @@ dom_state *domains_find_by_name(vnumad *dm, const char *name)
     return NULL;
 }
 
+/* Forget the domain's hint set, if any. */
+static void hints_drop(dom_state *st)
+{
+    if (st->hints) {
+        proto_hints_free(st->hints);
+        free(st->hints);
+        st->hints = NULL;
+    }
+}
+
 void domains_agent_drop(dom_state *st)
 {
     agentlink_close(st->link);
     st->link = NULL;
     st->link_closed = false;
     st->agent_connected = false;
-    if (st->hints) {
-        proto_hints_free(st->hints);
-        free(st->hints);
-        st->hints = NULL;
-    }
+    hints_drop(st);
 }
 
 void domains_state_free(dom_state *st)
@@ -140,20 +146,21 @@ static void on_agent_hints(void *opaque, proto_hints *h)
         snprintf(st->agent.last_error, sizeof(st->agent.last_error), "out of bounds: %.200s", err);
         log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped, st->name, err);
     }
-    if (st->hints) {
-        proto_hints_free(st->hints);
-        free(st->hints);
-    }
+    hints_drop(st);
     st->hints = h;
     st->hints_at_s = vn_mono_s();
 }
 
+/* The hints go with the link at once (what status and the metrics show must never be
+ * "disconnected" with a hint age); the link itself is closed from the pass, not from inside
+ * its own callback. */
 static void on_agent_closed(void *opaque)
 {
     dom_state *st = opaque;
 
     st->agent_connected = false;
-    st->link_closed = true; /* closed from the pass, not from inside the link's callback */
+    st->link_closed = true;
+    hints_drop(st);
 }
 
 /* Open the agent channel when the guest has the port open and none is open yet. */

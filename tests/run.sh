@@ -70,6 +70,29 @@ for dir in tests/cli tests/e2e; do
     done
 done
 
+# Every test cleans up what it made, whatever its outcome: nothing of the suite may be left
+# (a leftover domain or daemon changes what the next test, or the next run, sees).
+leftovers() {
+    local u name out=""
+    if [ "$(id -u)" = 0 ] && command -v virsh >/dev/null && virsh -c qemu:///system -q list >/dev/null 2>&1; then
+        for u in $(virsh -c qemu:///system list --all --uuid 2>/dev/null); do
+            name=$(virsh -c qemu:///system domname "$u" 2>/dev/null)
+            case "$name" in vnuma-e2e-*) out="$out domain:$(printf %q "$name")" ;; esac
+        done
+    fi
+    for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
+    for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
+    echo "$out"
+}
+left=$(leftovers)
+if [ -n "$left" ]; then
+    total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"
+    printf '%-28s FAIL (left behind by the tests:%s)\n' "suite/leftovers" "$left"
+else
+    total_pass=$((total_pass + 1))
+    printf '%-28s ok   (no vnuma-e2e-* domain, vnumad or proving ground left)\n' "suite/leftovers"
+fi
+
 echo
 [ -n "$failed_progs" ] && echo "failed:$failed_progs"
 [ $total_skip -gt 0 ] && echo "($total_skip test programs skipped: see above; skips are not passes)"

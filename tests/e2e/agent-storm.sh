@@ -89,18 +89,23 @@ echo "$NAME" >>"$E2E_TMP/domains"
 $VIRSH define "$DIR/$NAME.xml" >"$E2E_TMP/define.out" 2>&1 && $VIRSH start "$NAME" >>"$E2E_TMP/define.out" 2>&1 ||
     skip_all "cannot start a TCG guest with direct kernel boot here: $(tail -n 1 "$E2E_TMP/define.out")"
 
-# m METRIC: this domain's sample of METRIC in the metrics file ("" when absent)
-m() { awk -v re="^$1[{]domain=\"$NAME\"" '$1 ~ re {print $2}' "$METRICS" 2>/dev/null; }
+# snap: one copy of the metrics file. vnumad replaces the file (rename) after every pass, so
+# values read from two opens can come from two passes: every check reads one snapshot.
+SNAP=$E2E_TMP/metrics.snap
+snap() { cp "$METRICS" "$SNAP.tmp" 2>/dev/null && mv "$SNAP.tmp" "$SNAP" || : >"$SNAP"; }
+# m METRIC: this domain's sample of METRIC in the last snapshot ("" when absent)
+m() { awk -v re="^$1[{]domain=\"$NAME\"" '$1 ~ re {print $2}' "$SNAP" 2>/dev/null; }
 connects() { grep -c "vnuma-agent .* of '$NAME' connected" "$VN_LOG"; }
 hint_sets() { local v; v=$(m vnuma_agent_hint_sets_total); echo "${v:-0}"; }
-# fresh_after N: connected, more than N hint sets, the latest less than 3 s old
+# fresh_after N: connected, more than N hint sets, the latest less than 3 s old (one snapshot)
 fresh_after() {
     local age
+    snap
     age=$(m vnuma_agent_hint_age_seconds)
     [ "$(m vnuma_agent_connected)" = 1 ] && [ "$(hint_sets)" -gt "$1" ] && [ -n "$age" ] &&
         awk -v a="$age" 'BEGIN {exit !(a < 3)}'
 }
-disconnected() { [ "$(m vnuma_agent_connected)" = 0 ] && [ -z "$(m vnuma_agent_hint_age_seconds)" ]; }
+disconnected() { snap; [ "$(m vnuma_agent_connected)" = 0 ] && [ -z "$(m vnuma_agent_hint_age_seconds)" ]; }
 
 if ! wait_for 240 fresh_after 0; then
     sed 's/^/# console: /' "$CONSOLE" | tail -n 20
@@ -110,7 +115,9 @@ fi
 ok 0 "the guest booted, vnumad connected to its agent and has fresh hints"
 # every 0.5 s: "connected hint_age hint_sets" (age "-" when there are no hints)
 (
+    SNAP=$E2E_TMP/series.snap  # the sampler's own snapshot file
     while vnumad_alive; do
+        snap
         a=$(m vnuma_agent_hint_age_seconds)
         echo "$(m vnuma_agent_connected) ${a:--} $(hint_sets)"
         sleep 0.5
