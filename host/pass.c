@@ -255,7 +255,10 @@ static void run_pass_stages(vnumad *dm)
     }
     r = decide(dm->topo, &s, &dm->cfg.decide, &p);
     if (dm->cfg.act_delay_ms && s.nr_domains) {
-        /* fault-injection tests stop a domain here, between sample and act */
+        /* fault-injection tests stop a domain here, between sample and act; they wait for
+         * this line rather than guess when the pause begins */
+        log_debug("Pass %llu sampled %u domain(s); acting in %u ms (act_delay_ms)",
+                  (unsigned long long)dm->pass, s.nr_domains, dm->cfg.act_delay_ms);
         struct timespec ts = {.tv_sec = dm->cfg.act_delay_ms / 1000,
                               .tv_nsec = (long)(dm->cfg.act_delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);

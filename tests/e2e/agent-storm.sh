@@ -151,7 +151,7 @@ for i in $(seq "$HOST_CYCLES"); do
     c=$(connects) h=$(hint_sets)
     chardev "$(dirname "$SOCK")/storm-away.sock" || { okb=1; note "chardev-change away failed: $(tail -n 1 "$E2E_TMP/chardev.out")"; break; }
     wait_for 15 disconnected || { okb=1; note "cycle $i: vnumad did not notice the host side going away"; }
-    sleep 2 # vnumad tries the missing socket on every pass meanwhile
+    wait_passes 2 # vnumad tries the missing socket on every pass meanwhile
     chardev "$SOCK" || { okb=1; note "chardev-change back failed: $(tail -n 1 "$E2E_TMP/chardev.out")"; break; }
     wait_for 30 fresh_after "$h" && [ "$(connects)" -gt "$c" ] ||
         { okb=1; note "cycle $i: vnumad did not reconnect to the restored socket"; }
@@ -200,7 +200,7 @@ for i in $(seq "$PLUG_CYCLES"); do
     $VIRSH detach-device "$NAME" "$DIR/chan.xml" --live >>"$E2E_TMP/plug.out" 2>&1 ||
         { okc=1; note "detach-device failed: $(tail -n 1 "$E2E_TMP/plug.out")"; break; }
     wait_for 15 disconnected || { okc=1; note "cycle $i: vnumad did not notice the unplug"; }
-    sleep 1
+    wait_passes 1 # a pass while the device is away
     $VIRSH attach-device "$NAME" "$DIR/chan-new.xml" --live >>"$E2E_TMP/plug.out" 2>&1 ||
         { okc=1; note "attach-device failed: $(tail -n 1 "$E2E_TMP/plug.out")"; break; }
     wait_for 30 fresh_after "$h" && [ "$(connects)" -gt "$c" ] ||

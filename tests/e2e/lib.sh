@@ -170,7 +170,7 @@ live_state() { $VIRSH metadata "$1" urn:vnuma:state:1 2>/dev/null; }
 set_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 --key vnuma --set "$2" --live; }
 
 # start_vnumad [CONFIG LINES...]: a private vnumad in the background (VN_PID, VN_LOG, VN_SOCK,
-# VN_JOURNAL); waits (10 s) until its control socket exists.
+# VN_JOURNAL); waits (30 s: an ASan build on a loaded machine) until its control socket exists.
 start_vnumad() {
     local dir
     VN_RUNS=$((VN_RUNS + 1))
@@ -191,10 +191,24 @@ start_vnumad() {
     } >"$VN_CONF"
     "$BUILD/vnumad" --foreground --config "$VN_CONF" 2>"$VN_LOG" 200>&- &
     VN_PID=$!
-    wait_for 10 test -S "$VN_SOCK"
+    wait_for 30 test -S "$VN_SOCK"
 }
 
 vnumad_alive() { [ -n "$VN_PID" ] && kill -0 "$VN_PID" 2>/dev/null; }
+
+# vn_pass: the private vnumad's pass counter (vnumactl status; "" when it does not answer)
+vn_pass() {
+    vnctl status --json 2>/dev/null |
+        python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("return", j)["pass"])' 2>/dev/null
+}
+pass_reached() { local p; p=$(vn_pass); [ -n "$p" ] && [ "$p" -ge "$1" ]; }
+# wait_passes N [TIMEOUT_S]: the private vnumad ran N more passes (30 s at most): a dwell
+# counted in what vnumad did, not in seconds that assume a speed
+wait_passes() {
+    local p0
+    p0=$(vn_pass)
+    [ -n "$p0" ] && wait_for "${2:-30}" pass_reached $((p0 + $1))
+}
 
 # vnumad_sanitized: $BUILD/vnumad is a SANITIZE=1 (ASan+UBSan) build. Its VmRSS then grows with
 # ASan's quarantine of freed memory (up to 256 MiB): RSS bounds do not hold, LeakSanitizer's

@@ -56,7 +56,7 @@ passes_now() { metric_sum "$METRICS" '^vnuma_passes_total$'; }
 two_more_passes() { # every domain stopped: two passes with nothing to do, so the state settles
     local p0
     p0=$(passes_now)
-    wait_for 10 bash -c "[ \$(awk '/^vnuma_passes_total /{print \$2}' $METRICS) -ge $((p0 + 2)) ]"
+    wait_for 30 bash -c "[ \$(awk '/^vnuma_passes_total /{print \$2}' $METRICS) -ge $((p0 + 2)) ]"
 }
 
 fails=$(storm_round 4 "${doms[@]}")
@@ -84,9 +84,8 @@ vnumad_alive || { tail -n 20 "$VN_LOG" | sed 's/^/# /'; finish; }
 
 wait_for 30 none_tracked
 ok $? "every domain it tracked is gone from vnumactl status once stopped ($(tracked) left)"
-two_more_passes
-[ "$(metric_sum "$METRICS" '^vnuma_domains$')" = 0 ]
-ok $? "vnuma_domains is 0"
+two_more_passes && [ "$(metric_sum "$METRICS" '^vnuma_domains$')" = 0 ]
+ok $? "vnuma_domains is 0 (in a metrics file written two passes after the last stop)"
 fd1=$(vnumad_fds) rss1=$(vnumad_kib VmRSS) warn1=$(vnumad_warnings)
 err1=$(metric_sum "$METRICS" '^vnuma_errors_total') p1=$(passes_now)
 note "end: fds $fd1, VmRSS $rss1 KiB (VmHWM $(vnumad_kib VmHWM)), passes $p1, errors_total $err1, warning lines $warn1"
