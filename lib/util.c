@@ -3,7 +3,20 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <string.h>
+
+int vn_fail(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        (void)vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return r;
+}
 
 const char *vn_human_bytes(uint64_t b, char *buf, size_t len)
 {
