@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "decide.h"
+#include "model.h"
 #include "util.h"
 
 #define CONFIG_LINE_MAX 1024

@@ -162,23 +162,6 @@ typedef struct xml_info {
     xml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
 } xml_info;
 
-static int mem_mode_parse(const char *s, vn_mem_mode *ret)
-{
-    static const char *const names[VN_MEM_MAX] = {
-        [VN_MEM_STRICT] = "strict",
-        [VN_MEM_RESTRICTIVE] = "restrictive",
-        [VN_MEM_PREFERRED] = "preferred",
-        [VN_MEM_INTERLEAVE] = "interleave",
-    };
-
-    for (unsigned m = 0; m < VN_MEM_MAX; m++)
-        if (names[m] && strcmp(s, names[m]) == 0) {
-            *ret = (vn_mem_mode)m;
-            return 0;
-        }
-    return -EINVAL;
-}
-
 /* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
  * topology does not know are ignored). */
 static int nodeset_to_mask(const topology *t, const char *list, uint64_t *ret)
@@ -217,6 +200,7 @@ static int xml_memnode_parse(const topology *t, const xmlNode *n, xml_memnode *r
     xml_memnode m = {0};
     char *endp = NULL;
     unsigned long id;
+    int mm;
 
     if (!cellid || !nodeset)
         return vn_fail(err, errlen, -EINVAL, "<memnode> without cellid or nodeset");
@@ -226,10 +210,12 @@ static int xml_memnode_parse(const topology *t, const xmlNode *n, xml_memnode *r
         return vn_fail(err, errlen, -EINVAL, "<memnode> with a bad cellid '%s'",
                        shown(b, (const char *)cellid));
     m.cellid = (unsigned)id;
-    m.binding.mode = VN_MEM_STRICT; /* libvirt's default mode */
-    if (mode && mem_mode_parse((const char *)mode, &m.binding.mode) < 0)
+    /* the modes of libvirt's <memnode>: mem_mode_name()'s but "none" */
+    mm = mode ? mem_mode_from_name((const char *)mode, strlen((const char *)mode)) : VN_MEM_STRICT;
+    if (mm < 0 || mm == VN_MEM_NONE)
         return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with an unknown mode '%s'",
                        m.cellid, shown(b, (const char *)mode));
+    m.binding.mode = (vn_mem_mode)mm;
     if (nodeset_to_mask(t, (const char *)nodeset, &m.binding.nodes) < 0)
         return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with a bad nodeset '%s'",
                        m.cellid, shown(b, (const char *)nodeset));
@@ -438,18 +424,6 @@ void sample_mem_changed(dom_state *st)
     memset(st->mem_valid, 0, sizeof(st->mem_valid));
 }
 
-static void snap_domain_freep(snap_domain *dom)
-{
-    for (unsigned c = 0; c < dom->nr_cells && dom->cells; c++) {
-        free(dom->cells[c].vcpus);
-        free(dom->cells[c].hot);
-        free(dom->cells[c].shares);
-    }
-    free(dom->cells);
-    dom->cells = NULL;
-    dom->nr_cells = 0;
-}
-
 /* True when rule 2 applies: memory bound to exactly one node. */
 static bool binding_pins_memory(const vn_mem_binding *b)
 {
@@ -500,7 +474,7 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
 int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
                   double now_s, snap_domain *out, char *err, size_t errlen)
 {
-    _cleanup_(snap_domain_freep) snap_domain dom = {0};
+    _cleanup_(snap_domain_clear) snap_domain dom = {0};
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     _cleanup_free_ qmp_vcpu *qv = NULL;
     _cleanup_free_ char *xml = NULL;

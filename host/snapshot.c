@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 
 #include "json.h"
-#include "rules.h"
 #include "util.h"
 
 /* The only format version this parser reads. */
@@ -60,33 +59,20 @@ typedef struct snap_ctx {
     vn_jpath path;
 } snap_ctx;
 
-void snapshot_clear(snapshot *s)
-{
-    if (!s)
-        return;
-    for (unsigned d = 0; d < s->nr_domains && s->domains; d++) {
-        snap_domain *dom = &s->domains[d];
-        for (unsigned c = 0; c < dom->nr_cells && dom->cells; c++) {
-            free(dom->cells[c].vcpus);
-            free(dom->cells[c].hot);
-            free(dom->cells[c].shares);
-        }
-        free(dom->cells);
-    }
-    free(s->domains);
-    memset(s, 0, sizeof(*s));
-}
-
 /* ---- paths and errors ---- */
 
 /* The JSON path of the value being checked (lib/json.h). */
-#define PATH_IDENT "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-#define path_append(c, ...)    vn_jpath_append(&(c)->path, __VA_ARGS__)
-#define path_push_key(c, key)  vn_jpath_push_key(&(c)->path, (key))
-#define path_push_index(c, i)  vn_jpath_push_index(&(c)->path, (i))
-#define path_pop(c, mark)      vn_jpath_pop(&(c)->path, (mark))
-#define copy_shown(dst, dstlen, src, srclen) vn_shown((dst), (dstlen), (src), (srclen), SNAP_SHOWN_MAX)
-#define SNAP_CTX_PATH {.cap = SNAP_PATH_MAX, .shown_max = SNAP_SHOWN_MAX, .ident = PATH_IDENT}
+#define PATH_IDENT            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define path_append(c, ...)   vn_jpath_append(&(c)->path, __VA_ARGS__)
+#define path_push_key(c, key) vn_jpath_push_key(&(c)->path, (key))
+#define path_push_index(c, i) vn_jpath_push_index(&(c)->path, (i))
+#define path_pop(c, mark)     vn_jpath_pop(&(c)->path, (mark))
+#define copy_shown(dst, dstlen, src, srclen)                                                       \
+    vn_shown((dst), (dstlen), (src), (srclen), SNAP_SHOWN_MAX)
+#define SNAP_CTX_PATH                                                                              \
+    {                                                                                              \
+        .cap = SNAP_PATH_MAX, .shown_max = SNAP_SHOWN_MAX, .ident = PATH_IDENT                     \
+    }
 
 /* Format "ORIGIN: PATH: reason" (or "ORIGIN: reason" at the top level) and return error. */
 static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
@@ -469,19 +455,6 @@ static int parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
     return 0;
 }
 
-/* Name (mode_name / mem_mode_name) to enum value, -1 when unknown. */
-static int mode_from_name(const char *s, size_t len, bool mem)
-{
-    unsigned max = mem ? VN_MEM_MAX : VN_MODE_MAX;
-
-    for (unsigned m = 0; m < max; m++) {
-        const char *name = mem ? mem_mode_name((vn_mem_mode)m) : mode_name((vn_mode)m);
-        if (strlen(name) == len && memcmp(name, s, len) == 0)
-            return (int)m;
-    }
-    return -1;
-}
-
 /* {"mode": "strict"|..., "nodes": [...]}: nodes non-empty unless mode is "none". */
 static int parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out)
 {
@@ -501,7 +474,7 @@ static int parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *o
     r = field_string(c, obj, "mode", true, &s, &len, &mark);
     if (r < 0)
         return r;
-    m = mode_from_name(s, len, true);
+    m = mem_mode_from_name(s, len);
     if (m < 0)
         return snap_fail(c, -EINVAL,
                          "expected \"strict\", \"restrictive\", \"preferred\", \"interleave\" or "
@@ -999,7 +972,7 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
     r = field_string(c, obj, "mode", true, &s, &len, &mark);
     if (r < 0)
         return r;
-    m = mode_from_name(s, len, false);
+    m = mode_from_name(s, len);
     if (m < 0)
         return snap_fail(c, -EINVAL, "expected \"auto\", \"advise\" or \"off\"");
     path_pop(c, mark);
@@ -1280,7 +1253,11 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
     _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
     _cleanup_(snapshot_clear) snapshot tmp = {0};
-    snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen, .path = SNAP_CTX_PATH};
+    snap_ctx c = {.origin = origin ? origin : "snapshot",
+                  .t = t,
+                  .err = err,
+                  .errlen = errlen,
+                  .path = SNAP_CTX_PATH};
     enum json_tokener_error jerr;
     vn_json_lenient lenient;
     size_t end, bad;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rules.h"
+#include "model.h"
 #include "snapshot.h"
 #include "tap.h"
 #include "util.h"
