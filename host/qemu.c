@@ -34,21 +34,8 @@
 
 /* ---- helpers ---- */
 
-/* Untrusted text for an error message (lib/json.h): printable ASCII, at most QEMU_SHOWN_MAX. */
-static const char *shown(char buf[QEMU_SHOWN_BUF], const char *s)
-{
-    vn_shown(buf, QEMU_SHOWN_BUF, s ? s : "", s ? strnlen(s, QEMU_SHOWN_MAX + 1) : 0,
-             QEMU_SHOWN_MAX);
-    return buf;
-}
-
-static bool only_space(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isspace((unsigned char)s[i]))
-            return false;
-    return true;
-}
+/* Untrusted text for an error message: printable ASCII, at most QEMU_SHOWN_MAX bytes. */
+#define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), QEMU_SHOWN_MAX)
 
 /* Parse hex digits at *p (no prefix) into *ret; advances *p. -EINVAL: none, -ERANGE: overflow. */
 static int parse_hex(const char **p, const char *end, uint64_t *ret)
@@ -96,6 +83,7 @@ static const char *qmp_lenient_syntax(const char *text, size_t len)
  * Parse a QMP reply strictly (depth, size, nothing after the value) and return the
  * top-level object and its "return" member (borrowed from the root). A QMP error reply
  * ({"error":{"class":..,"desc":..}}) is -EINVAL with its class and description in err.
+ * Callers use qmp_parse_list().
  */
 static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
                            struct json_object **ret_return, char *err, size_t errlen)
@@ -113,7 +101,7 @@ static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
     len = strnlen(reply, QMP_REPLY_MAX + 1);
     if (len > QMP_REPLY_MAX)
         return vn_fail(err, errlen, -EINVAL, "reply longer than %u bytes", QMP_REPLY_MAX);
-    if (only_space(reply, len))
+    if (vn_is_blank(reply, len))
         return vn_fail(err, errlen, -EINVAL, "empty reply");
 
     tok = json_tokener_new_ex(QMP_DEPTH_MAX);
@@ -128,7 +116,7 @@ static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
     if (jerr != json_tokener_success)
         return vn_fail(err, errlen, -EINVAL, "malformed reply at byte %zu: %s", end,
                        json_tokener_error_desc(jerr));
-    if (end > len || !only_space(reply + end, len - end))
+    if (end > len || !vn_is_blank(reply + end, len - end))
         return vn_fail(err, errlen, -EINVAL, "unexpected data after the reply at byte %zu", end);
     why = qmp_lenient_syntax(reply, end);
     if (why)
@@ -151,6 +139,24 @@ static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
     if (!json_object_object_get_ex(root, "return", &ret))
         return vn_fail(err, errlen, -EINVAL, "reply has no \"return\" member");
     *ret_return = ret;
+    *ret_root = VN_TAKE_PTR(root);
+    return 0;
+}
+
+/* A QMP reply whose "return" is an array: the array (borrowed from *ret_root) and its length. */
+static int qmp_parse_list(const char *reply, struct json_object **ret_root,
+                          struct json_object **ret_arr, size_t *ret_n, char *err, size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    struct json_object *arr = NULL;
+    int r = qmp_parse_reply(reply, &root, &arr, err, errlen);
+
+    if (r < 0)
+        return r;
+    if (!json_object_is_type(arr, json_type_array))
+        return vn_fail(err, errlen, -EINVAL, "\"return\" is not an array");
+    *ret_arr = arr;
+    *ret_n = json_object_array_length(arr);
     *ret_root = VN_TAKE_PTR(root);
     return 0;
 }
@@ -192,12 +198,9 @@ int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char
 
     if (!ret || !ret_n)
         return vn_fail(err, errlen, -EINVAL, "no output");
-    r = qmp_parse_reply(reply, &root, &arr, err, errlen);
+    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
     if (r < 0)
         return r;
-    if (!json_object_is_type(arr, json_type_array))
-        return vn_fail(err, errlen, -EINVAL, "\"return\" is not an array");
-    n = json_object_array_length(arr);
     if (n == 0)
         return vn_fail(err, errlen, -EINVAL, "no vCPUs in the reply");
     if (n > STATE_MAX_VCPUS)
@@ -258,12 +261,9 @@ int qmp_parse_memdevs(const char *reply, qmp_memdevs *ret, char *err, size_t err
 
     if (!ret)
         return vn_fail(err, errlen, -EINVAL, "no output");
-    r = qmp_parse_reply(reply, &root, &arr, err, errlen);
+    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
     if (r < 0)
         return r;
-    if (!json_object_is_type(arr, json_type_array))
-        return vn_fail(err, errlen, -EINVAL, "\"return\" is not an array");
-    n = json_object_array_length(arr);
     if (n > QMP_MEMDEV_MAX)
         return vn_fail(err, errlen, -EINVAL, "%zu memory backends, at most %u handled", n,
                        QMP_MEMDEV_MAX);
@@ -518,7 +518,7 @@ int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva)
     if (!q || q == p)
         return -EINVAL;
     p = q + 7;
-    if (parse_hex(&p, end, &hva) < 0 || !only_space(p, (size_t)(end - p)))
+    if (parse_hex(&p, end, &hva) < 0 || !vn_is_blank(p, (size_t)(end - p)))
         return -EINVAL;
     if (ret_hva)
         *ret_hva = hva;

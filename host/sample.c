@@ -58,21 +58,8 @@ static void xml_charp(xmlChar **s)
 
 #define _cleanup_xmlchar_ _cleanup_(xml_charp)
 
-/* Untrusted text for an error message (lib/json.h): printable ASCII, at most SAMPLE_SHOWN_MAX. */
-static const char *shown(char buf[SAMPLE_SHOWN_BUF], const char *s)
-{
-    vn_shown(buf, SAMPLE_SHOWN_BUF, s ? s : "", s ? strnlen(s, SAMPLE_SHOWN_MAX + 1) : 0,
-             SAMPLE_SHOWN_MAX);
-    return buf;
-}
-
-static bool only_space(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isspace((unsigned char)s[i]))
-            return false;
-    return true;
-}
+/* Untrusted text for an error message: printable ASCII, at most SAMPLE_SHOWN_MAX bytes. */
+#define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), SAMPLE_SHOWN_MAX)
 
 /* ---- page counting ---- */
 
@@ -300,7 +287,7 @@ static int sample_read_pid(const char *name, pid_t *ret)
         return -EINVAL;
     errno = 0;
     v = strtol(buf, &endp, 10);
-    if (errno || endp == buf || !only_space(endp, strlen(endp)) || v <= 0 || v > INT32_MAX)
+    if (errno || endp == buf || !vn_is_blank(endp, strlen(endp)) || v <= 0 || v > INT32_MAX)
         return -EINVAL;
     *ret = (pid_t)v;
     return 0;
