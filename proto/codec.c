@@ -688,31 +688,45 @@ static int enter_message(dctx *c, const proto_message *msg, unsigned version)
     return 0;
 }
 
+/* A decoding context writing its error into err (may be NULL). */
+#define DCTX_INIT(err_, errlen_)                                                                   \
+    {                                                                                              \
+        .err = (err_), .errlen = (errlen_),                                                        \
+        .path = {.cap = DCTX_PATH_MAX,                                                             \
+                 .shown_max = SHOWN_MAX,                                                           \
+                 .ident = PATH_IDENT,                                                              \
+                 .ident_digit_ok = true},                                                          \
+    }
+
+/* The first steps of every line: clear the error, parse the text, read the id. */
+static int begin_line(dctx *c, const char *line, size_t len, struct json_object **ret_root,
+                      uint32_t *ret_id)
+{
+    int r;
+
+    if (c->err && c->errlen)
+        c->err[0] = '\0';
+    r = parse_line(c, line, len, ret_root);
+    if (r < 0)
+        return r;
+    return decode_id(c, *ret_root, ret_id);
+}
+
 int proto_decode_reply(const char *line, size_t len, const proto_expect *expect, proto_reply *ret,
                        char *err, size_t errlen)
 {
     static const char *const envelope[] = {"return", "error", "id", NULL};
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *ret_v = NULL, *err_v = NULL;
-    dctx c = {.err = err,
-              .errlen = errlen,
-              .path = {.cap = DCTX_PATH_MAX,
-                       .shown_max = SHOWN_MAX,
-                       .ident = PATH_IDENT,
-                       .ident_digit_ok = true}};
+    dctx c = DCTX_INIT(err, errlen);
     const proto_message *msg;
     proto_reply tmp;
     size_t mark;
     int r;
 
     assert(ret && (line || len == 0));
-    if (err && errlen)
-        err[0] = '\0';
     memset(&tmp, 0, sizeof(tmp));
-    r = parse_line(&c, line, len, &root);
-    if (r < 0)
-        return r;
-    r = decode_id(&c, root, &tmp.id);
+    r = begin_line(&c, line, len, &root, &tmp.id);
     if (r < 0)
         return r;
     if (!expect)
@@ -761,12 +775,7 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
     static const char *const envelope[] = {"execute", "arguments", "id", NULL};
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *exec_v = NULL, *args_v = NULL;
-    dctx c = {.err = err,
-              .errlen = errlen,
-              .path = {.cap = DCTX_PATH_MAX,
-                       .shown_max = SHOWN_MAX,
-                       .ident = PATH_IDENT,
-                       .ident_digit_ok = true}};
+    dctx c = DCTX_INIT(err, errlen);
     const proto_message *msg = NULL;
     const char *name = NULL;
     proto_request tmp;
@@ -775,13 +784,8 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
 
     assert(ret && ret_id && (line || len == 0));
     *ret_id = 0;
-    if (err && errlen)
-        err[0] = '\0';
     memset(&tmp, 0, sizeof(tmp));
-    r = parse_line(&c, line, len, &root);
-    if (r < 0)
-        return r;
-    r = decode_id(&c, root, &tmp.id);
+    r = begin_line(&c, line, len, &root, &tmp.id);
     if (r < 0)
         return r;
     *ret_id = tmp.id;
