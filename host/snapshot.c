@@ -94,10 +94,7 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     size_t mark;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_uint(c, obj, "id", true, SNAP_MAX_VCPU_ID, &id);
@@ -144,10 +141,7 @@ static int parse_hot_range(snap_ctx *c, struct json_object *obj, snap_hot_range 
     uint64_t end;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_uint(c, obj, "gpa", true, UINT64_MAX, &h.gpa);
@@ -179,10 +173,7 @@ static int parse_share(snap_ctx *c, struct json_object *obj, snap_share *out)
     uint64_t cell = 0;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_uint(c, obj, "cell", true, SNAP_MAX_CELL_ID, &cell);
@@ -264,10 +255,7 @@ static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
     unsigned nr_hot = 0, nr_shares = 0;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = parse_list(c, obj, "hot_ranges", SNAP_MAX_HOT_RANGES, sizeof(snap_hot_range), parse_hot_one,
@@ -302,10 +290,7 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     size_t n, mark;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_uint(c, obj, "id", true, SNAP_MAX_CELL_ID, &id);
@@ -420,10 +405,7 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
     size_t len, mark;
     int m, r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_string(c, obj, "mode", true, &s, &len, &mark);
@@ -460,10 +442,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     size_t len, n, mark;
     int r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     d->mode = VN_MODE_OFF;
@@ -592,10 +571,7 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
         double busy = 0;
         int idx = -1;
 
-        r = snap_expect_object(c, obj);
-        if (r < 0)
-            return r;
-        r = snap_check_fields(c, obj, known);
+        r = snap_expect_fields(c, obj, known);
         if (r < 0)
             return r;
         r = snap_field_node(c, obj, "node", true, false, &idx);

@@ -256,6 +256,13 @@ int snap_check_fields(snap_ctx *c, struct json_object *obj, const char *const *k
     return 0;
 }
 
+int snap_expect_fields(snap_ctx *c, struct json_object *obj, const char *const *known)
+{
+    int r = snap_expect_object(c, obj);
+
+    return r < 0 ? r : snap_check_fields(c, obj, known);
+}
+
 /*
  * Field accessors: look `key` up in `obj`, and when present check it with the
  * matching parse_* function under the path ".key". An absent optional field
@@ -404,10 +411,7 @@ int snap_parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out
     size_t len, mark;
     int m, r;
 
-    r = snap_expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = snap_check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = snap_field_string(c, obj, "mode", true, &s, &len, &mark);

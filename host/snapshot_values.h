@@ -91,6 +91,9 @@ int snap_expect_array(snap_ctx *c, struct json_object *v, size_t min, size_t max
 /* Refuse every key of obj that is not in the NULL-terminated list `known`. */
 int snap_check_fields(snap_ctx *c, struct json_object *obj, const char *const *known);
 
+/* snap_expect_object() and snap_check_fields(): an object with only `known` keys. */
+int snap_expect_fields(snap_ctx *c, struct json_object *obj, const char *const *known);
+
 /* Member `key` in *v; when present, push ".key" onto the path (*mark restores it). */
 int snap_field_enter(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                      struct json_object **v, size_t *mark);
