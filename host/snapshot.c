@@ -401,20 +401,15 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
     static const char *const known[] = {"mode", "priority", "nodes", NULL};
     struct json_object *v = NULL;
     int64_t prio = 0;
-    const char *s;
-    size_t len, mark;
+    size_t mark;
     int m, r;
 
     r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = snap_field_string(c, obj, "mode", true, &s, &len, &mark);
+    r = snap_field_name(c, obj, "mode", mode_from_name, "\"auto\", \"advise\" or \"off\"", &m);
     if (r < 0)
         return r;
-    m = mode_from_name(s, len);
-    if (m < 0)
-        return snap_fail(c, -EINVAL, "expected \"auto\", \"advise\" or \"off\"");
-    path_pop(c, mark);
     r = snap_field_int(c, obj, "priority", false, SNAP_PRIORITY_MIN, SNAP_PRIORITY_MAX, &prio);
     if (r < 0)
         return r;

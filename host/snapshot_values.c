@@ -372,6 +372,23 @@ int snap_field_string(snap_ctx *c, struct json_object *obj, const char *key, boo
     return r < 0 ? r : 1;
 }
 
+int snap_field_name(snap_ctx *c, struct json_object *obj, const char *key,
+                    int (*from_name)(const char *s, size_t len), const char *expected, int *ret)
+{
+    const char *s;
+    size_t len, mark;
+    int v, r = snap_field_string(c, obj, key, true, &s, &len, &mark);
+
+    if (r < 0)
+        return r;
+    v = from_name(s, len);
+    if (v < 0)
+        return snap_fail(c, -EINVAL, "expected %s", expected);
+    path_pop(c, mark);
+    *ret = v;
+    return 1;
+}
+
 /* ---- composite values ---- */
 
 /* An array of distinct node numbers, at least one, to a bitmask of node indexes. */
@@ -407,22 +424,17 @@ int snap_parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out
     static const char *const known[] = {"mode", "nodes", NULL};
     vn_mem_binding b = {VN_MEM_NONE, 0};
     struct json_object *nodes = NULL;
-    const char *s;
-    size_t len, mark;
+    size_t mark;
     int m, r;
 
     r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = snap_field_string(c, obj, "mode", true, &s, &len, &mark);
+    r = snap_field_name(c, obj, "mode", mem_mode_from_name,
+                        "\"strict\", \"restrictive\", \"preferred\", \"interleave\" or \"none\"",
+                        &m);
     if (r < 0)
         return r;
-    m = mem_mode_from_name(s, len);
-    if (m < 0)
-        return snap_fail(c, -EINVAL,
-                         "expected \"strict\", \"restrictive\", \"preferred\", \"interleave\" or "
-                         "\"none\"");
-    path_pop(c, mark);
     b.mode = (vn_mem_mode)m;
     r = snap_field_enter(c, obj, "nodes", b.mode != VN_MEM_NONE, &nodes, &mark);
     if (r < 0)

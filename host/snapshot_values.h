@@ -120,3 +120,8 @@ int snap_field_node(snap_ctx *c, struct json_object *obj, const char *key, bool 
  */
 int snap_field_string(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       const char **out, size_t *len, size_t *mark);
+
+/* A required string field `key` that from_name() knows (mode_from_name, ...): *ret is its
+ * value; an unknown name is "expected EXPECTED". */
+int snap_field_name(snap_ctx *c, struct json_object *obj, const char *key,
+                    int (*from_name)(const char *s, size_t len), const char *expected, int *ret);
