@@ -457,8 +457,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     if (r > 0) {
         if (!uuid_valid(s, len))
             return snap_fail(c, -EINVAL,
-                             "expected a UUID like "
-                             "\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
+                             "expected a UUID like \"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
         memcpy(d->uuid, s, len);
         path_pop(c, mark);
     }
