@@ -458,18 +458,116 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
     return 0;
 }
 
+/* Each vCPU's guest cell (cell_of[], 0 without guest NUMA) and host thread (st->vcpu_tid[]),
+ * from query-cpus-fast; *guest_numa is set when the guest has NUMA cells. */
+static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                      int *cell_of, bool *guest_numa, char *err, size_t errlen)
+{
+    _cleanup_free_ qmp_vcpu *qv = NULL;
+    _cleanup_free_ char *reply = NULL;
+    unsigned nr_qv = 0;
+    int r;
+
+    r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
+    if (r < 0)
+        return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
+    r = qmp_parse_cpus_fast(reply, &qv, &nr_qv, err, errlen);
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < nr_vcpus; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < nr_qv && !found; j++)
+            if (qv[j].cpu_index == vcpus[i].number) {
+                cell_of[i] = qv[j].node_id < 0 ? 0 : qv[j].node_id;
+                if (vcpus[i].number < STATE_MAX_VCPUS)
+                    st->vcpu_tid[vcpus[i].number] = qv[j].thread_id;
+                *guest_numa |= qv[j].node_id >= 0;
+                found = true;
+            }
+        if (!found)
+            return vn_fail(err, errlen, -EAGAIN,
+                           "vCPU %u is not in query-cpus-fast (vCPUs changed while sampling)",
+                           vcpus[i].number);
+    }
+    return 0;
+}
+
+/*
+ * Each cell's pages per node (rule 2: none are looked at for memory bound to one node): where
+ * its RAM is (cached in st->ram[] per QEMU run), then windowed page queries, or the last
+ * counts while the cell is settled.
+ */
+static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops,
+                         const virt_dom_id *ident, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                         bool guest_numa, const unsigned *cell_ids, snap_domain *dom, char *err,
+                         size_t errlen)
+{
+    ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    unsigned nr_cells = dom->nr_cells;
+    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram == nr_cells;
+    int r;
+
+    for (unsigned c = 0; ram_valid && c < nr_cells; c++)
+        ram_valid = st->ram[c].cell == cell_ids[c];
+    if (!ram_valid) {
+        r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, err, errlen);
+        if (r < 0)
+            return r;
+        memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
+        memset(st->mem_valid, 0, sizeof(st->mem_valid));
+        memset(st->move_resume, 0, sizeof(st->move_resume));
+        st->nr_ram = nr_cells;
+        st->ram_for_id = ident->id;
+        st->pid = 0; /* a new QEMU process: read its pid again */
+    }
+
+    for (unsigned c = 0; c < nr_cells; c++) {
+        snap_cell *cell = &dom->cells[c];
+        const ram_range *rr = &st->ram[c];
+        unsigned q = 0;
+
+        if (binding_pins_memory(&cell->binding)) {
+            /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
+            int node = rule_binding_single_node(&cell->binding);
+            cell->pages[node] = rr->size / SAMPLE_PAGE_SIZE;
+            continue;
+        }
+        if (st->pid <= 0) {
+            r = sample_read_pid(ident->name, &st->pid);
+            if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
+                r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
+            if (r < 0)
+                return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
+                               ident->name, strerror(-r));
+        }
+        if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
+            /* settled: the last counts stand (sample.h) */
+            memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
+            st->mem_skipped[c]++;
+            st->count.memory_reuses++;
+            continue;
+        }
+        r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, SAMPLE_PAGE_SIZE,
+                               st->count.passes * 0x9e3779b97f4a7c15ULL, cell->pages, &q);
+        st->count.memory_scans += q;
+        if (r < 0)
+            return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s", cell->id,
+                           strerror(-r));
+        mem_settle(st, c, t->nr_nodes, rr->size / SAMPLE_PAGE_SIZE, cell->pages);
+    }
+    return 0;
+}
+
 int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
                   double now_s, snap_domain *out, char *err, size_t errlen)
 {
     _cleanup_(snap_domain_clear) snap_domain dom = {0};
     _cleanup_free_ virt_vcpu *vcpus = NULL;
-    _cleanup_free_ qmp_vcpu *qv = NULL;
     _cleanup_free_ char *xml = NULL;
-    _cleanup_free_ char *reply = NULL;
     _cleanup_free_ int *cell_of = NULL;
-    unsigned nr_vcpus = 0, nr_qv = 0, nr_cells = 0, cell_ids[SNAP_MAX_CELLS_PER_DOMAIN];
+    unsigned nr_vcpus = 0, nr_cells = 0, cell_ids[SNAP_MAX_CELLS_PER_DOMAIN];
     uint64_t cell_mask = 0;
-    bool guest_numa = false, first, ram_valid;
+    bool guest_numa = false, first;
     vn_mem_binding dom_bind;
     virt_dom_id ident;
     xml_info x = {0};
@@ -511,27 +609,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     if (!cell_of)
         return vn_fail(err, errlen, -ENOMEM, "out of memory");
     if (use_qmp) {
-        r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
-        if (r < 0)
-            return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
-        r = qmp_parse_cpus_fast(reply, &qv, &nr_qv, err, errlen);
+        r = vcpu_cells(d, st, vcpus, nr_vcpus, cell_of, &guest_numa, err, errlen);
         if (r < 0)
             return r;
-        for (unsigned i = 0; i < nr_vcpus; i++) {
-            bool found = false;
-            for (unsigned j = 0; j < nr_qv && !found; j++)
-                if (qv[j].cpu_index == vcpus[i].number) {
-                    cell_of[i] = qv[j].node_id < 0 ? 0 : qv[j].node_id;
-                    if (vcpus[i].number < STATE_MAX_VCPUS)
-                        st->vcpu_tid[vcpus[i].number] = qv[j].thread_id;
-                    guest_numa |= qv[j].node_id >= 0;
-                    found = true;
-                }
-            if (!found)
-                return vn_fail(err, errlen, -EAGAIN,
-                               "vCPU %u is not in query-cpus-fast (vCPUs changed while sampling)",
-                               vcpus[i].number);
-        }
     }
     for (unsigned i = 0; i < nr_vcpus; i++)
         cell_mask |= 1ULL << cell_of[i];
@@ -586,57 +666,10 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
     /* memory: where each cell's RAM is, then its pages per node */
     if (use_qmp) {
-        ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-
-        ram_valid = st->ram_for_id == ident.id && st->nr_ram == nr_cells;
-        for (unsigned c = 0; ram_valid && c < nr_cells; c++)
-            ram_valid = st->ram[c].cell == cell_ids[c];
-        if (!ram_valid) {
-            r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, err, errlen);
-            if (r < 0)
-                return r;
-            memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
-            memset(st->mem_valid, 0, sizeof(st->mem_valid));
-            memset(st->move_resume, 0, sizeof(st->move_resume));
-            st->nr_ram = nr_cells;
-            st->ram_for_id = ident.id;
-            st->pid = 0; /* a new QEMU process: read its pid again */
-        }
-
-        for (unsigned c = 0; c < nr_cells; c++) {
-            snap_cell *cell = &dom.cells[c];
-            const ram_range *rr = &st->ram[c];
-            unsigned q = 0;
-
-            if (binding_pins_memory(&cell->binding)) {
-                /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
-                int node = rule_binding_single_node(&cell->binding);
-                cell->pages[node] = rr->size / SAMPLE_PAGE_SIZE;
-                continue;
-            }
-            if (st->pid <= 0) {
-                r = sample_read_pid(ident.name, &st->pid);
-                if (r == -ESRCH && use_qmp && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-                    r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
-                if (r < 0)
-                    return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
-                                   ident.name, strerror(-r));
-            }
-            if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
-                /* settled: the last counts stand (sample.h) */
-                memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
-                st->mem_skipped[c]++;
-                st->count.memory_reuses++;
-                continue;
-            }
-            r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, SAMPLE_PAGE_SIZE,
-                                   st->count.passes * 0x9e3779b97f4a7c15ULL, cell->pages, &q);
-            st->count.memory_scans += q;
-            if (r < 0)
-                return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s", cell->id,
-                               strerror(-r));
-            mem_settle(st, c, t->nr_nodes, rr->size / SAMPLE_PAGE_SIZE, cell->pages);
-        }
+        r = sample_memory(d, st, t, ops, &ident, vcpus, nr_vcpus, guest_numa, cell_ids, &dom, err,
+                          errlen);
+        if (r < 0)
+            return r;
     }
 
     /* everything read: fill in the domain and remember this sample */
