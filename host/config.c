@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "decide.h"
+#include "model.h"
 #include "util.h"
 
 #define CONFIG_LINE_MAX 1024
@@ -125,10 +125,10 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             goto path;
     } else if (!strcmp(k, "uri")) {
         if (!local_uri(v) || strlen(v) >= sizeof(c->uri)) {
-            snprintf(why, wlen,
-                     "uri: expected a local libvirt URI (DRIVER:///PATH or DRIVER+unix:///PATH), "
-                     "got '%s'",
-                     shown);
+            snprintf(
+                why, wlen,
+                "uri: expected a local libvirt URI (DRIVER:///PATH or DRIVER+unix:///PATH), got '%s'",
+                shown);
             return -EINVAL;
         }
         snprintf(c->uri, sizeof(c->uri), "%s", v);

@@ -30,18 +30,6 @@
 #include "rules.h"
 #include "util.h"
 
-void config_defaults(vn_config *c)
-{
-    *c = (vn_config){
-        .busy_threshold = 0.25,
-        .reserve_bytes = 256 * VN_MIB,
-        .reserve_fraction = 0.03,
-        .min_gain_points = 5.0,
-        .switch_margin = 0.25,
-        .early_passes = EARLY_MIGRATION_PASSES,
-    };
-}
-
 /* What the pass has committed so far, per node index. */
 typedef struct pass_state {
     double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
@@ -273,8 +261,8 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
         /* room: free memory not yet promised, above the node's reserve and its slack */
         uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
         uint64_t room = ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
-        nc->no_room = cv->mem_movable &&
-                      cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
+        nc->no_room =
+            cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
     /* Rule 1 needs the other nodes' feasibility, so it runs in a second sweep. */
     for (unsigned n = 0; n < t->nr_nodes; n++) {
@@ -728,94 +716,6 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     }
     *ret = p;
     return 0;
-}
-
-void plan_clear(plan *p)
-{
-    if (!p)
-        return;
-    for (unsigned i = 0; i < p->nr_domains; i++) {
-        plan_domain *pd = &p->domains[i];
-        for (unsigned k = 0; k < pd->nr_cells; k++) {
-            free(pd->cells[k].pins);
-            free(pd->cells[k].moves);
-        }
-        free(pd->cells);
-    }
-    free(p->domains);
-    memset(p, 0, sizeof(*p));
-}
-
-unsigned plan_nr_auto_actions(const plan *p)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < p->nr_domains; i++)
-        if (p->domains[i].mode == VN_MODE_AUTO)
-            for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
-                n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
-    return n;
-}
-
-unsigned plan_nr_actions(const plan *p)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < p->nr_domains; i++)
-        for (unsigned k = 0; k < p->domains[i].nr_cells; k++)
-            n += p->domains[i].cells[k].nr_pins + p->domains[i].cells[k].nr_moves;
-    return n;
-}
-
-/* *ret = a copy of n elements of src (NULL when n is 0). Returns 0 or -ENOMEM. */
-static int dup_array(void **ret, const void *src, size_t n, size_t size)
-{
-    *ret = NULL;
-    if (n == 0)
-        return 0;
-    *ret = malloc(n * size);
-    if (!*ret)
-        return -ENOMEM;
-    memcpy(*ret, src, n * size);
-    return 0;
-}
-
-int snapshot_copy(const snapshot *s, snapshot *ret)
-{
-    snapshot c = *s;
-
-    c.domains = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*c.domains));
-    if (!c.domains)
-        return -ENOMEM;
-    c.nr_domains = 0;
-    for (unsigned i = 0; i < s->nr_domains; i++) {
-        const snap_domain *sd = &s->domains[i];
-        snap_domain *dd = &c.domains[i];
-        *dd = *sd;
-        dd->cells = calloc(sd->nr_cells ? sd->nr_cells : 1, sizeof(*dd->cells));
-        dd->nr_cells = 0;
-        c.nr_domains = i + 1;
-        if (!dd->cells)
-            goto error;
-        for (unsigned k = 0; k < sd->nr_cells; k++) {
-            const snap_cell *sc = &sd->cells[k];
-            snap_cell *dc = &dd->cells[k];
-            *dc = *sc;
-            dc->vcpus = NULL;
-            dc->hot = NULL;
-            dc->shares = NULL;
-            dd->nr_cells = k + 1;
-            if (dup_array((void **)&dc->vcpus, sc->vcpus, sc->nr_vcpus, sizeof(*dc->vcpus)) < 0 ||
-                dup_array((void **)&dc->hot, sc->hot, sc->nr_hot, sizeof(*dc->hot)) < 0 ||
-                dup_array((void **)&dc->shares, sc->shares, sc->nr_shares, sizeof(*dc->shares)) < 0)
-                goto error;
-        }
-    }
-    *ret = c;
-    return 0;
-error:
-    snapshot_clear(&c);
-    return -ENOMEM;
 }
 
 static snap_domain *find_domain(snapshot *s, const char *name)

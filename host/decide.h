@@ -45,6 +45,3 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret);
  * -ENOMEM.
  */
 int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret);
-
-/* Deep copy of a snapshot. Returns 0 or -ENOMEM. */
-int snapshot_copy(const snapshot *s, snapshot *ret);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rules.h"
+#include "model.h"
 #include "util.h"
 #include "version.h"
 

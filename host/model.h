@@ -17,6 +17,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cpuset.h"
@@ -113,6 +114,12 @@ typedef struct snapshot {
 /* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
 void snapshot_clear(snapshot *s);
 
+/* Frees everything a domain owns (cells, vCPUs, hot ranges, shares) and zeroes it. NULL-safe. */
+void snap_domain_clear(snap_domain *d);
+
+/* Deep copy of a snapshot. Returns 0 or -ENOMEM. */
+int snapshot_copy(const snapshot *s, snapshot *ret);
+
 /* ---- configuration the decide stage reads ---- */
 typedef struct vn_config {
     double busy_threshold;   /* a vCPU above this fraction of a CPU is busy */
@@ -134,7 +141,7 @@ void config_defaults(vn_config *c);
 
 /* ---- the plan ---- */
 
-/* Rules and reasons a plan can name. Keep rule_name() in rules.c in sync. */
+/* Rules and reasons a plan can name. Keep rule_name() in model.c in sync. */
 typedef enum vn_rule {
     RULE_ALLOWED_IMBALANCE, /* rule 1 */
     RULE_CPUSET_SKIP,       /* rule 2 */
@@ -226,3 +233,16 @@ unsigned plan_nr_actions(const plan *p);
 /* Actions of domains in auto mode: what the act stage would carry out. Advise
  * domains plan the same advice every pass, so convergence is measured on these. */
 unsigned plan_nr_auto_actions(const plan *p);
+
+/* ---- names ---- */
+
+/* Stable kebab-case names used in records, logs and JSON ("allowed-imbalance"); "unknown"
+ * for a value out of range. */
+const char *rule_name(vn_rule r);
+const char *reason_name(vn_reason r);
+const char *mode_name(vn_mode m);
+const char *mem_mode_name(vn_mem_mode m);
+
+/* The len bytes at s as a mode_name() / mem_mode_name(), or -1 when no mode has that name. */
+int mode_from_name(const char *s, size_t len);
+int mem_mode_from_name(const char *s, size_t len);

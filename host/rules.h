@@ -112,11 +112,3 @@ rule_walk rule_lock_hold_walk(uint64_t region_pages);
  * stratum cannot, and its estimate is never worse than uniform random sampling.
  */
 uint64_t rule_lock_hold_page(const rule_walk *w, uint64_t region_pages, uint64_t seed, uint64_t k);
-
-/* ---- names ---- */
-
-/* Stable kebab-case names used in records, logs and JSON ("allowed-imbalance"). */
-const char *rule_name(vn_rule r);
-const char *reason_name(vn_reason r);
-const char *mode_name(vn_mode m);
-const char *mem_mode_name(vn_mem_mode m);

@@ -4,10 +4,7 @@
  * (model.h) for the decide stage. Reads libvirt (virt.h), QMP through libvirt
  * (cells, vCPU threads, guest RAM layout), and the QEMU process's page
  * placement with windowed move_pages queries (numa_ops.h), never one long walk of
- * its address space (rules 4 and 5).
- *
- * The QMP/HMP reply parsers are exported for the unit tests, which feed them
- * recorded replies (tests/data/qmp/).
+ * its address space (rules 4 and 5). QEMU's replies are parsed by qemu.h.
  */
 #pragma once
 
@@ -21,33 +18,6 @@
 #include "state.h"
 #include "topology.h"
 #include "virt.h"
-
-/* ---- reply parsers (pure) ---- */
-
-typedef struct qmp_vcpu {
-    unsigned cpu_index; /* == libvirt vCPU number */
-    int node_id;        /* guest cell, -1 when the guest has no NUMA */
-    pid_t thread_id;
-} qmp_vcpu;
-
-/* query-cpus-fast reply -> *ret (malloc'd, *ret_n entries). 0 or -EINVAL/-ENOMEM; err
- * says what was wrong. */
-int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char *err,
-                        size_t errlen);
-
-/* query-memdev reply: the size and share flag of backend `id` ("ram-node1"). */
-int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool *ret_shared,
-                     char *err, size_t errlen);
-
-/* HMP "info mtree -f": guest-physical start of the first RAM range of backend `id` in
- * the "system" address space, and that range's offset inside the backend. -ENOENT if
- * the backend has no RAM range. */
-int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uint64_t *ret_offset);
-
-/* HMP "gpa2hva ADDR" reply -> host virtual address. */
-int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva);
-
-/* ---- sampling ---- */
 
 /*
  * Count the resident pages per kernel node of [hva, hva+len) of process pid, with

@@ -6,7 +6,8 @@
  * checks it completely (type, range, unknown fields, counts) and writes its
  * out-parameter only on success. The JSON path of the value being checked is
  * kept in snap_ctx.path, so the one place that detects an error also formats
- * it, once, as "ORIGIN: PATH: reason".
+ * it, once, as "ORIGIN: PATH: reason". The values they are built of (numbers,
+ * nodes, fields, bindings, CPU lists) are checked by snapshot_values.c.
  *
  * Everything is built into a temporary snapshot that is freed on error, so the
  * caller's *ret is written only when the whole document is valid.
@@ -18,13 +19,11 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "json.h"
-#include "rules.h"
+#include "snapshot_values.h"
 #include "util.h"
 
 /* The only format version this parser reads. */
@@ -39,578 +38,9 @@
 #define SNAP_PAGE_SIZE_MIN     4096u
 #define SNAP_PAGE_SIZE_MAX     VN_GIB
 #define SNAP_UUID_LEN          36
-/* Largest kernel node number accepted before the topology lookup. */
-#define SNAP_MAX_NODE_NUMBER INT_MAX
 
-/* Room for the deepest path ("domains[4095].cells[63].hints.hot_ranges[255].length") plus a
- * quoted unknown key. */
-#define SNAP_PATH_MAX 256
-/* Bytes of an unknown key, or of a bad value, quoted in an error message. */
-#define SNAP_SHOWN_MAX 48
-/* Bytes of the reason part of an error message. */
-#define SNAP_REASON_MAX 512
 /* Initial read buffer of snap_load_file() for inputs whose size is unknown. */
 #define SNAP_READ_CHUNK (64u * 1024)
-
-typedef struct snap_ctx {
-    const char *origin;
-    const topology *t;
-    char *err;
-    size_t errlen;
-    vn_jpath path;
-} snap_ctx;
-
-void snapshot_clear(snapshot *s)
-{
-    if (!s)
-        return;
-    for (unsigned d = 0; d < s->nr_domains && s->domains; d++) {
-        snap_domain *dom = &s->domains[d];
-        for (unsigned c = 0; c < dom->nr_cells && dom->cells; c++) {
-            free(dom->cells[c].vcpus);
-            free(dom->cells[c].hot);
-            free(dom->cells[c].shares);
-        }
-        free(dom->cells);
-    }
-    free(s->domains);
-    memset(s, 0, sizeof(*s));
-}
-
-/* ---- paths and errors ---- */
-
-/* The JSON path of the value being checked (lib/json.h). */
-#define PATH_IDENT "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-#define path_append(c, ...)    vn_jpath_append(&(c)->path, __VA_ARGS__)
-#define path_push_key(c, key)  vn_jpath_push_key(&(c)->path, (key))
-#define path_push_index(c, i)  vn_jpath_push_index(&(c)->path, (i))
-#define path_pop(c, mark)      vn_jpath_pop(&(c)->path, (mark))
-#define copy_shown(dst, dstlen, src, srclen) vn_shown((dst), (dstlen), (src), (srclen), SNAP_SHOWN_MAX)
-#define SNAP_CTX_PATH {.cap = SNAP_PATH_MAX, .shown_max = SNAP_SHOWN_MAX, .ident = PATH_IDENT}
-
-/* Format "ORIGIN: PATH: reason" (or "ORIGIN: reason" at the top level) and return error. */
-static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int snap_fail(snap_ctx *c, int error, const char *fmt, ...)
-{
-    char reason[SNAP_REASON_MAX];
-    va_list ap;
-
-    if (!c->err || c->errlen == 0)
-        return error;
-    va_start(ap, fmt);
-    (void)vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
-    if (c->path.len)
-        (void)snprintf(c->err, c->errlen, "%s: %s: %s", c->origin, c->path.buf, reason);
-    else
-        (void)snprintf(c->err, c->errlen, "%s: %s", c->origin, reason);
-    return error;
-}
-
-/* A short description of a JSON value, for "got ..." in errors. */
-static const char *describe(struct json_object *v, char *buf, size_t len)
-{
-    const char *s;
-
-    switch (json_object_get_type(v)) {
-    case json_type_null:
-        return "null";
-    case json_type_object:
-        return "an object";
-    case json_type_array:
-        return "an array";
-    default:
-        s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-        copy_shown(buf, len, s ? s : "?", s ? strlen(s) : 1);
-        return buf;
-    }
-}
-
-/* "expected WHAT, got VALUE" */
-static int fail_expected(snap_ctx *c, struct json_object *v, const char *what)
-{
-    char shown[SNAP_SHOWN_MAX + 8];
-
-    return snap_fail(c, -EINVAL, "expected %s, got %s", what, describe(v, shown, sizeof(shown)));
-}
-
-static int fail_missing(snap_ctx *c, const char *key)
-{
-    size_t mark = path_push_key(c, key);
-    int r = snap_fail(c, -EINVAL, "missing required field");
-
-    path_pop(c, mark);
-    return r;
-}
-
-/* ---- scalar values ---- */
-
-/*
- * json-c saturates integers it cannot represent (in strict mode too) to
- * INT64_MIN / UINT64_MAX; those two values are therefore refused everywhere.
- */
-static int parse_uint(snap_ctx *c, struct json_object *v, uint64_t max, uint64_t *out)
-{
-    char what[64];
-    int64_t s;
-    uint64_t u;
-
-    (void)snprintf(what, sizeof(what), "an integer from 0 to %" PRIu64, max);
-    if (!json_object_is_type(v, json_type_int))
-        return fail_expected(c, v, what);
-    s = json_object_get_int64(v);
-    if (s < 0)
-        return fail_expected(c, v, what);
-    u = s == INT64_MAX ? json_object_get_uint64(v) : (uint64_t)s;
-    if (u == UINT64_MAX)
-        return snap_fail(c, -EINVAL, "expected %s, got a number too large to represent", what);
-    if (u > max)
-        return fail_expected(c, v, what);
-    *out = u;
-    return 0;
-}
-
-static int parse_int(snap_ctx *c, struct json_object *v, int64_t min, int64_t max, int64_t *out)
-{
-    char what[80];
-    int64_t s;
-
-    assert(min > INT64_MIN && max < INT64_MAX);
-    (void)snprintf(what, sizeof(what), "an integer from %" PRId64 " to %" PRId64, min, max);
-    if (!json_object_is_type(v, json_type_int))
-        return fail_expected(c, v, what);
-    s = json_object_get_int64(v);
-    if (s == INT64_MIN)
-        return snap_fail(c, -EINVAL, "expected %s, got a number too small to represent", what);
-    if (s < min || s > max) /* INT64_MAX also stands for every larger value */
-        return fail_expected(c, v, what);
-    *out = s;
-    return 0;
-}
-
-/* A JSON number (integer or not), finite, min..max. */
-static int parse_number(snap_ctx *c, struct json_object *v, double min, double max, double *out)
-{
-    char what[80];
-    double d;
-
-    (void)snprintf(what, sizeof(what), "a number from %g to %g", min, max);
-    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-        return fail_expected(c, v, what);
-    d = json_object_get_double(v);
-    if (!isfinite(d) || d < min || d > max)
-        return fail_expected(c, v, what);
-    *out = d;
-    return 0;
-}
-
-static int parse_bool(snap_ctx *c, struct json_object *v, bool *out)
-{
-    if (!json_object_is_type(v, json_type_boolean))
-        return fail_expected(c, v, "true or false");
-    *out = json_object_get_boolean(v);
-    return 0;
-}
-
-/* A string without NUL bytes (json-c has already checked it is UTF-8). */
-static int parse_string(snap_ctx *c, struct json_object *v, const char **out, size_t *ret_len)
-{
-    const char *s;
-    int len;
-
-    if (!json_object_is_type(v, json_type_string))
-        return fail_expected(c, v, "a string");
-    s = json_object_get_string(v);
-    len = json_object_get_string_len(v);
-    if (!s || len < 0)
-        return fail_expected(c, v, "a string");
-    if (memchr(s, '\0', (size_t)len))
-        return snap_fail(c, -EINVAL, "string contains a NUL character");
-    *out = s;
-    *ret_len = (size_t)len;
-    return 0;
-}
-
-/* Print the topology's node numbers ("0,2,5") for error messages. */
-static const char *node_numbers(const topology *t, char *buf, size_t len)
-{
-    size_t n = 0;
-
-    buf[0] = '\0';
-    for (unsigned i = 0; i < t->nr_nodes && n < len; i++) {
-        int w = snprintf(buf + n, len - n, "%s%u", i ? "," : "", t->nodes[i].os_index);
-        if (w < 0)
-            break;
-        n += (size_t)w;
-    }
-    return buf;
-}
-
-/* A kernel node number to a topology node index, -EINVAL naming it when unknown. */
-static int node_lookup(snap_ctx *c, int64_t number, int *ret_index)
-{
-    char nodes[VN_MAX_NODES * 4 + 1];
-    int idx = number >= 0 && number <= SNAP_MAX_NODE_NUMBER
-                  ? topo_node_index(c->t, (unsigned)number)
-                  : -1;
-
-    if (idx < 0)
-        return snap_fail(c, -EINVAL, "unknown host node %" PRId64 " (the topology has nodes %s)",
-                         number, node_numbers(c->t, nodes, sizeof(nodes)));
-    *ret_index = idx;
-    return 0;
-}
-
-/* A node number (or -1 when allow_none) to a node index (or -1). */
-static int parse_node(snap_ctx *c, struct json_object *v, bool allow_none, int *ret_index)
-{
-    const char *what = allow_none ? "a host node number or -1" : "a host node number";
-    int64_t n;
-    int idx = -1, r;
-
-    if (!json_object_is_type(v, json_type_int))
-        return fail_expected(c, v, what);
-    n = json_object_get_int64(v);
-    if (n == -1 && allow_none) {
-        *ret_index = -1;
-        return 0;
-    }
-    if (n < 0 || n > SNAP_MAX_NODE_NUMBER)
-        return fail_expected(c, v, what);
-    r = node_lookup(c, n, &idx);
-    if (r < 0)
-        return r;
-    *ret_index = idx;
-    return 0;
-}
-
-/* ---- containers ---- */
-
-static int expect_object(snap_ctx *c, struct json_object *v)
-{
-    return json_object_is_type(v, json_type_object) ? 0 : fail_expected(c, v, "an object");
-}
-
-/* An array of min..max entries; more than max is -E2BIG. */
-static int expect_array(snap_ctx *c, struct json_object *v, size_t min, size_t max, size_t *ret_n)
-{
-    size_t n;
-
-    if (!json_object_is_type(v, json_type_array))
-        return fail_expected(c, v, "an array");
-    n = json_object_array_length(v);
-    if (n > max)
-        return snap_fail(c, -E2BIG, "too many entries (%zu, at most %zu)", n, max);
-    if (n < min)
-        return snap_fail(c, -EINVAL, "expected at least %zu entr%s, got %zu", min,
-                         min == 1 ? "y" : "ies", n);
-    *ret_n = n;
-    return 0;
-}
-
-/* Refuse every key of obj that is not in the NULL-terminated list `known`. */
-static int check_fields(snap_ctx *c, struct json_object *obj, const char *const *known)
-{
-    struct json_object_iterator it = json_object_iter_begin(obj);
-    struct json_object_iterator end = json_object_iter_end(obj);
-
-    for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-        const char *key = json_object_iter_peek_name(&it);
-        bool found = false;
-
-        for (const char *const *k = known; *k && !found; k++)
-            found = strcmp(*k, key) == 0;
-        if (!found) {
-            (void)path_push_key(c, key);
-            return snap_fail(c, -EINVAL, "unknown field");
-        }
-    }
-    return 0;
-}
-
-/*
- * Field accessors: look `key` up in `obj`, and when present check it with the
- * matching parse_* function under the path ".key". An absent optional field
- * leaves *out untouched (the caller sets the default) and returns 0; an absent
- * required one is an error. They return 1 when the field was present.
- */
-static int field_get(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                     struct json_object **v)
-{
-    if (json_object_object_get_ex(obj, key, v))
-        return 1;
-    return required ? fail_missing(c, key) : 0;
-}
-
-/* field_get(), and when the field is present push ".key" (*mark restores the path). */
-static int field_enter(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                       struct json_object **v, size_t *mark)
-{
-    int r = field_get(c, obj, key, required, v);
-
-    if (r > 0)
-        *mark = path_push_key(c, key);
-    return r;
-}
-
-/* After checking a present field with result r: pop its path and return 1, or return r. */
-static int field_leave(snap_ctx *c, size_t mark, int r)
-{
-    if (r < 0)
-        return r;
-    path_pop(c, mark);
-    return 1;
-}
-
-static int field_uint(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                      uint64_t max, uint64_t *out)
-{
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return field_leave(c, mark, parse_uint(c, v, max, out));
-}
-
-static int field_int(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                     int64_t min, int64_t max, int64_t *out)
-{
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return field_leave(c, mark, parse_int(c, v, min, max, out));
-}
-
-static int field_number(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                        double min, double max, double *out)
-{
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return field_leave(c, mark, parse_number(c, v, min, max, out));
-}
-
-static int field_bool(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                      bool *out)
-{
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return field_leave(c, mark, parse_bool(c, v, out));
-}
-
-static int field_node(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                      bool allow_none, int *out)
-{
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return field_leave(c, mark, parse_node(c, v, allow_none, out));
-}
-
-/*
- * Leaves the path pointing at the field on success too, so the caller can go
- * on checking the string's content; the caller pops it with path_pop(c, *mark).
- */
-static int field_string(snap_ctx *c, struct json_object *obj, const char *key, bool required,
-                        const char **out, size_t *len, size_t *mark)
-{
-    struct json_object *v = NULL;
-    int r = field_enter(c, obj, key, required, &v, mark);
-
-    if (r <= 0)
-        return r;
-    r = parse_string(c, v, out, len);
-    return r < 0 ? r : 1;
-}
-
-/* ---- composite values ---- */
-
-/* An array of distinct node numbers, at least one, to a bitmask of node indexes. */
-static int parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
-{
-    uint64_t mask = 0;
-    size_t n;
-    int r;
-
-    r = expect_array(c, v, 1, VN_MAX_NODES, &n);
-    if (r < 0)
-        return r;
-    for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i);
-        struct json_object *e = json_object_array_get_idx(v, i);
-        int idx = -1;
-
-        r = parse_node(c, e, false, &idx);
-        if (r < 0)
-            return r;
-        if (mask & (1ULL << idx))
-            return snap_fail(c, -EINVAL, "host node %u listed twice", c->t->nodes[idx].os_index);
-        mask |= 1ULL << idx;
-        path_pop(c, mark);
-    }
-    *out = mask;
-    return 0;
-}
-
-/* Name (mode_name / mem_mode_name) to enum value, -1 when unknown. */
-static int mode_from_name(const char *s, size_t len, bool mem)
-{
-    unsigned max = mem ? VN_MEM_MAX : VN_MODE_MAX;
-
-    for (unsigned m = 0; m < max; m++) {
-        const char *name = mem ? mem_mode_name((vn_mem_mode)m) : mode_name((vn_mode)m);
-        if (strlen(name) == len && memcmp(name, s, len) == 0)
-            return (int)m;
-    }
-    return -1;
-}
-
-/* {"mode": "strict"|..., "nodes": [...]}: nodes non-empty unless mode is "none". */
-static int parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out)
-{
-    static const char *const known[] = {"mode", "nodes", NULL};
-    vn_mem_binding b = {VN_MEM_NONE, 0};
-    struct json_object *nodes = NULL;
-    const char *s;
-    size_t len, mark;
-    int m, r;
-
-    r = expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = check_fields(c, obj, known);
-    if (r < 0)
-        return r;
-    r = field_string(c, obj, "mode", true, &s, &len, &mark);
-    if (r < 0)
-        return r;
-    m = mode_from_name(s, len, true);
-    if (m < 0)
-        return snap_fail(c, -EINVAL,
-                         "expected \"strict\", \"restrictive\", \"preferred\", \"interleave\" or "
-                         "\"none\"");
-    path_pop(c, mark);
-    b.mode = (vn_mem_mode)m;
-    r = field_enter(c, obj, "nodes", b.mode != VN_MEM_NONE, &nodes, &mark);
-    if (r < 0)
-        return r;
-    if (r > 0) {
-        if (b.mode == VN_MEM_NONE) {
-            if (!json_object_is_type(nodes, json_type_array) || json_object_array_length(nodes) > 0)
-                return snap_fail(c, -EINVAL, "must be absent or empty with mode \"none\"");
-        } else {
-            r = parse_node_set(c, nodes, &b.nodes);
-            if (r < 0)
-                return r;
-        }
-        path_pop(c, mark);
-    }
-    *out = b;
-    return 0;
-}
-
-/*
- * A Linux CPU list, checked strictly before hwloc's (lenient) parser sees it:
- * "N" or "N-M" items with N <= M, separated by single commas.
- */
-static int check_cpulist_syntax(snap_ctx *c, const char *s, const char *shown)
-{
-    const char *p = s;
-
-    for (;;) {
-        unsigned long a, b;
-        char *end;
-
-        /* at most 9 digits: no overflow, and far above VN_MAX_CPUS anyway */
-        if (*p < '0' || *p > '9' || strspn(p, "0123456789") > 9)
-            break;
-        a = b = strtoul(p, &end, 10);
-        p = end;
-        if (*p == '-') {
-            p++;
-            if (*p < '0' || *p > '9' || strspn(p, "0123456789") > 9)
-                break;
-            b = strtoul(p, &end, 10);
-            p = end;
-            if (b < a)
-                return snap_fail(c, -EINVAL, "malformed CPU list \"%s\": range %lu-%lu is reversed",
-                                 shown, a, b);
-        }
-        if (*p == '\0')
-            return 0;
-        if (*p != ',')
-            break;
-        p++;
-    }
-    return snap_fail(c, -EINVAL, "malformed CPU list \"%s\"", shown);
-}
-
-/* A non-empty CPU list string whose CPUs all belong to the topology. */
-static int parse_cpulist(snap_ctx *c, struct json_object *v, vn_cpuset *out)
-{
-    char shown[SNAP_SHOWN_MAX + 8], cpus[256];
-    vn_cpuset set, outside;
-    const char *s;
-    size_t len;
-    int r;
-
-    r = parse_string(c, v, &s, &len);
-    if (r < 0)
-        return r;
-    if (len == 0)
-        return snap_fail(c, -EINVAL, "empty CPU list");
-    copy_shown(shown, sizeof(shown), s, len);
-    r = check_cpulist_syntax(c, s, shown);
-    if (r < 0)
-        return r;
-    r = cpuset_parse(s, &set);
-    if (r == -ERANGE)
-        return snap_fail(c, -EINVAL, "CPU list \"%s\" names a CPU above %d", shown,
-                         VN_MAX_CPUS - 1);
-    if (r < 0)
-        return snap_fail(c, r, "malformed CPU list \"%s\"", shown);
-    if (cpuset_empty(&set))
-        return snap_fail(c, -EINVAL, "empty CPU list");
-    for (unsigned i = 0; i < VN_CPUSET_WORDS; i++)
-        outside.w[i] = set.w[i] & ~c->t->cpus.w[i];
-    if (!cpuset_empty(&outside)) {
-        if (cpuset_format(&c->t->cpus, cpus, sizeof(cpus)) < 0)
-            (void)snprintf(cpus, sizeof(cpus), "...");
-        return snap_fail(c, -EINVAL, "CPU %d is not a CPU of the host topology (%s)",
-                         cpuset_first(&outside), cpus);
-    }
-    *out = set;
-    return 0;
-}
-
-/* A pages-object key: a node number in canonical decimal ("0", "17"; not "01", "-1", "+1"). */
-static int parse_node_key(snap_ctx *c, const char *key, int *ret_index)
-{
-    size_t len = strlen(key);
-    unsigned long n;
-
-    if (len == 0 || len > 9 || strspn(key, "0123456789") != len || (key[0] == '0' && len > 1))
-        return snap_fail(c, -EINVAL, "expected a host node number in decimal as the key");
-    n = strtoul(key, NULL, 10);
-    return node_lookup(c, (int64_t)n, ret_index);
-}
 
 /* {"<node>": pages, ...}; pages * page_size fits and fits on the node. */
 static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
@@ -620,7 +50,7 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
     struct json_object_iterator it, end;
     int r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_object(c, obj);
     if (r < 0)
         return r;
     it = json_object_iter_begin(obj);
@@ -632,10 +62,10 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
         uint64_t n, bytes;
         int idx = -1;
 
-        r = parse_node_key(c, key, &idx);
+        r = snap_parse_node_key(c, key, &idx);
         if (r < 0)
             return r;
-        r = parse_uint(c, v, UINT64_MAX, &n);
+        r = snap_parse_uint(c, v, UINT64_MAX, &n);
         if (r < 0)
             return r;
         if (__builtin_mul_overflow(n, page_size, &bytes))
@@ -664,13 +94,10 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     size_t mark;
     int r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = check_fields(c, obj, known);
-    if (r < 0)
-        return r;
-    r = field_uint(c, obj, "id", true, SNAP_MAX_VCPU_ID, &id);
+    r = snap_field_uint(c, obj, "id", true, SNAP_MAX_VCPU_ID, &id);
     if (r < 0)
         return r;
     if (vcpu_seen[id / 64] & (1ULL << (id % 64))) {
@@ -678,23 +105,23 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
         return snap_fail(c, -EINVAL, "duplicate vCPU id %" PRIu64 " in this domain", id);
     }
     vc.id = (unsigned)id;
-    r = field_number(c, obj, "busy", false, 0.0, 1.0, &vc.busy);
+    r = snap_field_number(c, obj, "busy", false, 0.0, 1.0, &vc.busy);
     if (r < 0)
         return r;
-    r = field_enter(c, obj, "allowed", true, &v, &mark);
+    r = snap_field_enter(c, obj, "allowed", true, &v, &mark);
     if (r < 0)
         return r;
-    r = parse_cpulist(c, v, &vc.allowed);
+    r = snap_parse_cpulist(c, v, &vc.allowed);
     if (r < 0)
         return r;
     path_pop(c, mark);
     vc.pinned = vc.allowed;
-    r = field_enter(c, obj, "pinned", false, &v, &mark);
+    r = snap_field_enter(c, obj, "pinned", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_cpulist(c, v, &vc.pinned));
+        r = snap_field_leave(c, mark, snap_parse_cpulist(c, v, &vc.pinned));
     if (r < 0)
         return r;
-    r = field_int(c, obj, "cpu", false, -1, VN_MAX_CPUS - 1, &cpu);
+    r = snap_field_int(c, obj, "cpu", false, -1, VN_MAX_CPUS - 1, &cpu);
     if (r < 0)
         return r;
     if (cpu >= 0 && !cpuset_isset(&c->t->cpus, (unsigned)cpu)) {
@@ -714,16 +141,13 @@ static int parse_hot_range(snap_ctx *c, struct json_object *obj, snap_hot_range 
     uint64_t end;
     int r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = check_fields(c, obj, known);
+    r = snap_field_uint(c, obj, "gpa", true, UINT64_MAX, &h.gpa);
     if (r < 0)
         return r;
-    r = field_uint(c, obj, "gpa", true, UINT64_MAX, &h.gpa);
-    if (r < 0)
-        return r;
-    r = field_uint(c, obj, "length", true, UINT64_MAX, &h.length);
+    r = snap_field_uint(c, obj, "length", true, UINT64_MAX, &h.length);
     if (r < 0)
         return r;
     if (h.length == 0 || __builtin_add_overflow(h.gpa, h.length, &end)) {
@@ -732,10 +156,10 @@ static int parse_hot_range(snap_ctx *c, struct json_object *obj, snap_hot_range 
             return snap_fail(c, -EINVAL, "a hot range cannot be empty");
         return snap_fail(c, -EINVAL, "gpa + length overflows a 64-bit address");
     }
-    r = field_number(c, obj, "heat", true, 0.0, 1.0, &h.heat);
+    r = snap_field_number(c, obj, "heat", true, 0.0, 1.0, &h.heat);
     if (r < 0)
         return r;
-    r = field_bool(c, obj, "shared", false, &h.shared);
+    r = snap_field_bool(c, obj, "shared", false, &h.shared);
     if (r < 0)
         return r;
     *out = h;
@@ -749,17 +173,14 @@ static int parse_share(snap_ctx *c, struct json_object *obj, snap_share *out)
     uint64_t cell = 0;
     int r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = check_fields(c, obj, known);
-    if (r < 0)
-        return r;
-    r = field_uint(c, obj, "cell", true, SNAP_MAX_CELL_ID, &cell);
+    r = snap_field_uint(c, obj, "cell", true, SNAP_MAX_CELL_ID, &cell);
     if (r < 0)
         return r;
     sh.cell = (unsigned)cell;
-    r = field_number(c, obj, "weight", true, 0.0, 1.0, &sh.weight);
+    r = snap_field_number(c, obj, "weight", true, 0.0, 1.0, &sh.weight);
     if (r < 0)
         return r;
     *out = sh;
@@ -792,10 +213,10 @@ static int parse_list(snap_ctx *c, struct json_object *obj, const char *key, siz
     size_t n, mark;
     int r;
 
-    r = field_enter(c, obj, key, false, &v, &mark);
+    r = snap_field_enter(c, obj, key, false, &v, &mark);
     if (r <= 0)
         return r;
-    r = expect_array(c, v, 0, max, &n);
+    r = snap_expect_array(c, v, 0, max, &n);
     if (r < 0)
         return r;
     if (n > 0) {
@@ -834,10 +255,7 @@ static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
     unsigned nr_hot = 0, nr_shares = 0;
     int r;
 
-    r = expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     r = parse_list(c, obj, "hot_ranges", SNAP_MAX_HOT_RANGES, sizeof(snap_hot_range), parse_hot_one,
@@ -872,13 +290,10 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     size_t n, mark;
     int r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = check_fields(c, obj, known);
-    if (r < 0)
-        return r;
-    r = field_uint(c, obj, "id", true, SNAP_MAX_CELL_ID, &id);
+    r = snap_field_uint(c, obj, "id", true, SNAP_MAX_CELL_ID, &id);
     if (r < 0)
         return r;
     if (cell_seen[id / 64] & (1ULL << (id % 64))) {
@@ -891,12 +306,12 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     out->binding = *dom_binding;
     out->page_size = SNAP_PAGE_SIZE_DEFAULT;
 
-    r = field_enter(c, obj, "numatune", false, &v, &mark);
+    r = snap_field_enter(c, obj, "numatune", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_binding(c, v, &out->binding));
+        r = snap_field_leave(c, mark, snap_parse_binding(c, v, &out->binding));
     if (r < 0)
         return r;
-    r = field_uint(c, obj, "page_size", false, SNAP_PAGE_SIZE_MAX, &out->page_size);
+    r = snap_field_uint(c, obj, "page_size", false, SNAP_PAGE_SIZE_MAX, &out->page_size);
     if (r < 0)
         return r;
     if (out->page_size < SNAP_PAGE_SIZE_MIN || (out->page_size & (out->page_size - 1))) {
@@ -904,19 +319,19 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
         return snap_fail(c, -EINVAL, "expected a power of two from %u to %llu, got %" PRIu64,
                          SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, out->page_size);
     }
-    r = field_enter(c, obj, "pages", false, &v, &mark);
+    r = snap_field_enter(c, obj, "pages", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_pages(c, v, out->page_size, out->pages));
+        r = snap_field_leave(c, mark, parse_pages(c, v, out->page_size, out->pages));
     if (r < 0)
         return r;
-    r = field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
+    r = snap_field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
     if (r < 0)
         return r;
 
-    r = field_enter(c, obj, "vcpus", true, &v, &mark);
+    r = snap_field_enter(c, obj, "vcpus", true, &v, &mark);
     if (r < 0)
         return r;
-    r = expect_array(c, v, 1, SNAP_MAX_VCPUS_PER_CELL, &n);
+    r = snap_expect_array(c, v, 1, SNAP_MAX_VCPUS_PER_CELL, &n);
     if (r < 0)
         return r;
     out->vcpus = calloc(n, sizeof(*out->vcpus));
@@ -932,9 +347,9 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     }
     path_pop(c, mark);
 
-    r = field_enter(c, obj, "hints", false, &v, &mark);
+    r = snap_field_enter(c, obj, "hints", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_hints(c, v, out));
+        r = snap_field_leave(c, mark, parse_hints(c, v, out));
     if (r < 0)
         return r;
     return 0;
@@ -986,29 +401,21 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
     static const char *const known[] = {"mode", "priority", "nodes", NULL};
     struct json_object *v = NULL;
     int64_t prio = 0;
-    const char *s;
-    size_t len, mark;
+    size_t mark;
     int m, r;
 
-    r = expect_object(c, obj);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
-    r = check_fields(c, obj, known);
+    r = snap_field_name(c, obj, "mode", mode_from_name, "\"auto\", \"advise\" or \"off\"", &m);
     if (r < 0)
         return r;
-    r = field_string(c, obj, "mode", true, &s, &len, &mark);
+    r = snap_field_int(c, obj, "priority", false, SNAP_PRIORITY_MIN, SNAP_PRIORITY_MAX, &prio);
     if (r < 0)
         return r;
-    m = mode_from_name(s, len, false);
-    if (m < 0)
-        return snap_fail(c, -EINVAL, "expected \"auto\", \"advise\" or \"off\"");
-    path_pop(c, mark);
-    r = field_int(c, obj, "priority", false, SNAP_PRIORITY_MIN, SNAP_PRIORITY_MAX, &prio);
-    if (r < 0)
-        return r;
-    r = field_enter(c, obj, "nodes", false, &v, &mark);
+    r = snap_field_enter(c, obj, "nodes", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_node_set(c, v, &d->allowed_nodes));
+        r = snap_field_leave(c, mark, snap_parse_node_set(c, v, &d->allowed_nodes));
     if (r < 0)
         return r;
     d->mode = (vn_mode)m;
@@ -1030,16 +437,13 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     size_t len, n, mark;
     int r;
 
-    r = expect_object(c, obj);
-    if (r < 0)
-        return r;
-    r = check_fields(c, obj, known);
+    r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
     d->mode = VN_MODE_OFF;
     d->preferred_node = -1;
 
-    r = field_string(c, obj, "name", true, &s, &len, &mark);
+    r = snap_field_string(c, obj, "name", true, &s, &len, &mark);
     if (r < 0)
         return r;
     if (len == 0 || len >= SNAP_NAME_MAX)
@@ -1047,40 +451,39 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     memcpy(d->name, s, len);
     path_pop(c, mark);
 
-    r = field_string(c, obj, "uuid", false, &s, &len, &mark);
+    r = snap_field_string(c, obj, "uuid", false, &s, &len, &mark);
     if (r < 0)
         return r;
     if (r > 0) {
         if (!uuid_valid(s, len))
             return snap_fail(c, -EINVAL,
-                             "expected a UUID like "
-                             "\"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
+                             "expected a UUID like \"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
         memcpy(d->uuid, s, len);
         path_pop(c, mark);
     }
 
-    r = field_enter(c, obj, "balancer", false, &v, &mark);
+    r = snap_field_enter(c, obj, "balancer", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_balancer(c, v, d));
+        r = snap_field_leave(c, mark, parse_balancer(c, v, d));
     if (r < 0)
         return r;
-    r = field_uint(c, obj, "age_passes", false, SNAP_MAX_AGE_PASSES, &age);
+    r = snap_field_uint(c, obj, "age_passes", false, SNAP_MAX_AGE_PASSES, &age);
     if (r < 0)
         return r;
     d->age_passes = (unsigned)age;
-    r = field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
+    r = snap_field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
     if (r < 0)
         return r;
-    r = field_enter(c, obj, "numatune", false, &v, &mark);
+    r = snap_field_enter(c, obj, "numatune", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_binding(c, v, &binding));
+        r = snap_field_leave(c, mark, snap_parse_binding(c, v, &binding));
     if (r < 0)
         return r;
 
-    r = field_enter(c, obj, "cells", true, &v, &mark);
+    r = snap_field_enter(c, obj, "cells", true, &v, &mark);
     if (r < 0)
         return r;
-    r = expect_array(c, v, 1, SNAP_MAX_CELLS_PER_DOMAIN, &n);
+    r = snap_expect_array(c, v, 1, SNAP_MAX_CELLS_PER_DOMAIN, &n);
     if (r < 0)
         return r;
     d->cells = calloc(n, sizeof(*d->cells));
@@ -1151,7 +554,7 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
     size_t n;
     int r;
 
-    r = expect_array(c, arr, 0, VN_MAX_NODES, &n);
+    r = snap_expect_array(c, arr, 0, VN_MAX_NODES, &n);
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
@@ -1162,13 +565,10 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
         double busy = 0;
         int idx = -1;
 
-        r = expect_object(c, obj);
+        r = snap_expect_fields(c, obj, known);
         if (r < 0)
             return r;
-        r = check_fields(c, obj, known);
-        if (r < 0)
-            return r;
-        r = field_node(c, obj, "node", true, false, &idx);
+        r = snap_field_node(c, obj, "node", true, false, &idx);
         if (r < 0)
             return r;
         tn = &c->t->nodes[idx];
@@ -1177,14 +577,14 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
             return snap_fail(c, -EINVAL, "host node %u listed twice", tn->os_index);
         }
         seen |= 1ULL << idx;
-        r = field_uint(c, obj, "free_bytes", false, tn->mem_total, &free_bytes);
+        r = snap_field_uint(c, obj, "free_bytes", false, tn->mem_total, &free_bytes);
         if (r < 0)
             return r;
         if (r > 0) {
             s->free_known[idx] = true;
             s->free_bytes[idx] = free_bytes;
         }
-        r = field_number(c, obj, "other_busy", false, 0.0, (double)tn->nr_cpus, &busy);
+        r = snap_field_number(c, obj, "other_busy", false, 0.0, (double)tn->nr_cpus, &busy);
         if (r < 0)
             return r;
         s->other_busy[idx] = busy;
@@ -1201,11 +601,11 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
     size_t n, mark;
     int r;
 
-    r = expect_object(c, root);
+    r = snap_expect_object(c, root);
     if (r < 0)
         return r;
     /* The version first: a newer document may well have fields this parser does not know. */
-    r = field_int(c, root, "version", true, 0, INT32_MAX, &version);
+    r = snap_field_int(c, root, "version", true, 0, INT32_MAX, &version);
     if (r < 0)
         return r;
     if (version != SNAP_VERSION) {
@@ -1214,22 +614,22 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
                          "unsupported version %" PRId64 " (this vnuma reads version %d)", version,
                          SNAP_VERSION);
     }
-    r = check_fields(c, root, known);
+    r = snap_check_fields(c, root, known);
     if (r < 0)
         return r;
-    r = field_uint(c, root, "pass", false, UINT64_MAX, &s->pass);
+    r = snap_field_uint(c, root, "pass", false, UINT64_MAX, &s->pass);
     if (r < 0)
         return r;
-    r = field_enter(c, root, "nodes", false, &v, &mark);
+    r = snap_field_enter(c, root, "nodes", false, &v, &mark);
     if (r > 0)
-        r = field_leave(c, mark, parse_host_nodes(c, v, s));
+        r = snap_field_leave(c, mark, parse_host_nodes(c, v, s));
     if (r < 0)
         return r;
 
-    r = field_enter(c, root, "domains", true, &v, &mark);
+    r = snap_field_enter(c, root, "domains", true, &v, &mark);
     if (r < 0)
         return r;
-    r = expect_array(c, v, 0, SNAP_MAX_DOMAINS, &n);
+    r = snap_expect_array(c, v, 0, SNAP_MAX_DOMAINS, &n);
     if (r < 0)
         return r;
     if (n > 0) {
@@ -1280,7 +680,11 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
     _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
     _cleanup_(snapshot_clear) snapshot tmp = {0};
-    snap_ctx c = {.origin = origin ? origin : "snapshot", .t = t, .err = err, .errlen = errlen, .path = SNAP_CTX_PATH};
+    snap_ctx c = {.origin = origin ? origin : "snapshot",
+                  .t = t,
+                  .err = err,
+                  .errlen = errlen,
+                  .path = SNAP_CTX_PATH};
     enum json_tokener_error jerr;
     vn_json_lenient lenient;
     size_t end, bad;

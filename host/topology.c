@@ -27,13 +27,12 @@
 #include <hwloc.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "rules.h"
 #include "util.h"
-#include "json.h"
 
 /* A cpu list of VN_MAX_CPUS alternate CPUs ("0,2,4,...,1022") fits in this. */
 #define TOPO_CPULIST_MAX 4096
@@ -42,18 +41,6 @@ static void topo_hwloc_destroyp(hwloc_topology_t *h)
 {
     if (*h)
         hwloc_topology_destroy(*h);
-}
-
-__attribute__((format(printf, 3, 4))) static void topo_err(char *err, size_t errlen,
-                                                           const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 /* The name a source is reported by: "live", the path, or "synthetic:<string>". */
@@ -299,8 +286,8 @@ static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t er
     int pu, r;
 
     if (!allowed_cpus || !allowed_nodes) {
-        topo_err(err, errlen, "topology %s: cannot load: no allowed CPU or node set", t->source);
-        return -EINVAL;
+        return vn_fail(err, errlen, -EINVAL, "topology %s: cannot load: no allowed CPU or node set",
+                       t->source);
     }
 
     for (hwloc_obj_t o = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); o;
@@ -308,23 +295,22 @@ static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t er
         if (!hwloc_bitmap_isset(allowed_nodes, o->os_index))
             continue;
         if (nr >= VN_MAX_NODES) {
-            topo_err(err, errlen, "topology %s: more than %u NUMA nodes, vnuma handles %u",
-                     t->source, (unsigned)VN_MAX_NODES, (unsigned)VN_MAX_NODES);
-            return -E2BIG;
+            return vn_fail(err, errlen, -E2BIG,
+                           "topology %s: more than %u NUMA nodes, vnuma handles %u", t->source,
+                           (unsigned)VN_MAX_NODES, (unsigned)VN_MAX_NODES);
         }
         nodes[nr++] = o;
     }
     if (nr == 0) {
-        topo_err(err, errlen, "topology %s: cannot load: no allowed NUMA node", t->source);
-        return -ENODEV;
+        return vn_fail(err, errlen, -ENODEV, "topology %s: cannot load: no allowed NUMA node",
+                       t->source);
     }
     qsort(nodes, nr, sizeof(nodes[0]), topo_cmp_obj_os_index);
 
     r = topo_cpuset_from_hwloc(allowed_cpus, &t->cpus);
     if (r < 0) {
-        topo_err(err, errlen, "topology %s: CPU %d is beyond the %u CPUs vnuma handles", t->source,
-                 hwloc_bitmap_last(allowed_cpus), (unsigned)VN_MAX_CPUS);
-        return r;
+        return vn_fail(err, errlen, r, "topology %s: CPU %d is beyond the %u CPUs vnuma handles",
+                       t->source, hwloc_bitmap_last(allowed_cpus), (unsigned)VN_MAX_CPUS);
     }
     t->nr_cpus = cpuset_weight(&t->cpus);
 
@@ -357,10 +343,10 @@ static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t er
     unsigned bad_node = 0;
     r = topo_fill_llc(h, t, &bad_node);
     if (r < 0) {
-        topo_err(err, errlen, "topology %s: node %u has more than %u LLCs, vnuma handles %u",
-                 t->source, t->nodes[bad_node].os_index, (unsigned)VN_MAX_LLC_PER_NODE,
-                 (unsigned)VN_MAX_LLC_PER_NODE);
-        return r;
+        return vn_fail(err, errlen, r,
+                       "topology %s: node %u has more than %u LLCs, vnuma handles %u", t->source,
+                       t->nodes[bad_node].os_index, (unsigned)VN_MAX_LLC_PER_NODE,
+                       (unsigned)VN_MAX_LLC_PER_NODE);
     }
     for (unsigned i = 0; i < nr; i++) {
         topo_node *node = &t->nodes[i];
@@ -388,23 +374,20 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
         err[0] = '\0';
     if (!ret || (int)kind < 0 || kind >= TOPO_SOURCE_MAX ||
         (kind != TOPO_SOURCE_LIVE && (!arg || !*arg))) {
-        topo_err(err, errlen, "topology: invalid source");
-        return -EINVAL;
+        return vn_fail(err, errlen, -EINVAL, "topology: invalid source");
     }
 
     t = calloc(1, sizeof(*t));
     if (!t) {
-        topo_err(err, errlen, "topology: out of memory");
-        return -ENOMEM;
+        return vn_fail(err, errlen, -ENOMEM, "topology: out of memory");
     }
     topo_source_name(kind, arg, t->source, sizeof(t->source));
 
     if (hwloc_topology_init(&h) < 0) {
         h = NULL;
         r = -topo_errno();
-        topo_err(err, errlen, "topology %s: cannot load: hwloc init failed: %s", t->source,
-                 strerror(-r));
-        return r;
+        return vn_fail(err, errlen, r, "topology %s: cannot load: hwloc init failed: %s", t->source,
+                       strerror(-r));
     }
     /* only what the balancer reads: no I/O devices, no instruction caches */
     (void)hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -414,21 +397,18 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
     errno = 0;
     if (kind == TOPO_SOURCE_XML && hwloc_topology_set_xml(h, arg) < 0) {
         r = -topo_errno();
-        topo_err(err, errlen, "topology %s: cannot load: %s", t->source,
-                 r == -EINVAL ? "not a valid hwloc XML topology" : strerror(-r));
-        return r;
+        return vn_fail(err, errlen, r, "topology %s: cannot load: %s", t->source,
+                       r == -EINVAL ? "not a valid hwloc XML topology" : strerror(-r));
     }
     if (kind == TOPO_SOURCE_SYNTHETIC && hwloc_topology_set_synthetic(h, arg) < 0) {
         r = -topo_errno();
-        topo_err(err, errlen, "topology %s: cannot load: %s", t->source,
-                 r == -EINVAL ? "not a valid hwloc synthetic description" : strerror(-r));
-        return r;
+        return vn_fail(err, errlen, r, "topology %s: cannot load: %s", t->source,
+                       r == -EINVAL ? "not a valid hwloc synthetic description" : strerror(-r));
     }
     errno = 0;
     if (hwloc_topology_load(h) < 0) {
         r = -topo_errno();
-        topo_err(err, errlen, "topology %s: cannot load: %s", t->source, strerror(-r));
-        return r;
+        return vn_fail(err, errlen, r, "topology %s: cannot load: %s", t->source, strerror(-r));
     }
 
     r = topo_from_hwloc(h, t, err, errlen);

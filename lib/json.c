@@ -84,6 +84,12 @@ void vn_shown(char *dst, size_t dstlen, const char *src, size_t srclen, size_t m
     dst[n] = '\0';
 }
 
+const char *vn_shown_str(char *dst, size_t dstlen, const char *s, size_t max)
+{
+    vn_shown(dst, dstlen, s ? s : "", s ? strnlen(s, max + 1) : 0, max);
+    return dst;
+}
+
 void vn_jpath_append(vn_jpath *p, const char *fmt, ...)
 {
     va_list ap;

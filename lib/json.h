@@ -63,10 +63,10 @@ const char *vn_json_lenient_str(vn_json_lenient l);
 typedef struct vn_jpath {
     char buf[VN_JPATH_MAX];
     size_t len;
-    size_t cap;           /* bytes of buf in use at most, NUL included; 0: all of it */
-    size_t shown_max;     /* bytes of an untrusted key quoted in the path */
-    const char *ident;    /* characters of a key written as ".key" (else ["key"]) */
-    bool ident_digit_ok;  /* may such a key start with a digit */
+    size_t cap;          /* bytes of buf in use at most, NUL included; 0: all of it */
+    size_t shown_max;    /* bytes of an untrusted key quoted in the path */
+    const char *ident;   /* characters of a key written as ".key" (else ["key"]) */
+    bool ident_digit_ok; /* may such a key start with a digit */
 } vn_jpath;
 
 /*
@@ -74,6 +74,10 @@ typedef struct vn_jpath {
  * bytes), "..." when cut. dstlen must exceed 4.
  */
 void vn_shown(char *dst, size_t dstlen, const char *src, size_t srclen, size_t max);
+
+/* vn_shown() of a NUL-terminated string (NULL shows as ""); returns dst. dstlen must exceed
+ * max + 4 for the "..." to fit. */
+const char *vn_shown_str(char *dst, size_t dstlen, const char *s, size_t max);
 
 void vn_jpath_append(vn_jpath *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append ".key" ("key" at the top), or ["key"] when the key is not an identifier; returns the

@@ -1,9 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <string.h>
+
+int vn_fail(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        (void)vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return r;
+}
+
+bool vn_is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)s[i]))
+            return false;
+    return true;
+}
 
 const char *vn_human_bytes(uint64_t b, char *buf, size_t len)
 {

@@ -47,6 +47,17 @@ static inline void vn_closep(int *fd)
         _tmp_;                                                                                     \
     })
 
+/*
+ * Write a reason into err (when err and errlen are set) and return r, for library-like code
+ * that reports errors as a return value plus a reason: `return vn_fail(err, errlen, -EINVAL,
+ * "bad cellid '%s'", shown)`.
+ */
+__attribute__((format(printf, 4, 5))) int vn_fail(char *err, size_t errlen, int r, const char *fmt,
+                                                  ...);
+
+/* True when the n bytes at s are all isspace() characters (or n is 0). */
+bool vn_is_blank(const char *s, size_t n);
+
 #define VN_GIB (1024ULL * 1024 * 1024)
 #define VN_MIB (1024ULL * 1024)
 

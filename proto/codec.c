@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Decoding and encoding of protocol lines, driven by the table in schema.c.
+ * Decoding of protocol lines, driven by the table in schema.c (encode.c encodes them,
+ * value.c releases and compares what was decoded).
  *
  * Decoding a line is done in three steps, each of which refuses the whole
  * line on the first problem:
@@ -24,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema.h"
 #include "json.h"
+#include "schema.h"
 
 /* Room for the deepest path ("return.processes[63].ranges[63].length") and a key. */
 #define DCTX_PATH_MAX 160
@@ -160,10 +161,10 @@ void proto_sanitize_comm(char *dst, const char *src)
 /* ---- paths and errors ---- */
 
 /* The JSON path of the value being checked, for error messages (lib/json.h). */
-#define PATH_IDENT "abcdefghijklmnopqrstuvwxyz0123456789_-"
-#define path_push_key(c, key)  vn_jpath_push_key(&(c)->path, (key))
-#define path_push_index(c, i)  vn_jpath_push_index(&(c)->path, (i))
-#define path_pop(c, mark)      vn_jpath_pop(&(c)->path, (mark))
+#define PATH_IDENT            "abcdefghijklmnopqrstuvwxyz0123456789_-"
+#define path_push_key(c, key) vn_jpath_push_key(&(c)->path, (key))
+#define path_push_index(c, i) vn_jpath_push_index(&(c)->path, (i))
+#define path_pop(c, mark)     vn_jpath_pop(&(c)->path, (mark))
 
 /* Format "PATH: reason" (or "reason" at the top) into err and return -kind. */
 static int fail(dctx *c, proto_error kind, const char *fmt, ...)
@@ -208,28 +209,6 @@ static const char *type_name(struct json_object *v)
 }
 
 /* ---- values ---- */
-
-static void store_uint(void *p, size_t width, uint64_t v)
-{
-    if (width == 4) {
-        uint32_t u = (uint32_t)v;
-        memcpy(p, &u, sizeof(u));
-    } else {
-        memcpy(p, &v, sizeof(v));
-    }
-}
-
-static uint64_t load_uint(const void *p, size_t width)
-{
-    if (width == 4) {
-        uint32_t u;
-        memcpy(&u, p, sizeof(u));
-        return u;
-    }
-    uint64_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
 
 /*
  * An integer min..max, multiple of align. json-c saturates what it cannot
@@ -301,45 +280,6 @@ static int expect_array(dctx *c, struct json_object *v, uint64_t min, uint64_t m
     return 0;
 }
 
-static void free_object(const proto_object *o, void *p);
-
-static size_t elem_size(const proto_field *elem)
-{
-    return elem->type == PROTO_T_OBJECT ? elem->object->size : elem->width;
-}
-
-static void free_array(const proto_field *f, void *arr, size_t n)
-{
-    if (!arr)
-        return;
-    if (f->elem->type == PROTO_T_OBJECT)
-        for (size_t i = 0; i < n; i++)
-            free_object(f->elem->object, (char *)arr + i * elem_size(f->elem));
-    free(arr);
-}
-
-/* Free every array that the object at p owns (recursively); p itself is not freed. */
-static void free_object(const proto_object *o, void *p)
-{
-    for (unsigned i = 0; i < o->nr_fields; i++) {
-        const proto_field *f = &o->fields[i];
-        void **arr;
-        unsigned *n;
-
-        if (f->type == PROTO_T_OBJECT) {
-            free_object(f->object, (char *)p + f->offset);
-            continue;
-        }
-        if (f->type != PROTO_T_ARRAY)
-            continue;
-        arr = (void **)((char *)p + f->offset);
-        n = (unsigned *)((char *)p + f->count_offset);
-        free_array(f, *arr, *n);
-        *arr = NULL;
-        *n = 0;
-    }
-}
-
 static int decode_value(dctx *c, const proto_field *f, struct json_object *v, void *dst);
 static int decode_object(dctx *c, const proto_object *o, struct json_object *v, void *dst);
 
@@ -355,9 +295,9 @@ static int check_key_unique(dctx *c, const proto_field *f, const char *arr, size
         if (!(key->flags & PROTO_F_KEY))
             continue;
         for (size_t i = 1; i < n; i++) {
-            uint64_t vi = load_uint(arr + i * size + key->offset, key->width);
+            uint64_t vi = proto_load_uint(arr + i * size + key->offset, key->width);
             for (size_t j = 0; j < i; j++) {
-                if (load_uint(arr + j * size + key->offset, key->width) == vi) {
+                if (proto_load_uint(arr + j * size + key->offset, key->width) == vi) {
                     size_t mark = path_push_index(c, i);
                     (void)path_push_key(c, key->name);
                     int r = fail(c, PROTO_ERR_DUPLICATE, "%" PRIu64 " also in entry %zu", vi, j);
@@ -373,7 +313,7 @@ static int check_key_unique(dctx *c, const proto_field *f, const char *arr, size
 static int decode_array(dctx *c, const proto_field *f, struct json_object *v, void *dst)
 {
     const proto_field *elem = f->elem;
-    size_t n = 0, size = elem_size(elem);
+    size_t n = 0, size = proto_elem_size(elem);
     char *arr = NULL;
     int r;
 
@@ -398,9 +338,9 @@ static int decode_array(dctx *c, const proto_field *f, struct json_object *v, vo
         if (r < 0)
             goto error;
         if (elem->type == PROTO_T_UINT && (f->flags & PROTO_F_UNIQUE)) {
-            uint64_t vi = load_uint(arr + i * size, size);
+            uint64_t vi = proto_load_uint(arr + i * size, size);
             for (size_t j = 0; j < i; j++) {
-                if (load_uint(arr + j * size, size) == vi) {
+                if (proto_load_uint(arr + j * size, size) == vi) {
                     r = fail(c, PROTO_ERR_DUPLICATE, "%" PRIu64 " also in entry %zu", vi, j);
                     goto error;
                 }
@@ -417,7 +357,7 @@ static int decode_array(dctx *c, const proto_field *f, struct json_object *v, vo
     *(unsigned *)((char *)dst + f->count_offset) = (unsigned)n;
     return 0;
 error:
-    free_array(f, arr, n);
+    proto_free_array(f, arr, n);
     return r;
 }
 
@@ -487,7 +427,7 @@ static int decode_value(dctx *c, const proto_field *f, struct json_object *v, vo
     case PROTO_T_UINT:
         r = decode_uint(c, f, v, &u);
         if (r == 0)
-            store_uint(p, f->width, u);
+            proto_store_uint(p, f->width, u);
         return r;
     case PROTO_T_STRING:
         r = decode_string(c, f->min, f->max, v, &s, &len);
@@ -748,26 +688,45 @@ static int enter_message(dctx *c, const proto_message *msg, unsigned version)
     return 0;
 }
 
+/* A decoding context writing its error into err (may be NULL). */
+#define DCTX_INIT(err_, errlen_)                                                                   \
+    {                                                                                              \
+        .err = (err_), .errlen = (errlen_),                                                        \
+        .path = {.cap = DCTX_PATH_MAX,                                                             \
+                 .shown_max = SHOWN_MAX,                                                           \
+                 .ident = PATH_IDENT,                                                              \
+                 .ident_digit_ok = true},                                                          \
+    }
+
+/* The first steps of every line: clear the error, parse the text, read the id. */
+static int begin_line(dctx *c, const char *line, size_t len, struct json_object **ret_root,
+                      uint32_t *ret_id)
+{
+    int r;
+
+    if (c->err && c->errlen)
+        c->err[0] = '\0';
+    r = parse_line(c, line, len, ret_root);
+    if (r < 0)
+        return r;
+    return decode_id(c, *ret_root, ret_id);
+}
+
 int proto_decode_reply(const char *line, size_t len, const proto_expect *expect, proto_reply *ret,
                        char *err, size_t errlen)
 {
     static const char *const envelope[] = {"return", "error", "id", NULL};
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *ret_v = NULL, *err_v = NULL;
-    dctx c = {.err = err, .errlen = errlen, .path = {.cap = DCTX_PATH_MAX, .shown_max = SHOWN_MAX, .ident = PATH_IDENT, .ident_digit_ok = true}};
+    dctx c = DCTX_INIT(err, errlen);
     const proto_message *msg;
     proto_reply tmp;
     size_t mark;
     int r;
 
     assert(ret && (line || len == 0));
-    if (err && errlen)
-        err[0] = '\0';
     memset(&tmp, 0, sizeof(tmp));
-    r = parse_line(&c, line, len, &root);
-    if (r < 0)
-        return r;
-    r = decode_id(&c, root, &tmp.id);
+    r = begin_line(&c, line, len, &root, &tmp.id);
     if (r < 0)
         return r;
     if (!expect)
@@ -816,7 +775,7 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
     static const char *const envelope[] = {"execute", "arguments", "id", NULL};
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *exec_v = NULL, *args_v = NULL;
-    dctx c = {.err = err, .errlen = errlen, .path = {.cap = DCTX_PATH_MAX, .shown_max = SHOWN_MAX, .ident = PATH_IDENT, .ident_digit_ok = true}};
+    dctx c = DCTX_INIT(err, errlen);
     const proto_message *msg = NULL;
     const char *name = NULL;
     proto_request tmp;
@@ -825,13 +784,8 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
 
     assert(ret && ret_id && (line || len == 0));
     *ret_id = 0;
-    if (err && errlen)
-        err[0] = '\0';
     memset(&tmp, 0, sizeof(tmp));
-    r = parse_line(&c, line, len, &root);
-    if (r < 0)
-        return r;
-    r = decode_id(&c, root, &tmp.id);
+    r = begin_line(&c, line, len, &root, &tmp.id);
     if (r < 0)
         return r;
     *ret_id = tmp.id;
@@ -872,343 +826,4 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
     path_pop(&c, mark);
     *ret = tmp;
     return 0;
-}
-
-void proto_reply_clear(proto_reply *r)
-{
-    if (!r)
-        return;
-    if (r->kind == PROTO_REPLY_HINTS)
-        proto_hints_free(&r->hints);
-    memset(r, 0, sizeof(*r));
-}
-
-void proto_hints_free(proto_hints *h)
-{
-    if (!h)
-        return;
-    free_object(proto_messages[PROTO_MSG_GET_HINTS].reply, h);
-    memset(h, 0, sizeof(*h));
-}
-
-static bool object_equal(const proto_object *o, const void *a, const void *b);
-
-static bool field_equal(const proto_field *f, const char *pa, const char *pb, const void *a,
-                        const void *b)
-{
-    switch (f->type) {
-    case PROTO_T_UINT:
-        return load_uint(pa, f->width) == load_uint(pb, f->width);
-    case PROTO_T_STRING:
-        return strncmp(pa, pb, f->width) == 0;
-    case PROTO_T_OBJECT:
-        return object_equal(f->object, pa, pb);
-    case PROTO_T_VERSIONS:
-    case PROTO_T_CAPS:
-        return memcmp(pa, pb, sizeof(uint64_t)) == 0;
-    case PROTO_T_ARRAY: {
-        unsigned na = *(const unsigned *)((const char *)a + f->count_offset);
-        unsigned nb = *(const unsigned *)((const char *)b + f->count_offset);
-        const char *arr_a, *arr_b;
-        size_t size = elem_size(f->elem);
-
-        if (na != nb)
-            return false;
-        memcpy(&arr_a, pa, sizeof(arr_a));
-        memcpy(&arr_b, pb, sizeof(arr_b));
-        for (unsigned i = 0; i < na; i++)
-            if (!field_equal(f->elem, arr_a + i * size, arr_b + i * size, arr_a + i * size,
-                             arr_b + i * size))
-                return false;
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
-static bool object_equal(const proto_object *o, const void *a, const void *b)
-{
-    for (unsigned i = 0; i < o->nr_fields; i++) {
-        const proto_field *f = &o->fields[i];
-        if (!field_equal(f, (const char *)a + f->offset, (const char *)b + f->offset, a, b))
-            return false;
-    }
-    return true;
-}
-
-bool proto_hints_equal(const proto_hints *a, const proto_hints *b)
-{
-    return object_equal(proto_messages[PROTO_MSG_GET_HINTS].reply, a, b);
-}
-
-/* ---- encoding ---- */
-
-static int encode_field(const proto_field *f, const char *p, const void *base, unsigned version,
-                        struct json_object **ret);
-
-static int encode_object(const proto_object *o, const void *src, unsigned version,
-                         struct json_object **ret)
-{
-    _cleanup_json_ struct json_object *obj = json_object_new_object();
-
-    if (!obj)
-        return -PROTO_ERR_NOMEM;
-    for (unsigned i = 0; i < o->nr_fields; i++) {
-        const proto_field *f = &o->fields[i];
-        struct json_object *v = NULL;
-        int r;
-
-        if (f->since > version)
-            continue;
-        r = encode_field(f, (const char *)src + f->offset, src, version, &v);
-        if (r < 0)
-            return r;
-        if (json_object_object_add(obj, f->name, v) < 0) {
-            (void)json_object_put(v);
-            return -PROTO_ERR_NOMEM;
-        }
-    }
-    *ret = obj;
-    obj = NULL;
-    return 0;
-}
-
-static int array_add(struct json_object *arr, struct json_object *v)
-{
-    if (!v)
-        return -PROTO_ERR_NOMEM;
-    if (json_object_array_add(arr, v) < 0) {
-        (void)json_object_put(v);
-        return -PROTO_ERR_NOMEM;
-    }
-    return 0;
-}
-
-static int encode_field(const proto_field *f, const char *p, const void *base, unsigned version,
-                        struct json_object **ret)
-{
-    _cleanup_json_ struct json_object *v = NULL;
-    uint64_t set;
-    int r;
-
-    switch (f->type) {
-    case PROTO_T_UINT:
-        v = json_object_new_uint64(load_uint(p, f->width));
-        break;
-    case PROTO_T_STRING:
-        v = json_object_new_string_len(p, (int)strnlen(p, f->width));
-        break;
-    case PROTO_T_OBJECT:
-        return encode_object(f->object, p, version, ret);
-    case PROTO_T_ARRAY: {
-        unsigned n = *(const unsigned *)((const char *)base + f->count_offset);
-        size_t size = elem_size(f->elem);
-        const char *arr;
-
-        memcpy(&arr, p, sizeof(arr));
-        v = json_object_new_array_ext((int)n);
-        if (!v)
-            return -PROTO_ERR_NOMEM;
-        for (unsigned i = 0; i < n; i++) {
-            struct json_object *e = NULL;
-            r = encode_field(f->elem, arr + i * size, arr + i * size, version, &e);
-            if (r < 0)
-                return r;
-            r = array_add(v, e);
-            if (r < 0)
-                return r;
-        }
-        break;
-    }
-    case PROTO_T_VERSIONS:
-    case PROTO_T_CAPS:
-        memcpy(&set, p, sizeof(set));
-        v = json_object_new_array();
-        if (!v)
-            return -PROTO_ERR_NOMEM;
-        for (unsigned b = 0; b < 64; b++) {
-            if (!(set & (UINT64_C(1) << b)))
-                continue;
-            if (f->type == PROTO_T_VERSIONS)
-                r = array_add(v, json_object_new_uint64(b));
-            else if (b < PROTO_CAP_MAX && proto_capabilities[b].since <= version)
-                r = array_add(v, json_object_new_string(proto_capabilities[b].name));
-            else
-                r = 0;
-            if (r < 0)
-                return r;
-        }
-        break;
-    default:
-        return -PROTO_ERR_TYPE;
-    }
-    if (!v)
-        return -PROTO_ERR_NOMEM;
-    *ret = v;
-    v = NULL;
-    return 0;
-}
-
-int proto_encode_value(const proto_object *o, const void *src, unsigned version,
-                       struct json_object **ret)
-{
-    return encode_object(o, src, version, ret);
-}
-
-/* Serialise an envelope into a malloc'd line ending in "\n". */
-static int finish_line(struct json_object *root, char **ret_line, size_t *ret_len)
-{
-    const char *s;
-    size_t len;
-    char *line;
-
-    s = json_object_to_json_string_ext(root,
-                                       JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (!s)
-        return -PROTO_ERR_NOMEM;
-    len = strlen(s);
-    if (len + 1 > PROTO_MAX_LINE)
-        return -PROTO_ERR_OVERSIZE;
-    line = malloc(len + 2);
-    if (!line)
-        return -PROTO_ERR_NOMEM;
-    memcpy(line, s, len);
-    line[len] = '\n';
-    line[len + 1] = '\0';
-    *ret_line = line;
-    *ret_len = len + 1;
-    return 0;
-}
-
-static int add_key(struct json_object *obj, const char *key, struct json_object *v)
-{
-    if (!v)
-        return -PROTO_ERR_NOMEM;
-    if (json_object_object_add(obj, key, v) < 0) {
-        (void)json_object_put(v);
-        return -PROTO_ERR_NOMEM;
-    }
-    return 0;
-}
-
-static int encode_request(proto_msg m, uint32_t id, const void *args, char **ret_line,
-                          size_t *ret_len)
-{
-    const proto_message *msg = &proto_messages[m];
-    _cleanup_json_ struct json_object *root = json_object_new_object();
-    _cleanup_free_ char *line = NULL;
-    struct json_object *a = NULL;
-    proto_request check;
-    uint32_t check_id;
-    size_t len = 0;
-    int r;
-
-    if (!root)
-        return -PROTO_ERR_NOMEM;
-    r = add_key(root, "execute", json_object_new_string(msg->name));
-    if (r < 0)
-        return r;
-    r = encode_object(msg->arguments, args, PROTO_VERSION_MAX, &a);
-    if (r < 0)
-        return r;
-    r = add_key(root, "arguments", a);
-    if (r == 0)
-        r = add_key(root, "id", json_object_new_uint64(id));
-    if (r == 0)
-        r = finish_line(root, &line, &len);
-    if (r < 0)
-        return r;
-    r = proto_decode_request(line, len - 1, msg->handshake ? 0 : PROTO_VERSION_MAX, &check,
-                             &check_id, NULL, 0);
-    if (r < 0)
-        return r;
-    *ret_line = line;
-    *ret_len = len;
-    line = NULL;
-    return 0;
-}
-
-static int encode_reply(proto_msg m, uint32_t id, const char *key, const proto_object *o,
-                        const void *value, char **ret_line, size_t *ret_len)
-{
-    _cleanup_json_ struct json_object *root = json_object_new_object();
-    _cleanup_free_ char *line = NULL;
-    struct json_object *v = NULL;
-    proto_expect expect = {.msg = m, .id = id, .version = PROTO_VERSION_MAX};
-    proto_reply check;
-    size_t len = 0;
-    int r;
-
-    if (!root)
-        return -PROTO_ERR_NOMEM;
-    r = encode_object(o, value, PROTO_VERSION_MAX, &v);
-    if (r < 0)
-        return r;
-    r = add_key(root, key, v);
-    if (r == 0)
-        r = add_key(root, "id", json_object_new_uint64(id));
-    if (r == 0)
-        r = finish_line(root, &line, &len);
-    if (r < 0)
-        return r;
-    r = proto_decode_reply(line, len - 1, &expect, &check, NULL, 0);
-    if (r < 0)
-        return r;
-    proto_reply_clear(&check);
-    *ret_line = line;
-    *ret_len = len;
-    line = NULL;
-    return 0;
-}
-
-int proto_encode_hello(uint32_t id, const proto_hello *h, char **ret_line, size_t *ret_len)
-{
-    assert(h && ret_line && ret_len);
-    return encode_request(PROTO_MSG_HELLO, id, h, ret_line, ret_len);
-}
-
-int proto_encode_get_hints(uint32_t id, const proto_get_hints *g, char **ret_line, size_t *ret_len)
-{
-    assert(g && ret_line && ret_len);
-    return encode_request(PROTO_MSG_GET_HINTS, id, g, ret_line, ret_len);
-}
-
-int proto_encode_hello_reply(uint32_t id, const proto_hello_reply *h, char **ret_line,
-                             size_t *ret_len)
-{
-    assert(h && ret_line && ret_len);
-    return encode_reply(PROTO_MSG_HELLO, id, "return", proto_messages[PROTO_MSG_HELLO].reply, h,
-                        ret_line, ret_len);
-}
-
-int proto_encode_hints_reply(uint32_t id, const proto_hints *h, char **ret_line, size_t *ret_len)
-{
-    assert(h && ret_line && ret_len);
-    return encode_reply(PROTO_MSG_GET_HINTS, id, "return",
-                        proto_messages[PROTO_MSG_GET_HINTS].reply, h, ret_line, ret_len);
-}
-
-/* Copy text cut to max bytes, printable ASCII only. */
-static void copy_ascii(char *dst, size_t max, const char *src)
-{
-    size_t n = 0;
-
-    for (; src && src[n] && n < max; n++) {
-        unsigned char ch = (unsigned char)src[n];
-        dst[n] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-    }
-    dst[n] = '\0';
-}
-
-int proto_encode_error(uint32_t id, const char *class, const char *desc, char **ret_line,
-                       size_t *ret_len)
-{
-    proto_error_reply e;
-
-    assert(ret_line && ret_len);
-    copy_ascii(e.class, PROTO_MAX_CLASS, class && *class ? class : "GenericError");
-    copy_ascii(e.desc, PROTO_MAX_DESC, desc ? desc : "");
-    /* Any expected message will do for the self-check: error replies are read alike. */
-    return encode_reply(PROTO_MSG_HELLO, id, "error", &proto_error_object, &e, ret_line, ret_len);
 }

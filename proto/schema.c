@@ -2,7 +2,7 @@
 /*
  * THE message table: every message of the vnuma guest protocol, its fields,
  * their types, limits and the version that added them. The codec
- * (codec.c) validates, decodes and encodes by walking it; docs/PROTOCOL.md is
+ * (codec.c, encode.c, value.c) validates, decodes and encodes by walking it; docs/PROTOCOL.md is
  * printed from it (doc.c, `make proto-doc`). Change the protocol here, then
  * regenerate the document; test-proto fails while the two differ.
  *

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The protocol declared once (internal to proto/): the descriptor types of
- * the message table in schema.c. codec.c decodes and encodes by walking these
- * descriptors, doc.c prints docs/PROTOCOL.md from them; neither knows a
- * message by heart.
+ * the message table in schema.c. codec.c decodes, encode.c encodes and value.c
+ * frees and compares by walking these descriptors, doc.c prints docs/PROTOCOL.md
+ * from them; none knows a message by heart.
  */
 #pragma once
 
@@ -127,3 +127,18 @@ void *proto_reply_value(proto_reply *r, proto_reply_kind kind);
 struct json_object;
 int proto_encode_value(const proto_object *o, const void *src, unsigned version,
                        struct json_object **ret);
+
+/* ---- values (value.c) ---- */
+
+/* The unsigned integer of `width` bytes (4 or 8) at p. */
+void proto_store_uint(void *p, size_t width, uint64_t v);
+uint64_t proto_load_uint(const void *p, size_t width);
+
+/* Bytes of one element of an array field. */
+size_t proto_elem_size(const proto_field *elem);
+
+/* Free the n elements of array field f at arr (their own arrays too), and arr. NULL-safe. */
+void proto_free_array(const proto_field *f, void *arr, size_t n);
+
+/* Free every array that the object at p owns (recursively); p itself is not freed. */
+void proto_free_object(const proto_object *o, void *p);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "act.h"
-#include "rules.h"
+#include "model.h"
 #include "tap.h"
 #include "util.h"
 

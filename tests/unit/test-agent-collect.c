@@ -11,31 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent-fixture.h"
 #include "collect.h"
 #include "proto.h"
 #include "serve.h"
 #include "tap.h"
-
-static char root[256];
-
-static void put(const char *path, const char *content)
-{
-    char full[512], dir[512];
-    FILE *f;
-
-    snprintf(full, sizeof(full), "%s/%s", root, path);
-    for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-        snprintf(dir, sizeof(dir), "%.*s", (int)(p - full), full);
-        (void)mkdir(dir, 0755);
-    }
-    f = fopen(full, "w");
-    if (!f) {
-        perror(full);
-        exit(1);
-    }
-    fputs(content, f);
-    fclose(f);
-}
 
 static void put_stat(int pid, int tid, const char *comm, unsigned long flags, unsigned long ticks,
                      unsigned long rss, int cpu)
@@ -250,11 +230,9 @@ static void test_serve(void)
 
 int main(void)
 {
-    char cmd[300];
     int r;
 
-    snprintf(root, sizeof(root), "/tmp/vnuma-agent-collect.XXXXXX");
-    if (!mkdtemp(root)) {
+    if (!fixture_root_make("collect")) {
         printf("cannot create a temporary directory\n");
         return 77;
     }
@@ -262,7 +240,6 @@ int main(void)
     test_serve();
     collector_free(&coll);
     r = tap_done();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    (void)system(cmd);
+    fixture_root_remove();
     return r;
 }

@@ -10,31 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent-fixture.h"
 #include "port.h"
 #include "procfs.h"
 #include "tap.h"
-
-static char root[256];
-
-/* Write ROOT/path with content, creating directories. */
-static void put(const char *path, const char *content)
-{
-    char full[512], dir[512];
-    FILE *f;
-
-    snprintf(full, sizeof(full), "%s/%s", root, path);
-    for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-        snprintf(dir, sizeof(dir), "%.*s", (int)(p - full), full);
-        (void)mkdir(dir, 0755);
-    }
-    f = fopen(full, "w");
-    if (!f) {
-        perror(full);
-        exit(1);
-    }
-    fputs(content, f);
-    fclose(f);
-}
 
 /* A stat line: comm, state, flags, utime, stime, starttime, rss, processor. */
 static void stat_line(char *buf, size_t len, int pid, const char *comm, char state,
@@ -173,11 +152,9 @@ static void test_port(void)
 
 int main(void)
 {
-    char cmd[300];
     int r;
 
-    snprintf(root, sizeof(root), "/tmp/vnuma-agent-procfs.XXXXXX");
-    if (!mkdtemp(root)) {
+    if (!fixture_root_make("procfs")) {
         printf("cannot create a temporary directory\n");
         return 77;
     }
@@ -186,7 +163,6 @@ int main(void)
     test_lists();
     test_port();
     r = tap_done();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    (void)system(cmd);
+    fixture_root_remove();
     return r;
 }

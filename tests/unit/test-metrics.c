@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "metrics.h"
-#include "rules.h"
+#include "model.h"
 #include "tap.h"
 
 static const char *const hostile[] = {

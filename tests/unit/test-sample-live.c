@@ -40,17 +40,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void snap_domain_free(snap_domain *d)
-{
-    for (unsigned c = 0; c < d->nr_cells && d->cells; c++) {
-        free(d->cells[c].vcpus);
-        free(d->cells[c].hot);
-        free(d->cells[c].shares);
-    }
-    free(d->cells);
-    memset(d, 0, sizeof(*d));
-}
-
 static void state_init(dom_state *s, const virt_dom_id *id)
 {
     memset(s, 0, sizeof(*s));
@@ -154,7 +143,7 @@ static void test_two_cell(virt_conn *c, const char *name)
           "%s: RAM layout cached (ram-node1 at gpa 0x%" PRIx64 ", pid %d)", name, st.ram[1].gpa,
           (int)st.pid);
     CHECK(st.nr_prev == 2 && st.prev_sample_s > 0, "%s: CPU times remembered", name);
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
 
     /* a second pass: busy fractions, the layout reused */
     (void)usleep(300 * 1000);
@@ -175,7 +164,7 @@ static void test_two_cell(virt_conn *c, const char *name)
     /* a third pass: two counts agreed (the guest is idle), so they are reused */
     if (r == 0) {
         uint64_t before[2] = {all_pages(&out.cells[0]), all_pages(&out.cells[1])};
-        snap_domain_free(&out);
+        snap_domain_clear(&out);
         scans = st.count.memory_scans;
         r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
         CHECK(r == 0 && out.nr_cells == 2 && st.count.memory_scans == scans &&
@@ -184,7 +173,7 @@ static void test_two_cell(virt_conn *c, const char *name)
               "%s: settled: the third pass reuses both cells' counts (%" PRIu64
               " more queries, %" PRIu64 " reuses)",
               name, st.count.memory_scans - scans, st.count.memory_reuses);
-        snap_domain_free(&out);
+        snap_domain_clear(&out);
         /* vnumad acted on the domain: count again */
         sample_mem_changed(&st);
         scans = st.count.memory_scans;
@@ -193,7 +182,7 @@ static void test_two_cell(virt_conn *c, const char *name)
               "%s: after sample_mem_changed() the next pass counts again (%" PRIu64 " queries)",
               name, st.count.memory_scans - scans);
     }
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
 
     /* without QMP: one cell holding every vCPU, memory not sampled */
     scans = st.count.memory_scans;
@@ -201,7 +190,7 @@ static void test_two_cell(virt_conn *c, const char *name)
     CHECK(r == 0 && out.nr_cells == 1 && out.cells[0].nr_vcpus == 2 &&
               all_pages(&out.cells[0]) == 0 && st.count.memory_scans == scans,
           "%s: use_qmp=false: one cell, 2 vCPUs, no pages, no queries (r=%d %s)", name, r, err);
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
 
     /* allowed nodes of the balancer limit the allowed CPUs */
     st.cfg.allowed_nodes = 1ULL << 0;
@@ -210,7 +199,7 @@ static void test_two_cell(virt_conn *c, const char *name)
               cpuset_equal(&out.cells[0].vcpus[0].allowed, &topo.nodes[0].cpus),
           "%s: allowed_nodes {0}: allowed CPUs = node 0's", name);
     st.cfg.allowed_nodes = 0;
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
 
     /* the pid comes from libvirt's run directory, which tests may move */
     {
@@ -235,7 +224,7 @@ static void test_two_cell(virt_conn *c, const char *name)
             r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
             CHECK(r == -ESRCH, "%s: VN_LIBVIRT_RUN_DIR with a dead pid: -ESRCH (r=%d %s)", name, r,
                   err);
-            snap_domain_free(&out);
+            snap_domain_clear(&out);
             (void)unsetenv("VN_LIBVIRT_RUN_DIR");
             (void)unlink(path);
             (void)snprintf(path, sizeof(path), "%s/qemu", dir);
@@ -244,7 +233,7 @@ static void test_two_cell(virt_conn *c, const char *name)
         }
     }
 out:
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
     virt_dom_free(d);
 }
 
@@ -272,7 +261,7 @@ static void test_strict(virt_conn *c, const char *name)
                       all_pages(&out.cells[k]) == CELL_BYTES / PAGE,
                   "%s: cell %u bound strict to node 0, its whole backend counted there", name, k);
     }
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
     virt_dom_free(d);
 }
 
@@ -300,15 +289,13 @@ static void test_no_numa(virt_conn *c, const char *name)
               node_pages(&out.cells[0], node0));
         CHECK(st.nr_ram == 1 && st.ram[0].size == 2 * CELL_BYTES && st.ram[0].gpa == 0 &&
                   st.count.memory_scans == LOCK_HOLD_MAX_QUERIES_PER_CELL,
-              "%s: one 128 MiB backend at gpa 0, sampled with stride 2 in %d queries (%" PRIu64
-              ")",
-              name, LOCK_HOLD_MAX_QUERIES_PER_CELL,
-              st.count.memory_scans);
+              "%s: one 128 MiB backend at gpa 0, sampled with stride 2 in %d queries (%" PRIu64 ")",
+              name, LOCK_HOLD_MAX_QUERIES_PER_CELL, st.count.memory_scans);
         CHECK(cpuset_equal(&out.cells[0].vcpus[0].allowed, &cpu0) &&
                   cpuset_equal(&out.cells[0].vcpus[1].allowed, &cpu0),
               "%s: <vcpu cpuset='0'>: allowed CPUs {0}", name);
     }
-    snap_domain_free(&out);
+    snap_domain_clear(&out);
     virt_dom_free(d);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tests of host/sample.c and host/numa.c that need no domain:
+ * Tests of host/qemu.c, host/sample.c and host/numa.c that need no domain:
  *   - the QMP/HMP reply parsers on replies recorded from QEMU 7.2 through libvirt 9.0
  *     (tests/data/qmp/) and on hand-written malformed ones (tests/data/qmp/bad/);
  *   - sample_count_pages() against this process (real move_pages queries) and against
@@ -10,9 +10,9 @@
  * The live sampling of a real domain is tests/unit/test-sample-live.c.
  */
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <numaif.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "numa_ops.h"
+#include "qemu.h"
 #include "rules.h"
 #include "sample.h"
 #include "tap.h"
@@ -385,8 +386,8 @@ static void test_count_self(void)
     for (size_t off = 0; off < touched; off += PAGE)
         a[off] = 1;
 
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0, counts,
-                           &queries);
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0,
+                           counts, &queries);
     for (unsigned n = 0; n < VN_MAX_NODES; n++)
         sum += counts[n];
     CHECK(r == 0 && sum == touched / PAGE, "self: 8 MiB touched: %" PRIu64 " resident pages (r=%d)",
@@ -408,8 +409,8 @@ static void test_count_self(void)
 
     /* half of the 8 MiB dropped again */
     (void)madvise(a, touched / 2, MADV_DONTNEED);
-    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0, counts,
-                           &queries);
+    r = sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, PAGE, 0,
+                           counts, &queries);
     sum = 0;
     for (unsigned n = 0; n < VN_MAX_NODES; n++)
         sum += counts[n];
@@ -426,8 +427,8 @@ static void test_count_self(void)
     CHECK(r == -ESRCH && counts[0] == 0xabababababababab,
           "self: a dead pid gives -ESRCH, counts untouched (r=%d)", r);
 
-    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, 0, 0, counts,
-                             &queries) == -EINVAL,
+    CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), (uintptr_t)a, touched, 0, 0,
+                             counts, &queries) == -EINVAL,
           "self: page size 0 refused");
     CHECK(sample_count_pages(&numa_libnuma, &live_topo, getpid(), UINT64_MAX - 4095, 8192, PAGE, 0,
                              counts, &queries) == -EINVAL,
@@ -702,8 +703,8 @@ static void test_libnuma(void)
 
     /* pagemap fallback: what a 6.1 status query answers for NUMA-hinting (PROT_NONE) pages */
     {
-        char *mem = mmap(NULL, 32 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0);
+        char *mem =
+            mmap(NULL, 32 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         void *pg[32];
         int st[32];
         bool all_resolved = true, untouched_kept = true;

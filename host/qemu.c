@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * QEMU's replies through libvirt (qemu.h): QMP query-cpus-fast and query-memdev, HMP
+ * "info mtree -f" and "gpa2hva". QEMU's replies pass through libvirt unchanged, and
+ * anything not in the shape documented here is refused with a reason rather than
+ * guessed at.
+ */
+#include "qemu.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model.h"
+#include "state.h"
+#include "util.h"
+
+/* Largest QMP reply accepted (a 1024-vCPU query-cpus-fast is ~200 KiB). */
+#define QMP_REPLY_MAX (4u * 1024 * 1024)
+/* Deepest JSON nesting in the replies we read is 4; leave room. */
+#define QMP_DEPTH_MAX 16
+/* Most memory backends one query-memdev reply may list. */
+#define QMP_MEMDEV_MAX 1024
+/* Largest HMP "info mtree -f" text accepted. */
+#define HMP_TEXT_MAX (16u * 1024 * 1024)
+/* Bytes of untrusted text quoted in an error message. */
+#define QEMU_SHOWN_MAX 64
+#define QEMU_SHOWN_BUF (QEMU_SHOWN_MAX + 8)
+
+/* ---- helpers ---- */
+
+/* Untrusted text for an error message: printable ASCII, at most QEMU_SHOWN_MAX bytes. */
+#define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), QEMU_SHOWN_MAX)
+
+/* Parse hex digits at *p (no prefix) into *ret; advances *p. -EINVAL: none, -ERANGE: overflow. */
+static int parse_hex(const char **p, const char *end, uint64_t *ret)
+{
+    uint64_t v = 0;
+    const char *s = *p;
+    int d;
+
+    if (s >= end || !isxdigit((unsigned char)*s))
+        return -EINVAL;
+    for (; s < end && isxdigit((unsigned char)*s); s++) {
+        d = isdigit((unsigned char)*s) ? *s - '0' : (tolower((unsigned char)*s) - 'a' + 10);
+        if (v > (UINT64_MAX >> 4))
+            return -ERANGE;
+        v = (v << 4) | (uint64_t)d;
+    }
+    *p = s;
+    *ret = v;
+    return 0;
+}
+
+/* Consume the literal `lit` at *p. */
+static bool skip_lit(const char **p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* ---- QMP replies ---- */
+
+/* json-c's gaps (lib/json.h) in a reply: the reason, or NULL. */
+static const char *qmp_lenient_syntax(const char *text, size_t len)
+{
+    size_t at;
+    vn_json_lenient l = vn_json_scan(text, len, &at, NULL);
+
+    return l == VN_JSON_STRICT ? NULL : vn_json_lenient_str(l);
+}
+
+/*
+ * Parse a QMP reply strictly (depth, size, nothing after the value) and return the
+ * top-level object and its "return" member (borrowed from the root). A QMP error reply
+ * ({"error":{"class":..,"desc":..}}) is -EINVAL with its class and description in err.
+ * Callers use qmp_parse_list().
+ */
+static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
+                           struct json_object **ret_return, char *err, size_t errlen)
+{
+    _cleanup_tokener_ struct json_tokener *tok = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
+    struct json_object *ret = NULL, *e = NULL, *cls = NULL, *desc = NULL;
+    char b1[QEMU_SHOWN_BUF], b2[QEMU_SHOWN_BUF];
+    enum json_tokener_error jerr;
+    const char *why;
+    size_t len, end;
+
+    if (!reply)
+        return vn_fail(err, errlen, -EINVAL, "no reply");
+    len = strnlen(reply, QMP_REPLY_MAX + 1);
+    if (len > QMP_REPLY_MAX)
+        return vn_fail(err, errlen, -EINVAL, "reply longer than %u bytes", QMP_REPLY_MAX);
+    if (vn_is_blank(reply, len))
+        return vn_fail(err, errlen, -EINVAL, "empty reply");
+
+    tok = json_tokener_new_ex(QMP_DEPTH_MAX);
+    if (!tok)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    root = json_tokener_parse_ex(tok, reply, (int)len);
+    jerr = json_tokener_get_error(tok);
+    end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue)
+        return vn_fail(err, errlen, -EINVAL, "truncated reply");
+    if (jerr != json_tokener_success)
+        return vn_fail(err, errlen, -EINVAL, "malformed reply at byte %zu: %s", end,
+                       json_tokener_error_desc(jerr));
+    if (end > len || !vn_is_blank(reply + end, len - end))
+        return vn_fail(err, errlen, -EINVAL, "unexpected data after the reply at byte %zu", end);
+    why = qmp_lenient_syntax(reply, end);
+    if (why)
+        return vn_fail(err, errlen, -EINVAL, "malformed reply: %s", why);
+    if (!json_object_is_type(root, json_type_object))
+        return vn_fail(err, errlen, -EINVAL, "reply is not a JSON object");
+
+    if (json_object_object_get_ex(root, "error", &e)) {
+        if (json_object_is_type(e, json_type_object)) {
+            (void)json_object_object_get_ex(e, "class", &cls);
+            (void)json_object_object_get_ex(e, "desc", &desc);
+        }
+        return vn_fail(
+            err, errlen, -EINVAL, "QMP error %s: %s",
+            shown(b1,
+                  json_object_is_type(cls, json_type_string) ? json_object_get_string(cls) : "?"),
+            shown(b2, json_object_is_type(desc, json_type_string) ? json_object_get_string(desc)
+                                                                  : "?"));
+    }
+    if (!json_object_object_get_ex(root, "return", &ret))
+        return vn_fail(err, errlen, -EINVAL, "reply has no \"return\" member");
+    *ret_return = ret;
+    *ret_root = VN_TAKE_PTR(root);
+    return 0;
+}
+
+/* A QMP reply whose "return" is an array: the array (borrowed from *ret_root) and its length. */
+static int qmp_parse_list(const char *reply, struct json_object **ret_root,
+                          struct json_object **ret_arr, size_t *ret_n, char *err, size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    struct json_object *arr = NULL;
+    int r = qmp_parse_reply(reply, &root, &arr, err, errlen);
+
+    if (r < 0)
+        return r;
+    if (!json_object_is_type(arr, json_type_array))
+        return vn_fail(err, errlen, -EINVAL, "\"return\" is not an array");
+    *ret_arr = arr;
+    *ret_n = json_object_array_length(arr);
+    *ret_root = VN_TAKE_PTR(root);
+    return 0;
+}
+
+/*
+ * Integer member `key` of obj in [min, max]. -ENOENT when absent, -EINVAL with a reason
+ * when not an integer or out of range.
+ */
+static int get_int(struct json_object *obj, const char *key, int64_t min, int64_t max,
+                   const char *what, unsigned index, int64_t *ret, char *err, size_t errlen)
+{
+    struct json_object *v = NULL;
+    int64_t x;
+
+    if (!json_object_object_get_ex(obj, key, &v))
+        return -ENOENT;
+    if (!json_object_is_type(v, json_type_int))
+        return vn_fail(err, errlen, -EINVAL, "%s %u: \"%s\" is not an integer", what, index, key);
+    errno = 0;
+    x = json_object_get_int64(v);
+    if (x < min || x > max || errno == ERANGE ||
+        (x == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX))
+        return vn_fail(err, errlen, -EINVAL,
+                       "%s %u: \"%s\" out of range (%" PRId64 "..%" PRId64 ")", what, index, key,
+                       min, max);
+    *ret = x;
+    return 0;
+}
+
+int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char *err,
+                        size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    _cleanup_free_ qmp_vcpu *v = NULL;
+    _cleanup_free_ uint8_t *seen = NULL;
+    struct json_object *arr = NULL;
+    size_t n;
+    int r;
+
+    if (!ret || !ret_n)
+        return vn_fail(err, errlen, -EINVAL, "no output");
+    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
+    if (r < 0)
+        return r;
+    if (n == 0)
+        return vn_fail(err, errlen, -EINVAL, "no vCPUs in the reply");
+    if (n > STATE_MAX_VCPUS)
+        return vn_fail(err, errlen, -EINVAL, "%zu vCPUs, at most %u handled", n, STATE_MAX_VCPUS);
+
+    v = calloc(n, sizeof(*v));
+    seen = calloc(STATE_MAX_VCPUS, 1);
+    if (!v || !seen)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *e = json_object_array_get_idx(arr, i), *props = NULL;
+        int64_t idx = 0, tid = 0, node = -1;
+
+        if (!json_object_is_type(e, json_type_object))
+            return vn_fail(err, errlen, -EINVAL, "vCPU entry %zu is not an object", i);
+        r = get_int(e, "cpu-index", 0, STATE_MAX_VCPUS - 1, "vCPU entry", (unsigned)i, &idx, err,
+                    errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "vCPU entry %zu has no \"cpu-index\"", i);
+        if (r < 0)
+            return r;
+        /* The top-level "thread-id" is the host thread; props.thread-id is the SMT thread. */
+        r = get_int(e, "thread-id", 1, INT32_MAX, "vCPU", (unsigned)idx, &tid, err, errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "vCPU %" PRId64 " has no \"thread-id\"", idx);
+        if (r < 0)
+            return r;
+        if (json_object_object_get_ex(e, "props", &props)) {
+            if (!json_object_is_type(props, json_type_object))
+                return vn_fail(err, errlen, -EINVAL, "vCPU %" PRId64 ": \"props\" is not an object",
+                               idx);
+            r = get_int(props, "node-id", 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, "vCPU", (unsigned)idx,
+                        &node, err, errlen);
+            if (r == -ENOENT)
+                node = -1;
+            else if (r < 0)
+                return r;
+        }
+        if (seen[idx])
+            return vn_fail(err, errlen, -EINVAL, "vCPU %" PRId64 " listed twice", idx);
+        seen[idx] = 1;
+        v[i] =
+            (qmp_vcpu){.cpu_index = (unsigned)idx, .node_id = (int)node, .thread_id = (pid_t)tid};
+    }
+    *ret = VN_TAKE_PTR(v);
+    *ret_n = (unsigned)n;
+    return 0;
+}
+
+int qmp_parse_memdevs(const char *reply, qmp_memdevs *ret, char *err, size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    _cleanup_free_ qmp_memdev *m = NULL;
+    struct json_object *arr = NULL;
+    size_t n;
+    int r;
+
+    if (!ret)
+        return vn_fail(err, errlen, -EINVAL, "no output");
+    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
+    if (r < 0)
+        return r;
+    if (n > QMP_MEMDEV_MAX)
+        return vn_fail(err, errlen, -EINVAL, "%zu memory backends, at most %u handled", n,
+                       QMP_MEMDEV_MAX);
+    m = calloc(n ? n : 1, sizeof(*m));
+    if (!m)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *e = json_object_array_get_idx(arr, i), *id = NULL, *share = NULL;
+        char b[QEMU_SHOWN_BUF];
+        int64_t size = 0;
+
+        if (!json_object_is_type(e, json_type_object))
+            return vn_fail(err, errlen, -EINVAL, "memory backend %zu is not an object", i);
+        if (!json_object_object_get_ex(e, "id", &id) || !json_object_is_type(id, json_type_string))
+            return vn_fail(err, errlen, -EINVAL, "memory backend %zu has no string \"id\"", i);
+        m[i].id = json_object_get_string(id);
+        if (!*m[i].id || strlen(m[i].id) != (size_t)json_object_get_string_len(id))
+            return vn_fail(err, errlen, -EINVAL, "memory backend %zu has a bad \"id\"", i);
+        r = get_int(e, "size", 1, INT64_MAX - 1, "memory backend", (unsigned)i, &size, err, errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "memory backend '%s' has no \"size\"",
+                           shown(b, m[i].id));
+        if (r < 0)
+            return r;
+        m[i].size = (uint64_t)size;
+        if (!json_object_object_get_ex(e, "share", &share) ||
+            !json_object_is_type(share, json_type_boolean))
+            return vn_fail(err, errlen, -EINVAL, "memory backend '%s' has no boolean \"share\"",
+                           shown(b, m[i].id));
+        m[i].shared = json_object_get_boolean(share);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m[j].id, m[i].id) == 0)
+                return vn_fail(err, errlen, -EINVAL, "memory backend '%s' listed twice",
+                               shown(b, m[i].id));
+    }
+    *ret = (qmp_memdevs){.root = VN_TAKE_PTR(root), .v = VN_TAKE_PTR(m), .n = n};
+    return 0;
+}
+
+void qmp_memdevs_clear(qmp_memdevs *m)
+{
+    if (!m)
+        return;
+    if (m->root)
+        (void)json_object_put(m->root);
+    free(m->v);
+    *m = (qmp_memdevs){0};
+}
+
+const qmp_memdev *qmp_memdev_find(const qmp_memdevs *m, const char *id)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].id, id) == 0)
+            return &m->v[i];
+    return NULL;
+}
+
+int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool *ret_shared,
+                     char *err, size_t errlen)
+{
+    _cleanup_(qmp_memdevs_clear) qmp_memdevs m = {0};
+    const qmp_memdev *mi;
+    char b[QEMU_SHOWN_BUF];
+    int r;
+
+    if (!id || !*id)
+        return vn_fail(err, errlen, -EINVAL, "no backend id");
+    r = qmp_parse_memdevs(reply, &m, err, errlen);
+    if (r < 0)
+        return r;
+    mi = qmp_memdev_find(&m, id);
+    if (!mi)
+        return vn_fail(err, errlen, -ENOENT, "no memory backend '%s'", shown(b, id));
+    if (ret_size)
+        *ret_size = mi->size;
+    if (ret_shared)
+        *ret_shared = mi->shared;
+    return 0;
+}
+
+/* ---- HMP replies ---- */
+
+/* Next line of [*p, end) without its "\n" or "\r\n"; false at the end. */
+static bool next_line(const char **p, const char *end, const char **ret_s, const char **ret_e)
+{
+    const char *s = *p, *e;
+
+    if (s >= end)
+        return false;
+    e = memchr(s, '\n', (size_t)(end - s));
+    *p = e ? e + 1 : end;
+    if (!e)
+        e = end;
+    while (e > s && e[-1] == '\r')
+        e--;
+    *ret_s = s;
+    *ret_e = e;
+    return true;
+}
+
+static bool line_is(const char *s, const char *e, const char *lit)
+{
+    return (size_t)(e - s) == strlen(lit) && memcmp(s, lit, (size_t)(e - s)) == 0;
+}
+
+static bool line_ends_with(const char *s, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) >= n && memcmp(e - n, lit, n) == 0;
+}
+
+/*
+ * One range line of a flat view:
+ *   "  START-END (prio P, TYPE): NAME"  or  "... NAME @OFFSET"
+ * Writes its fields (name as [ret_name, ret_name_end)) on success.
+ */
+static int mtree_parse_range(const char *s, const char *e, uint64_t *ret_start, uint64_t *ret_end,
+                             const char **ret_type, size_t *ret_type_len, const char **ret_name,
+                             size_t *ret_name_len, uint64_t *ret_off)
+{
+    const char *p = s, *type, *name, *name_end, *at;
+    uint64_t start, last, off = 0;
+    unsigned digits;
+
+    if (!skip_lit(&p, e, "  ") || parse_hex(&p, e, &start) < 0 || !skip_lit(&p, e, "-") ||
+        parse_hex(&p, e, &last) < 0 || !skip_lit(&p, e, " (prio "))
+        return -EINVAL;
+    (void)skip_lit(&p, e, "-"); /* priorities are signed */
+    if (p >= e || !isdigit((unsigned char)*p))
+        return -EINVAL;
+    for (digits = 0; p < e && isdigit((unsigned char)*p); p++)
+        if (++digits > 20)
+            return -EINVAL;
+    if (!skip_lit(&p, e, ", "))
+        return -EINVAL;
+    type = p;
+    while (p < e && *p != ')')
+        p++;
+    if (p == type || !skip_lit(&p, e, "): "))
+        return -EINVAL;
+    if (last < start)
+        return -EINVAL;
+    *ret_type = type;
+    *ret_type_len = (size_t)(p - 3 - type);
+
+    name = p;
+    name_end = e;
+    /* optional " @OFFSET" at the end of the line */
+    for (at = e; at > name && isxdigit((unsigned char)at[-1]); at--)
+        ;
+    if (at < e && at - name >= 2 && at[-1] == '@' && at[-2] == ' ') {
+        const char *q = at;
+        if (parse_hex(&q, e, &off) < 0 || q != e)
+            return -EINVAL;
+        name_end = at - 2;
+    }
+    if (name_end == name || memmem(name, (size_t)(name_end - name), " @", 2))
+        return -EINVAL; /* empty, or a malformed " @OFFSET" */
+    *ret_start = start;
+    *ret_end = last;
+    *ret_name = name;
+    *ret_name_len = (size_t)(name_end - name);
+    *ret_off = off;
+    return 0;
+}
+
+int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uint64_t *ret_offset)
+{
+    const char *p, *end, *s, *e;
+    bool in_system = false, saw_system = false, found = false;
+    uint64_t best_gpa = UINT64_MAX, best_off = 0;
+    size_t len, idlen;
+
+    if (!text || !id || !*id)
+        return -EINVAL;
+    len = strnlen(text, HMP_TEXT_MAX + 1);
+    if (len > HMP_TEXT_MAX)
+        return -EINVAL;
+    idlen = strlen(id);
+    p = text;
+    end = text + len;
+
+    while (next_line(&p, end, &s, &e)) {
+        uint64_t start, last, off;
+        const char *type, *name;
+        size_t type_len, name_len;
+
+        if (e - s >= 10 && memcmp(s, "FlatView #", 10) == 0) {
+            in_system = false;
+            continue;
+        }
+        /* The flat view of the "system" root: either header line says so. */
+        if (line_is(s, e, " Root memory region: system") ||
+            (e - s > 5 && memcmp(s, " AS \"", 5) == 0 && line_ends_with(s, e, ", root: system"))) {
+            in_system = saw_system = true;
+            continue;
+        }
+        if (!in_system)
+            continue;
+        /* Inside the view, a line "  <hexdigit>..." must be a range line. */
+        if (e - s < 3 || s[0] != ' ' || s[1] != ' ' || !isxdigit((unsigned char)s[2]))
+            continue;
+        if (mtree_parse_range(s, e, &start, &last, &type, &type_len, &name, &name_len, &off) < 0)
+            return -EINVAL;
+        if (type_len != 3 || memcmp(type, "ram", 3) != 0)
+            continue;
+        if (name_len != idlen || memcmp(name, id, idlen) != 0)
+            continue;
+        if (!found || start < best_gpa) {
+            best_gpa = start;
+            best_off = off;
+            found = true;
+        }
+    }
+    if (!saw_system)
+        return -EINVAL;
+    if (!found)
+        return -ENOENT;
+    if (ret_gpa)
+        *ret_gpa = best_gpa;
+    if (ret_offset)
+        *ret_offset = best_off;
+    return 0;
+}
+
+int hmp_parse_gpa2hva(const char *text, uint64_t *ret_hva)
+{
+    const char *p, *end, *q;
+    uint64_t gpa, hva;
+    size_t len;
+
+    if (!text)
+        return -EINVAL;
+    len = strnlen(text, 4096 + 1);
+    if (len > 4096)
+        return -EINVAL;
+    p = text;
+    end = text + len;
+    while (p < end && isspace((unsigned char)*p))
+        p++;
+    if (skip_lit(&p, end, "No memory is mapped at address"))
+        return -ENOENT;
+    if (!skip_lit(&p, end, "Host virtual address for 0x") || parse_hex(&p, end, &gpa) < 0 ||
+        !skip_lit(&p, end, " ("))
+        return -EINVAL;
+    /* region name, up to the last ") is 0x" on the line */
+    q = NULL;
+    for (const char *c = p; c < end && *c != '\n' && *c != '\r'; c++)
+        if ((size_t)(end - c) >= 7 && memcmp(c, ") is 0x", 7) == 0)
+            q = c;
+    if (!q || q == p)
+        return -EINVAL;
+    p = q + 7;
+    if (parse_hex(&p, end, &hva) < 0 || !vn_is_blank(p, (size_t)(end - p)))
+        return -EINVAL;
+    if (ret_hva)
+        *ret_hva = hva;
+    return 0;
+}
