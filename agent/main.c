@@ -23,13 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "collect.h"
 #include "port.h"
 #include "proto.h"
 #include "scan.h"
 #include "serve.h"
 #include "util.h"
-#include "clock.h"
 #include "version.h"
 
 #define BACKOFF_MS       1000

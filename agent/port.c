@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
 #include "clock.h"
+#include "util.h"
 
 int port_find(const char *root, const char *name, char *path, size_t len)
 {

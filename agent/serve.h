@@ -12,7 +12,6 @@
 #include "collect.h"
 #include "proto.h"
 
-
 /* Fresh enough hints for the host's request (collects when needed). 0 or -errno. */
 typedef int (*serve_hints_fn)(void *userdata, const collect_cfg *cfg, const ag_hints **ret);
 

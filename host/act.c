@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rules.h"
 #include "util.h"
-#include "clock.h"
 
-#define ACT_PAGE_SIZE 4096ULL
+#define ACT_PAGE_SIZE     4096ULL
 #define ACT_RESERVE_SLACK RESERVE_SLACK_BYTES
 
 void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s)
@@ -261,7 +261,8 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
         free_b = ops->node_free(to);
         /* the kernel allocates too while pages migrate (and others use the node): keep a
          * slack above the reserve so the node never dips below it */
-        if (free_b >= 0 && (uint64_t)free_b < reserve + ACT_RESERVE_SLACK + (uint64_t)k * ACT_PAGE_SIZE) {
+        if (free_b >= 0 &&
+            (uint64_t)free_b < reserve + ACT_RESERVE_SLACK + (uint64_t)k * ACT_PAGE_SIZE) {
             uint64_t floor = reserve + ACT_RESERVE_SLACK;
             uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
             k = (unsigned)VN_MIN((uint64_t)k, room / ACT_PAGE_SIZE);

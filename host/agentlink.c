@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "util.h"
 #include "virt.h"
-#include "clock.h"
 
 #define AGENT_PORT_NAME "org.vnuma.agent.0"
 
@@ -189,8 +189,8 @@ static void on_readable(int watch, int fd, int events, void *opaque)
         while (off < (size_t)n) {
             const char *line = NULL;
             size_t used = 0, linelen = 0;
-            int r = proto_reader_feed(l->reader, buf + off, (size_t)n - off, &used, &line,
-                                      &linelen);
+            int r =
+                proto_reader_feed(l->reader, buf + off, (size_t)n - off, &used, &line, &linelen);
             off += used;
             if (r == 1)
                 handle_line(l, line, linelen);
@@ -303,8 +303,8 @@ int agentlink_request_hints(agentlink *l, const proto_get_hints *g, double now_s
             fail(l);
         return r;
     }
-    l->expect = (proto_expect){.msg = PROTO_MSG_GET_HINTS, .id = l->next_id++,
-                               .version = l->version};
+    l->expect =
+        (proto_expect){.msg = PROTO_MSG_GET_HINTS, .id = l->next_id++, .version = l->version};
     l->outstanding = true;
     l->sent_s = now_s;
     return 0;

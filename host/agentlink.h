@@ -21,11 +21,11 @@
 
 typedef struct agentlink_stats {
     uint64_t connects;
-    uint64_t hint_sets;                /* valid hint sets received */
-    uint64_t errors[PROTO_ERR_MAX];    /* refused input by kind */
-    uint64_t agent_errors;             /* error replies from the agent */
-    uint64_t dropped_entries;          /* entries outside the domain's bounds */
-    uint64_t bytes;                    /* bytes read */
+    uint64_t hint_sets;             /* valid hint sets received */
+    uint64_t errors[PROTO_ERR_MAX]; /* refused input by kind */
+    uint64_t agent_errors;          /* error replies from the agent */
+    uint64_t dropped_entries;       /* entries outside the domain's bounds */
+    uint64_t bytes;                 /* bytes read */
     char last_error[256];
 } agentlink_stats;
 

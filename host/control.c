@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "json.h"
 #include "model.h"
 #include "util.h"
 #include "virt.h"
-#include "json.h"
-#include "clock.h"
 
 #define CONTROL_JSON_DEPTH        4    /* a request is one flat object */
 #define CONTROL_BACKLOG           32   /* pending connections the kernel queues for us */
@@ -69,7 +69,8 @@ static int send_all(int fd, const char *buf, size_t len, bool blocking)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            if (blocking && (errno == EAGAIN || errno == EWOULDBLOCK) && (int64_t)vn_mono_ms() < deadline)
+            if (blocking && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+                (int64_t)vn_mono_ms() < deadline)
                 continue;
             return -errno;
         }

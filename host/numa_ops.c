@@ -5,16 +5,16 @@
  * <numaif.h> (move_pages, mbind) and numa_node_size64(). Every operation
  * returns 0 or -errno and prints nothing.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <stdio.h>
-#include <stdbool.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -136,9 +136,9 @@ static long long libnuma_node_free(int node)
 
 /* ---- pagemap: frame -> node ---- */
 
-#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_PRESENT  (1ULL << 63)
 #define PAGEMAP_PFN_MASK ((1ULL << 55) - 1)
-#define PFN_MAP_MAX 65536 /* memory blocks remembered (a 64 TiB host with 1 GiB blocks) */
+#define PFN_MAP_MAX      65536 /* memory blocks remembered (a 64 TiB host with 1 GiB blocks) */
 
 typedef struct pfn_block {
     uint64_t first_pfn;

@@ -26,11 +26,11 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "clock.h"
 #include "control.h"
+#include "json.h"
 #include "topology.h"
 #include "util.h"
-#include "json.h"
-#include "clock.h"
 
 #define VNUMACTL_EXIT_OK    0
 #define VNUMACTL_EXIT_ERROR 1

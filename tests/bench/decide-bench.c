@@ -83,12 +83,10 @@ static void build(const topology *t, unsigned nd, unsigned nc, snapshot *s)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"synthetic", required_argument, NULL, 's'},
-                                         {"domains", required_argument, NULL, 'd'},
-                                         {"cells", required_argument, NULL, 'c'},
-                                         {"runs", required_argument, NULL, 'r'},
-                                         {"seed", required_argument, NULL, 'S'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"synthetic", required_argument, NULL, 's'}, {"domains", required_argument, NULL, 'd'},
+        {"cells", required_argument, NULL, 'c'},     {"runs", required_argument, NULL, 'r'},
+        {"seed", required_argument, NULL, 'S'},      {NULL, 0, NULL, 0}};
     const char *synth = "pack:2 numa:4 l3:3 core:8 pu:2";
     unsigned nd = 100, nc = 4, runs = 21;
     topology *t = calloc(1, sizeof(*t));

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "procfs.h"
-#include "scanrule.h"
 #include "scan.h"
+#include "scanrule.h"
 #include "tap.h"
 
 /* ---- fake operations: every page on node `fake_node`, PFN = vaddr / 4096 + fake_pfn_base ---- */

@@ -23,8 +23,11 @@ static void make_domain(snap_domain *d, const topology *t)
         c->id = k;
         c->nr_vcpus = 1;
         c->vcpus = calloc(1, sizeof(*c->vcpus));
-        c->vcpus[0] = (snap_vcpu){.id = k, .busy = 0.9, .allowed = t->nodes[0].cpus,
-                                  .pinned = t->nodes[0].cpus, .cpu = -1};
+        c->vcpus[0] = (snap_vcpu){.id = k,
+                                  .busy = 0.9,
+                                  .allowed = t->nodes[0].cpus,
+                                  .pinned = t->nodes[0].cpus,
+                                  .cpu = -1};
         c->page_size = 4096;
         c->pages[1] = 128 * MIB / 4096; /* all on node 1, vCPUs allowed on node 0 only */
         c->last_candidate = -1;
@@ -55,8 +58,8 @@ int main(void)
     plan p = {0};
     vn_config cfg;
 
-    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err,
-                  sizeof(err)) < 0)
+    if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err, sizeof(err)) <
+        0)
         return 1;
     procs[0] = proc(100, v1, 1, r1, 2);  /* runs in cell 1, hot in cell 1 */
     procs[1] = proc(200, v01, 2, r2, 2); /* runs in both cells: shared */

@@ -155,10 +155,11 @@ int main(void)
             break;
         }
         case 3:
-            snprintf(line, sizeof(line),
-                     "{\"return\":{\"seq\":1,\"uptime_ms\":1,\"processes\":[{\"pid\":1,\"comm\":"
-                     "\"\xc3\x28\xed\xa0\x80\",\"vcpus\":[0],\"node_pages\":[1],\"ranges\":[]}]},\"id\":%ld}\n",
-                     id);
+            snprintf(
+                line, sizeof(line),
+                "{\"return\":{\"seq\":1,\"uptime_ms\":1,\"processes\":[{\"pid\":1,\"comm\":"
+                "\"\xc3\x28\xed\xa0\x80\",\"vcpus\":[0],\"node_pages\":[1],\"ranges\":[]}]},\"id\":%ld}\n",
+                id);
             say(fd, line);
             break;
         case 4:
