@@ -377,17 +377,22 @@ static bool line_ends_with(const char *s, const char *e, const char *lit)
 }
 
 /*
- * One range line of a flat view:
- *   "  START-END (prio P, TYPE): NAME"  or  "... NAME @OFFSET"
- * Writes its fields (name as [ret_name, ret_name_end)) on success.
+ * One range line of a flat view. The part up to the name has kept its shape since QEMU 2.x:
+ *   "  START-END (prio P, TYPE): NAME[ @OFFSET][ MORE...]"
+ * After it, QEMU appends what it likes: an offset in the region (" @0000000000100000"),
+ * the accelerator that maps the range (" KVM", since 6.1 under KVM), " [disabled]", and
+ * perhaps more in later versions. So the tail is read as tokens: the first is the name,
+ * a token "@HEX" is the offset (a malformed one makes the line invalid), any other token
+ * is ignored. Writes its fields (name as [ret_name, ret_name + ret_name_len)) on success.
  */
 static int mtree_parse_range(const char *s, const char *e, uint64_t *ret_start, uint64_t *ret_end,
                              const char **ret_type, size_t *ret_type_len, const char **ret_name,
                              size_t *ret_name_len, uint64_t *ret_off)
 {
-    const char *p = s, *type, *name, *name_end, *at;
+    const char *p = s, *type, *name, *tok;
     uint64_t start, last, off = 0;
     unsigned digits;
+    size_t name_len;
 
     if (!skip_lit(&p, e, "  ") || parse_hex(&p, e, &start) < 0 || !skip_lit(&p, e, "-") ||
         parse_hex(&p, e, &last) < 0 || !skip_lit(&p, e, " (prio "))
@@ -411,24 +416,50 @@ static int mtree_parse_range(const char *s, const char *e, uint64_t *ret_start, 
     *ret_type_len = (size_t)(p - 3 - type);
 
     name = p;
-    name_end = e;
-    /* optional " @OFFSET" at the end of the line */
-    for (at = e; at > name && isxdigit((unsigned char)at[-1]); at--)
-        ;
-    if (at < e && at - name >= 2 && at[-1] == '@' && at[-2] == ' ') {
-        const char *q = at;
-        if (parse_hex(&q, e, &off) < 0 || q != e)
-            return -EINVAL;
-        name_end = at - 2;
+    while (p < e && *p != ' ')
+        p++;
+    name_len = (size_t)(p - name);
+    if (name_len == 0 || name[0] == '@')
+        return -EINVAL; /* no name, or an offset where the name should be */
+    while (p < e) {
+        while (p < e && *p == ' ')
+            p++;
+        tok = p;
+        while (p < e && *p != ' ')
+            p++;
+        if (tok < p && *tok == '@') {
+            const char *q = tok + 1;
+            if (parse_hex(&q, p, &off) < 0 || q != p)
+                return -EINVAL;
+        }
     }
-    if (name_end == name || memmem(name, (size_t)(name_end - name), " @", 2))
-        return -EINVAL; /* empty, or a malformed " @OFFSET" */
     *ret_start = start;
     *ret_end = last;
     *ret_name = name;
-    *ret_name_len = (size_t)(name_end - name);
+    *ret_name_len = name_len;
     *ret_off = off;
     return 0;
+}
+
+/* Is a flat-view range of TYPE guest RAM vnumad may sample and move? "ram" only: not
+ * "nv-ram" (non-volatile: a pmem file backend, whose pages do not migrate), "rom", "romd" or
+ * "i/o". */
+static bool mtree_type_is_ram(const char *type, size_t len)
+{
+    return len == 3 && memcmp(type, "ram", 3) == 0;
+}
+
+/* Does a range's region NAME belong to backend ID? Its own name, or "/objects/ID": machine
+ * types up to 4.0 name the RAM blocks of file and memfd backends by their QOM path. */
+static bool mtree_name_is(const char *name, size_t len, const char *id, size_t idlen)
+{
+    static const char prefix[] = "/objects/";
+    const size_t plen = sizeof(prefix) - 1;
+
+    if (len == idlen && memcmp(name, id, idlen) == 0)
+        return true;
+    return len == plen + idlen && memcmp(name, prefix, plen) == 0 &&
+           memcmp(name + plen, id, idlen) == 0;
 }
 
 int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uint64_t *ret_offset)
@@ -469,9 +500,7 @@ int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uin
             continue;
         if (mtree_parse_range(s, e, &start, &last, &type, &type_len, &name, &name_len, &off) < 0)
             return -EINVAL;
-        if (type_len != 3 || memcmp(type, "ram", 3) != 0)
-            continue;
-        if (name_len != idlen || memcmp(name, id, idlen) != 0)
+        if (!mtree_type_is_ram(type, type_len) || !mtree_name_is(name, name_len, id, idlen))
             continue;
         if (!found || start < best_gpa) {
             best_gpa = start;

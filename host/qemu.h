@@ -61,7 +61,9 @@ int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool
 
 /* HMP "info mtree -f": guest-physical start of the first RAM range of backend `id` in
  * the "system" address space, and that range's offset inside the backend. -ENOENT if
- * the backend has no RAM range. */
+ * the backend has no RAM range. Read as QEMU 2.x to 9.x print it: the accelerator name
+ * after a range ("KVM") and other trailing tokens are ignored, "nv-ram" is not RAM, and a
+ * region named "/objects/ID" (machine types up to 4.0) is backend ID's. */
 int hmp_parse_mtree_ram(const char *text, const char *id, uint64_t *ret_gpa, uint64_t *ret_offset);
 
 /* HMP "gpa2hva ADDR" reply -> host virtual address. */

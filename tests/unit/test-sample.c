@@ -73,6 +73,7 @@ typedef struct cpus_case {
 static const cpus_case cpus_cases[] = {
     /* recorded */
     {"cpus-fast-two-cell.json", 0, 2, {{0, 0, 5597}, {1, 1, 5598}}},
+    {"kvm-cpus-fast-two-cell.json", 0, 2, {{0, 0, 10804}, {1, 1, 10805}}}, /* QEMU 7.2, KVM */
     {"cpus-fast-no-numa.json", 0, 2, {{0, -1, 5611}, {1, -1, 5612}}},
     {"cpus-fast-4g-split.json", 0, 2, {{0, 0, 0}, {1, 1, 0}}},
     {"cpus-fast-eleven.json", 0, 11, {{0, 0, 0}, {1, 1, 0}, {2, 2, 0}}},
@@ -173,6 +174,8 @@ typedef struct memdev_case {
 
 static const memdev_case memdev_cases[] = {
     {"memdev-two-cell.json", "ram-node0", 0, 64 * VN_MIB, false},
+    {"kvm-memdev-two-cell.json", "ram-node0", 0, 64 * VN_MIB, false}, /* QEMU 7.2, KVM */
+    {"kvm-memdev-two-cell.json", "ram-node1", 0, 64 * VN_MIB, false},
     {"memdev-two-cell.json", "ram-node1", 0, 64 * VN_MIB, false},
     {"memdev-two-cell.json", "ram-node2", -ENOENT, 0, false},
     {"memdev-two-cell.json", "ram-node", -ENOENT, 0, false},
@@ -259,6 +262,19 @@ static const mtree_case mtree_cases[] = {
     {"mtree-eleven.txt", "ram-node10", 0, 0x14000000, 0},
     {"mtree-eleven.txt", "ram-node11", -ENOENT, 0, 0},
     /* hand-written: first ram range of ram-node1 at an offset, rom/nv-ram/smm ignored */
+    /* QEMU 7.2 with KVM (this machine): every range ends with the accelerator's name */
+    {"kvm-mtree-two-cell.txt", "ram-node0", 0, 0, 0},
+    {"kvm-mtree-two-cell.txt", "ram-node1", 0, 0x4000000, 0},
+    {"kvm-mtree-two-cell.txt", "ram-node2", -ENOENT, 0, 0},
+    {"kvm-mtree-two-cell.txt", "KVM", -ENOENT, 0, 0}, /* the accelerator is not a name */
+    /* machine types <= 4.0 (/objects/ID), trailing tokens, nv-ram and romd (not RAM) */
+    {"handmade-mtree-tokens.txt", "ram-node0", 0, 0, 0},
+    {"handmade-mtree-tokens.txt", "ram-node1", 0, 0x4000000, 0},
+    {"handmade-mtree-tokens.txt", "nvdimm0", -ENOENT, 0, 0}, /* nv-ram does not migrate */
+    {"handmade-mtree-tokens.txt", "romd-thing", -ENOENT, 0, 0},
+    {"handmade-mtree-tokens.txt", "/objects/ram-node0", 0, 0, 0},
+    {"bad/mtree-offset-no-name.txt", "ram-node1", -EINVAL, 0, 0},
+    {"bad/mtree-bad-offset-after-accel.txt", "ram-node1", -EINVAL, 0, 0},
     {"handmade-mtree-offset.txt", "ram-node1", 0, 0x4000000, 0x200000},
     {"handmade-mtree-offset.txt", "ram-node12", 0, 0x8000000, 0},
     {"handmade-mtree-offset.txt", "ram-node0", 0, 0, 0},
@@ -323,6 +339,7 @@ typedef struct gpa2hva_case {
 
 static const gpa2hva_case gpa2hva_cases[] = {
     {"gpa2hva-two-cell-node1.txt", 0, 0x7fe0a3c00000},
+    {"kvm-gpa2hva-two-cell-node1.txt", 0, 0x7fa873c00000}, /* QEMU 7.2, KVM */
     {"gpa2hva-two-cell-node0.txt", 0, 0x7fe0a7e00000},
     {"gpa2hva-4g-split-node1.txt", 0, 0x7fa133c00000},
     {"gpa2hva-4g-split-node0-high.txt", 0, 0x7fa213e00000},
