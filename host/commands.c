@@ -60,6 +60,9 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                            !st->cfg.valid        ? json_object_new_string(st->cfg.error)
                            : st->permanent_error ? json_object_new_string(st->error)
                                                  : NULL);
+    /* why the cells show no memory, while vnumad cannot find it (sample.c) */
+    json_object_object_add(o, "memory_error",
+                           st->ram_failures ? json_object_new_string(st->ram_error) : NULL);
     json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
     json_object_object_add(
         agent, "hint_age_s",
@@ -134,6 +137,8 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(cnt, "errors", json_object_new_uint64(st->count.errors));
     json_object_object_add(cnt, "affinity_fixups",
                            json_object_new_uint64(st->count.affinity_fixups));
+    json_object_object_add(cnt, "memory_discovery_failures",
+                           json_object_new_uint64(st->count.memory_discovery_failures));
     json_object_object_add(o, "counters", cnt);
     return o;
 }

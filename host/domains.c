@@ -91,6 +91,9 @@ static void state_reset_run(dom_state *st, int id)
         st->last_candidate[k] = -1;
     st->ram_for_id = -1;
     st->nr_ram = 0;
+    st->ram_failures = 0;
+    st->ram_retry_age = 0;
+    st->ram_error[0] = '\0';
     sample_mem_changed(st);
     memset(st->move_resume, 0, sizeof(st->move_resume));
     st->nr_prev = 0;

@@ -276,6 +276,11 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
                 "move_pages status queries issued to sample the domain's memory.", memory_scans);
     DOM_COUNTER("vnuma_domain_errors_total", "Errors while sampling or acting on the domain.",
                 errors);
+    DOM_COUNTER(
+        "vnuma_domain_memory_discovery_failures_total",
+        "Passes in which the domain's guest memory could not be found (retried with backoff; "
+        "vnumactl status says why).",
+        memory_discovery_failures);
     family(f, "vnuma_domain_placement_auto", "gauge",
            "1 when the domain has libvirt placement='auto' (numad-driven), which fights vnumad.");
     for (size_t i = 0; i < nr; i++) {

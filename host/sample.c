@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "log.h"
 #include "qemu.h"
 #include "rules.h"
 #include "util.h"
@@ -386,6 +387,33 @@ static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, 
     return 0;
 }
 
+/*
+ * RAM discovery failed (reason in why): said once per QEMU run as a warning, then at debug
+ * level; counted; tried again after 1, 2, 4 ... SAMPLE_RAM_RETRY_MAX passes of the domain,
+ * not every pass (each try costs query-memdev and a possibly megabyte-long info mtree).
+ */
+unsigned sample_ram_backoff(unsigned failures)
+{
+    return VN_MIN(1u << VN_MIN(failures, 5u), (unsigned)SAMPLE_RAM_RETRY_MAX);
+}
+
+static void ram_failed(dom_state *st, const char *name, const char *why)
+{
+    unsigned wait = sample_ram_backoff(st->ram_failures);
+
+    st->count.memory_discovery_failures++;
+    st->ram_retry_age = st->age_passes + wait;
+    (void)snprintf(st->ram_error, sizeof(st->ram_error), "%s", why);
+    if (st->ram_failures++ == 0)
+        log_warn(
+            "Cannot find the guest memory of '%s': %s; placing its vCPUs only, trying again in %u pass(es)",
+            name, why, wait);
+    else
+        log_debug(
+            "Still cannot find the guest memory of '%s' (attempt %u): %s; next try in %u passes",
+            name, st->ram_failures, why, wait);
+}
+
 /* ---- sample_domain ---- */
 
 /* After a count of ram[] cell c: wait longer before the next one when it is settled. */
@@ -510,9 +538,22 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
         ram_valid = st->ram[c].cell == cell_ids[c];
     if (!ram_valid) {
+        /* memory that could not be found waits for its retry: cells without page counts
+         * (decide: no-memory-info), vCPUs still placed */
+        if (st->ram_failures && st->age_passes < st->ram_retry_age)
+            return 0;
         r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, err, errlen);
-        if (r < 0)
-            return r;
+        if (r == -ESRCH)
+            return r; /* the domain went away */
+        if (r < 0) {
+            ram_failed(st, ident->name, err);
+            return 0;
+        }
+        if (st->ram_failures)
+            log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
+                     st->ram_failures);
+        st->ram_failures = 0;
+        st->ram_error[0] = '\0';
         memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
         memset(st->mem_valid, 0, sizeof(st->mem_valid));
         memset(st->move_resume, 0, sizeof(st->move_resume));

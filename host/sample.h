@@ -43,6 +43,16 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 #define SAMPLE_SETTLED_PERMILLE 20
 #define SAMPLE_MEM_MAX_WAIT     8
 
+/* Passes at most between two tries to find a domain's guest memory after a failure. */
+#define SAMPLE_RAM_RETRY_MAX 32
+
+/*
+ * Passes to wait before the next try to find a domain's guest memory after `failures`
+ * earlier failed tries of this QEMU run: 1, 2, 4 ... SAMPLE_RAM_RETRY_MAX. Meanwhile its
+ * cells have no page counts (decide: no-memory-info) and its vCPUs are still placed.
+ */
+unsigned sample_ram_backoff(unsigned failures);
+
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_state *st);
 

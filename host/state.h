@@ -63,8 +63,9 @@ typedef struct dom_counters {
     uint64_t pages_moved;
     uint64_t bytes_moved;
     uint64_t errors;
-    uint64_t memory_reuses;   /* cell page counts reused from an earlier pass (settled) */
-    uint64_t affinity_fixups; /* threads whose affinity did not follow a libvirt pin */
+    uint64_t memory_reuses;             /* cell page counts reused from an earlier pass (settled) */
+    uint64_t affinity_fixups;           /* threads whose affinity did not follow a libvirt pin */
+    uint64_t memory_discovery_failures; /* passes whose RAM discovery failed (sample.c) */
 } dom_counters;
 
 typedef struct dom_state {
@@ -83,6 +84,11 @@ typedef struct dom_state {
     int last_candidate[SNAP_MAX_CELLS_PER_DOMAIN];
 
     int ram_for_id; /* libvirt id the RAM layout belongs to */
+    /* RAM discovery that failed for this QEMU run (sample.c): how often, the age_passes
+     * before which it is not tried again, and why (shown by vnumactl status) */
+    unsigned ram_failures;
+    unsigned ram_retry_age;
+    char ram_error[STATE_ERROR_MAX];
     unsigned nr_ram;
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
     /* the last page counts of each ram[] cell, and when to count again (sample.h) */

@@ -62,11 +62,50 @@ for t in "$BUILD"/tests/test-*; do
     case "$t" in *-live) continue ;; esac  # drivers run by tests/e2e scripts against real domains
     run_one "$(basename "$t")" "$t"
 done
+# The e2e tests that sample, pin or move run twice: with TCG domains and with type='kvm'
+# ones (firmware only: no guest kernel boots under this machine's /dev/kvm, but QEMU runs
+# with real KVM memory slots, "CPU n/KVM" threads and KVM statistics, and prints and behaves
+# as on a production host). The agent tests need a booted guest kernel: TCG only.
+KVM_TESTS="daemon faults optout-race qmp-off restart sample storm hostile-names"
+# kvm_why: empty when a type='kvm' domain starts here, else why not
+kvm_why() {
+    local xml out name=vnuma-e2e-kvmprobe-$$
+    [ -c /dev/kvm ] || { echo "no /dev/kvm"; return; }
+    command -v virsh >/dev/null || { echo "no virsh"; return; }
+    xml=$(mktemp)
+    sed -e "s|@NAME@|$name|" -e "s|@OPTIN@||" -e "s|<domain type='qemu'>|<domain type='kvm'>|" \
+        -e "s|</model>|</model><feature policy='disable' name='arch-capabilities'/><feature policy='disable' name='svm'/>|" \
+        tests/data/domains/e2e-two-cell.xml.in >"$xml"
+    if out=$(virsh -c qemu:///system create "$xml" 2>&1); then
+        virsh -c qemu:///system destroy "$name" >/dev/null 2>&1
+    else
+        echo "a type='kvm' domain does not start: $(tail -n 1 <<<"$out")"
+    fi
+    rm -f "$xml"
+}
+kvm_skip=$(kvm_why)
+if [ -z "$kvm_skip" ]; then
+    echo "KVM: type='kvm' domains start here; the e2e tests that sample, pin or move also run with them ([kvm])"
+else
+    echo "KVM: $kvm_skip; the [kvm] variants are skipped"
+fi
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
         [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
-        run_one "$(basename "$dir")/$(basename "$s" .sh)" bash "$s"
+        name=$(basename "$dir")/$(basename "$s" .sh)
+        run_one "$name" bash "$s"
+        case " $KVM_TESTS " in
+        *" $(basename "$s" .sh) "*)
+            [ "$dir" = tests/e2e ] || continue
+            if [ -n "$kvm_skip" ]; then
+                total_skip=$((total_skip + 1))
+                printf '%-28s SKIP (%s)\n' "$name[kvm]" "$kvm_skip"
+            else
+                run_one "$name[kvm]" env VN_ACCEL=kvm bash "$s"
+            fi
+            ;;
+        esac
     done
 done
 

@@ -305,10 +305,19 @@ agent_guest_xml() {
 
 # define_stopped NAME TEMPLATE [SED_EXPR...]: as define_domain, but the domain is only
 # defined, not started; prints the full name. The cleanup trap destroys and undefines it.
+#
+# VN_ACCEL=kvm (tests/run.sh sets it for the KVM variant of a test): the domain is
+# type='kvm' instead of TCG, with the CPU features this machine's /dev/kvm (kvm_pvm) refuses
+# turned off (../shared/notes/libvirt-qemu.md). Such a domain runs its firmware only (no
+# guest kernel boots here), halted: real KVM memory slots, "CPU n/KVM" threads, KVM stats.
 define_stopped() {
     local name=$E2E_PREFIX$1 template=$2 xml e
     shift 2
     local args=(-e "s|@NAME@|$name|")
+    if [ "${VN_ACCEL:-tcg}" = kvm ]; then
+        args+=(-e "s|<domain type='qemu'>|<domain type='kvm'>|")
+        args+=(-e "s|</model>|</model><feature policy='disable' name='arch-capabilities'/><feature policy='disable' name='svm'/>|")
+    fi
     for e in "$@"; do args+=(-e "$e"); done
     args+=(-e "s|@OPTIN@||")
     xml=$E2E_TMP/$name.xml

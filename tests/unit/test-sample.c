@@ -290,6 +290,18 @@ static const mtree_case mtree_cases[] = {
     {"gpa2hva-two-cell-node1.txt", "ram-node1", -EINVAL, 0, 0},
 };
 
+static void test_ram_backoff(void)
+{
+    static const unsigned want[] = {1, 2, 4, 8, 16, 32, 32, 32};
+
+    for (unsigned k = 0; k < VN_ARRAY_SIZE(want); k++)
+        CHECK(sample_ram_backoff(k) == want[k],
+              "memory discovery: after %u failures wait %u passes (got %u)", k, want[k],
+              sample_ram_backoff(k));
+    CHECK(sample_ram_backoff(1000) == SAMPLE_RAM_RETRY_MAX,
+          "memory discovery: the wait is bounded");
+}
+
 static void test_mtree(void)
 {
     for (size_t i = 0; i < VN_ARRAY_SIZE(mtree_cases); i++) {
@@ -785,6 +797,7 @@ int main(void)
 
     test_cpus_fast();
     test_memdev();
+    test_ram_backoff();
     test_mtree();
     test_gpa2hva();
 
