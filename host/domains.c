@@ -98,6 +98,8 @@ static void state_reset_run(dom_state *st, int id)
     memset(st->move_resume, 0, sizeof(st->move_resume));
     st->nr_prev = 0;
     st->prev_sample_s = 0;
+    memset(st->prev_poll_ns, 0xff, sizeof(st->prev_poll_ns));
+    st->kvm_poll = 0;
     st->permanent_error = false;
     st->error[0] = '\0';
     st->qom_created = false;

@@ -186,6 +186,31 @@ static int get_int(struct json_object *obj, const char *key, int64_t min, int64_
     return 0;
 }
 
+/* A "qom-path" member into buf (QMP_QOM_PATH_MAX): printable ASCII, shorter than the buffer.
+ * -ENOENT when absent. */
+static int get_qom_path(struct json_object *obj, char *buf, const char *what, unsigned index,
+                        char *err, size_t errlen)
+{
+    struct json_object *v = NULL;
+    const char *s;
+    size_t len;
+
+    if (!json_object_object_get_ex(obj, "qom-path", &v))
+        return -ENOENT;
+    if (!json_object_is_type(v, json_type_string))
+        return vn_fail(err, errlen, -EINVAL, "%s %u: \"qom-path\" is not a string", what, index);
+    s = json_object_get_string(v);
+    len = (size_t)json_object_get_string_len(v);
+    if (len == 0 || len >= QMP_QOM_PATH_MAX)
+        return vn_fail(err, errlen, -EINVAL, "%s %u: \"qom-path\" of %zu bytes", what, index, len);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return vn_fail(err, errlen, -EINVAL, "%s %u: \"qom-path\" is not printable", what,
+                           index);
+    memcpy(buf, s, len + 1);
+    return 0;
+}
+
 int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char *err,
                         size_t errlen)
 {
@@ -245,9 +270,87 @@ int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char
         seen[idx] = 1;
         v[i] =
             (qmp_vcpu){.cpu_index = (unsigned)idx, .node_id = (int)node, .thread_id = (pid_t)tid};
+        r = get_qom_path(e, v[i].qom_path, "vCPU", (unsigned)idx, err, errlen);
+        if (r < 0 && r != -ENOENT)
+            return r;
     }
     *ret = VN_TAKE_PTR(v);
     *ret_n = (unsigned)n;
+    return 0;
+}
+
+int qmp_parse_vcpu_poll(const char *reply, qmp_vcpu_poll **ret, unsigned *ret_n, char *err,
+                        size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    _cleanup_free_ qmp_vcpu_poll *v = NULL;
+    struct json_object *arr = NULL;
+    unsigned k = 0;
+    size_t n;
+    int r;
+
+    if (!ret || !ret_n)
+        return vn_fail(err, errlen, -EINVAL, "no output");
+    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
+    if (r < 0)
+        return r;
+    if (n > STATE_MAX_VCPUS)
+        return vn_fail(err, errlen, -EINVAL, "%zu statistics entries, at most %u handled", n,
+                       STATE_MAX_VCPUS);
+    v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *e = json_object_array_get_idx(arr, i), *prov = NULL, *stats = NULL;
+        int64_t ok_ns = -1, fail_ns = -1;
+        size_t ns;
+
+        if (!json_object_is_type(e, json_type_object))
+            return vn_fail(err, errlen, -EINVAL, "statistics entry %zu is not an object", i);
+        if (!json_object_object_get_ex(e, "provider", &prov) ||
+            !json_object_is_type(prov, json_type_string) ||
+            strcmp(json_object_get_string(prov), "kvm") != 0)
+            continue;
+        if (!json_object_object_get_ex(e, "stats", &stats) ||
+            !json_object_is_type(stats, json_type_array))
+            return vn_fail(err, errlen, -EINVAL, "statistics entry %zu has no \"stats\" list", i);
+        ns = json_object_array_length(stats);
+        for (size_t j = 0; j < ns; j++) {
+            struct json_object *st = json_object_array_get_idx(stats, j), *name = NULL;
+            int64_t x;
+
+            if (!json_object_is_type(st, json_type_object) ||
+                !json_object_object_get_ex(st, "name", &name) ||
+                !json_object_is_type(name, json_type_string))
+                return vn_fail(err, errlen, -EINVAL, "statistics entry %zu: a bad statistic", i);
+            if (strcmp(json_object_get_string(name), "halt_poll_success_ns") &&
+                strcmp(json_object_get_string(name), "halt_poll_fail_ns"))
+                continue;
+            r = get_int(st, "value", 0, INT64_MAX, "statistics entry", (unsigned)i, &x, err,
+                        errlen);
+            if (r < 0)
+                return r == -ENOENT
+                           ? vn_fail(err, errlen, -EINVAL, "statistics entry %zu: no value", i)
+                           : r;
+            if (!strcmp(json_object_get_string(name), "halt_poll_success_ns"))
+                ok_ns = x;
+            else
+                fail_ns = x;
+        }
+        if (ok_ns < 0 || fail_ns < 0)
+            continue;
+        r = get_qom_path(e, v[k].qom_path, "statistics entry", (unsigned)i, err, errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "statistics entry %zu has no \"qom-path\"", i);
+        if (r < 0)
+            return r;
+        if ((uint64_t)ok_ns > UINT64_MAX - (uint64_t)fail_ns)
+            return vn_fail(err, errlen, -EINVAL, "statistics entry %zu: halt-poll time overflows",
+                           i);
+        v[k++].poll_ns = (uint64_t)ok_ns + (uint64_t)fail_ns;
+    }
+    *ret = VN_TAKE_PTR(v);
+    *ret_n = k;
     return 0;
 }
 

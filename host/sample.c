@@ -488,8 +488,47 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
 
 /* Each vCPU's guest cell (cell_of[], 0 without guest NUMA) and host thread (st->vcpu_tid[]),
  * from query-cpus-fast; *guest_numa is set when the guest has NUMA cells. */
+/*
+ * Each vCPU's halt-polling time (poll_ns[i], UINT64_MAX unknown) from KVM's statistics: under
+ * KVM a vCPU's run time includes the time it spins waiting for work after the guest halted
+ * (halt_poll_ns, 200 us by default), so an idle vCPU that wakes often reads as busy. Asked
+ * once per pass; a QEMU that has none (TCG, QEMU before 7.1) is not asked again.
+ */
+static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                      const qmp_vcpu *qv, unsigned nr_qv, uint64_t *poll_ns)
+{
+    static const char cmd[] = "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
+                              "\"providers\":[{\"provider\":\"kvm\",\"names\":"
+                              "[\"halt_poll_success_ns\",\"halt_poll_fail_ns\"]}]}}";
+    _cleanup_free_ char *reply = NULL;
+    _cleanup_free_ qmp_vcpu_poll *p = NULL;
+    unsigned n = 0;
+    char why[256] = "";
+
+    for (unsigned i = 0; i < nr_vcpus; i++)
+        poll_ns[i] = UINT64_MAX;
+    if (st->kvm_poll < 0)
+        return;
+    if (virt_qmp(d, cmd, &reply) < 0 || qmp_parse_vcpu_poll(reply, &p, &n, why, sizeof(why)) < 0 ||
+        n == 0) {
+        if (st->kvm_poll == 0)
+            log_debug(
+                "No KVM halt-polling statistics for '%s' (%s): vCPU run time is taken as it is",
+                st->name, why[0] ? why : "TCG, or QEMU before 7.1");
+        st->kvm_poll = -1;
+        return;
+    }
+    st->kvm_poll = 1;
+    for (unsigned i = 0; i < nr_vcpus; i++)
+        for (unsigned j = 0; j < nr_qv; j++)
+            if (qv[j].cpu_index == vcpus[i].number && qv[j].qom_path[0])
+                for (unsigned k = 0; k < n; k++)
+                    if (!strcmp(p[k].qom_path, qv[j].qom_path))
+                        poll_ns[i] = p[k].poll_ns;
+}
+
 static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                      int *cell_of, bool *guest_numa, char *err, size_t errlen)
+                      int *cell_of, bool *guest_numa, uint64_t *poll_ns, char *err, size_t errlen)
 {
     _cleanup_free_ qmp_vcpu *qv = NULL;
     _cleanup_free_ char *reply = NULL;
@@ -517,6 +556,7 @@ static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsign
                            "vCPU %u is not in query-cpus-fast (vCPUs changed while sampling)",
                            vcpus[i].number);
     }
+    vcpu_poll(d, st, vcpus, nr_vcpus, qv, nr_qv, poll_ns);
     return 0;
 }
 
@@ -606,6 +646,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     _cleanup_free_ char *xml = NULL;
     _cleanup_free_ int *cell_of = NULL;
+    _cleanup_free_ uint64_t *poll_ns = NULL;
     unsigned nr_vcpus = 0, nr_cells = 0, cell_ids[SNAP_MAX_CELLS_PER_DOMAIN];
     uint64_t cell_mask = 0;
     bool guest_numa = false, first;
@@ -647,10 +688,12 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
     cell_of = calloc(nr_vcpus, sizeof(*cell_of));
-    if (!cell_of)
+    poll_ns = malloc(nr_vcpus * sizeof(*poll_ns));
+    if (!cell_of || !poll_ns)
         return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    memset(poll_ns, 0xff, nr_vcpus * sizeof(*poll_ns));
     if (use_qmp) {
-        r = vcpu_cells(d, st, vcpus, nr_vcpus, cell_of, &guest_numa, err, errlen);
+        r = vcpu_cells(d, st, vcpus, nr_vcpus, cell_of, &guest_numa, poll_ns, err, errlen);
         if (r < 0)
             return r;
     }
@@ -694,8 +737,14 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
             if ((unsigned)cell_of[i] != cell_ids[c])
                 continue;
-            if (!first && v->cpu_time_ns >= st->prev_cpu_ns[v->number])
-                busy = (double)(v->cpu_time_ns - st->prev_cpu_ns[v->number]) / (dt * 1e9);
+            if (!first && v->cpu_time_ns >= st->prev_cpu_ns[v->number]) {
+                uint64_t run = v->cpu_time_ns - st->prev_cpu_ns[v->number];
+                uint64_t was = st->prev_poll_ns[v->number];
+                /* KVM's halt polling is not guest work */
+                if (poll_ns[i] != UINT64_MAX && was != UINT64_MAX && poll_ns[i] >= was)
+                    run -= VN_MIN(run, poll_ns[i] - was);
+                busy = (double)run / (dt * 1e9);
+            }
             sv = &cell->vcpus[cell->nr_vcpus++];
             sv->id = v->number;
             sv->busy = busy < 0 ? 0 : busy > 1 ? 1 : busy;
@@ -722,8 +771,10 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     dom.age_passes = st->age_passes;
     dom.preferred_node = st->preferred_node;
 
-    for (unsigned i = 0; i < nr_vcpus; i++)
+    for (unsigned i = 0; i < nr_vcpus; i++) {
         st->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        st->prev_poll_ns[vcpus[i].number] = poll_ns[i];
+    }
     st->nr_prev = nr_vcpus;
     st->prev_sample_s = now_s;
 

@@ -102,6 +102,10 @@ typedef struct dom_state {
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
+    /* KVM halt-polling time of each vCPU at the last sample (UINT64_MAX unknown), and
+     * whether this QEMU reports it: 0 not asked yet, 1 yes, -1 no (TCG, QEMU < 7.1) */
+    uint64_t prev_poll_ns[STATE_MAX_VCPUS];
+    int kvm_poll;
     pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
 
     dom_originals orig;

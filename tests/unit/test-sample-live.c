@@ -95,6 +95,8 @@ static bool cell_has_only_vcpu(const snap_cell *cell, unsigned vcpu)
  * no-QMP path. */
 static void test_two_cell(virt_conn *c, const char *name)
 {
+    const char *accel = getenv("VN_ACCEL");
+    bool kvm = accel && !strcmp(accel, "kvm"); /* tests/e2e/sample.sh [kvm]: type='kvm' domains */
     snap_domain out = {0};
     virt_dom *d = NULL;
     virt_dom_id id;
@@ -158,6 +160,12 @@ static void test_two_cell(virt_conn *c, const char *name)
               out.cells[1].vcpus[0].busy);
         CHECK(st.ram[0].gpa == 0xdead && st.count.memory_scans == scans + 8,
               "%s: layout cached, 8 more queries", name);
+        /* KVM's halt-polling statistics are read (query-stats) under KVM, and under TCG the
+         * command is not sent again after the first pass */
+        if (kvm)
+            CHECK(st.kvm_poll == 1, "%s: KVM's halt-polling statistics read (query-stats)", name);
+        else
+            CHECK(st.kvm_poll == -1, "%s: no KVM statistics under TCG, not asked again", name);
     }
     st.ram[0].gpa = 0;
 

@@ -63,11 +63,17 @@ static char *load(const char *rel)
 
 /* ---- query-cpus-fast ---- */
 
+typedef struct cpus_want {
+    unsigned cpu_index;
+    int node_id;
+    pid_t thread_id;
+} cpus_want;
+
 typedef struct cpus_case {
     const char *file;
     int rc;
     unsigned n;
-    qmp_vcpu v[3]; /* first entries expected */
+    cpus_want v[3]; /* first entries expected */
 } cpus_case;
 
 static const cpus_case cpus_cases[] = {
@@ -126,7 +132,7 @@ static void test_cpus_fast(void)
                    err))
             continue;
         for (unsigned k = 0; k < VN_ARRAY_SIZE(c->v) && k < c->n; k++) {
-            const qmp_vcpu *e = &c->v[k];
+            const cpus_want *e = &c->v[k];
             CHECK(v[k].cpu_index == e->cpu_index && v[k].node_id == e->node_id &&
                       (e->thread_id == 0 ? v[k].thread_id > 0 : v[k].thread_id == e->thread_id),
                   "%s: entry %u is vCPU %u, node %d, thread %d (got %u, %d, %d)", c->file, k,
@@ -289,6 +295,64 @@ static const mtree_case mtree_cases[] = {
     {"bad/mtree-no-system-view.txt", "ram-node1", -EINVAL, 0, 0},
     {"gpa2hva-two-cell-node1.txt", "ram-node1", -EINVAL, 0, 0},
 };
+
+/* query-stats: KVM's halt-polling time per vCPU, matched to query-cpus-fast by QOM path */
+static void test_vcpu_poll(void)
+{
+    static const struct {
+        const char *reply;
+        int rc;
+        unsigned n;
+    } bad[] = {
+        {"{\"return\":[]}", 0, 0}, /* TCG: no KVM statistics */
+        {"{\"return\":[{\"provider\":\"xen\",\"stats\":[],\"qom-path\":\"/a\"}]}", 0, 0},
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
+         "\"value\":1}],\"qom-path\":\"/a\"}]}",
+         0, 0}, /* one of the two counters only: left out */
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
+         "\"value\":-1},{\"name\":\"halt_poll_success_ns\",\"value\":1}],\"qom-path\":\"/a\"}]}",
+         -EINVAL, 0},
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
+         "\"value\":1},{\"name\":\"halt_poll_success_ns\",\"value\":2}]}]}",
+         -EINVAL, 0}, /* no qom-path */
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
+         "\"value\":1},{\"name\":\"halt_poll_success_ns\",\"value\":2}],\"qom-path\":\"a b\"}]}",
+         -EINVAL, 0},
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":{}}]}", -EINVAL, 0},
+        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
+         "\"value\":9223372036854775807},{\"name\":\"halt_poll_success_ns\",\"value\":"
+         "9223372036854775807}],\"qom-path\":\"/a\"}]}",
+         0, 1}, /* 2^64 - 2 still fits */
+        {"{\"error\":{\"class\":\"GenericError\",\"desc\":\"no\"}}", -EINVAL, 0},
+    };
+    _cleanup_free_ char *text = load("kvm-stats-vcpu-halt.json");
+    _cleanup_free_ char *cpus = load("kvm-cpus-fast-two-cell.json");
+    _cleanup_free_ qmp_vcpu_poll *p = NULL;
+    _cleanup_free_ qmp_vcpu *v = NULL;
+    unsigned n = 0, nv = 0;
+    char err[256] = "";
+    int r;
+
+    r = qmp_parse_vcpu_poll(text, &p, &n, err, sizeof(err));
+    CHECK(r == 0 && n == 2 && !strcmp(p[0].qom_path, "/machine/unattached/device[2]") &&
+              p[0].poll_ns == 0 && !strcmp(p[1].qom_path, "/machine/unattached/device[0]"),
+          "query-stats (QEMU 7.2, KVM): two vCPUs with their halt-poll time (r=%d n=%u %s)", r, n,
+          err);
+    r = qmp_parse_cpus_fast(cpus, &v, &nv, err, sizeof(err));
+    CHECK(r == 0 && nv == 2 && !strcmp(v[0].qom_path, "/machine/unattached/device[0]") &&
+              !strcmp(v[1].qom_path, "/machine/unattached/device[2]"),
+          "query-cpus-fast (KVM): each vCPU's QOM path, to match its statistics");
+    for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+        _cleanup_free_ qmp_vcpu_poll *q = NULL;
+        unsigned m = 99;
+
+        err[0] = '\0';
+        r = qmp_parse_vcpu_poll(bad[i].reply, &q, &m, err, sizeof(err));
+        CHECK(r == bad[i].rc && (r < 0 || m == bad[i].n),
+              "query-stats case %zu: rc %d, %u entries (got %d, %u: %s)", i, bad[i].rc, bad[i].n, r,
+              m, err);
+    }
+}
 
 static void test_ram_backoff(void)
 {
@@ -797,6 +861,7 @@ int main(void)
 
     test_cpus_fast();
     test_memdev();
+    test_vcpu_poll();
     test_ram_backoff();
     test_mtree();
     test_gpa2hva();
