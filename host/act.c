@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "log.h"
 #include "rules.h"
 #include "util.h"
 
@@ -198,6 +199,22 @@ static const ram_range *find_ram(const dom_state *st, unsigned cell)
     return NULL;
 }
 
+void act_move_hold(dom_state *st, unsigned ri, const act_cell_result *cr)
+{
+    if (cr->pages_unmovable && !cr->pages_moved) {
+        st->move_fails[ri] = (uint8_t)VN_MIN(st->move_fails[ri] + 1u, 8u);
+        st->move_hold[ri] =
+            (uint8_t)VN_MIN(1u << (st->move_fails[ri] - 1), (unsigned)ACT_MOVE_HOLD_MAX);
+        if (st->move_fails[ri] == 1)
+            log_info(
+                "Guest memory of cell %u of '%s' would not move (%llu pages refused: pinned or mapped by another process); its moves wait %u pass(es)",
+                st->ram[ri].cell, st->name, (unsigned long long)cr->pages_unmovable,
+                st->move_hold[ri]);
+    } else if (cr->pages_moved) {
+        st->move_fails[ri] = 0;
+    }
+}
+
 static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
 {
     return VN_MAX(c->reserve_bytes,
@@ -212,9 +229,10 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
  * stops it, *resume is where the next pass goes on, so a move spread over many passes
  * does not query the part it finished again every pass.
  */
-static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int from, int to,
-                      uint64_t want, uint32_t batch, uint64_t reserve, act_budget *budget,
-                      uint64_t *resume, act_cell_result *cr, dom_counters *count)
+static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, bool shared,
+                      int from, int to, uint64_t want, uint32_t batch, uint64_t reserve,
+                      act_budget *budget, uint64_t *resume, act_cell_result *cr,
+                      dom_counters *count)
 {
     _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
     _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
@@ -272,15 +290,25 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
                 break;
             }
         }
-        r = ops->move(pid, k, sel, nodes, status);
+        /* a positive return is pages not moved, and the kernel may stop before the end:
+         * only a status it wrote counts, moved or refused */
+        for (unsigned i = 0; i < k; i++)
+            status[i] = ACT_STATUS_UNSET;
+        r = ops->move(pid, k, sel, nodes, status, shared);
         if (r < 0)
             return r;
-        for (unsigned i = 0; i < k; i++)
+        unsigned now = 0;
+        for (unsigned i = 0; i < k; i++) {
             if (status[i] == to) {
-                moved += ACT_PAGE_SIZE;
-                cr->pages_moved++;
+                now++;
+            } else if (status[i] < 0 && status[i] != ACT_STATUS_UNSET) {
+                cr->pages_unmovable++;
+                count->pages_unmovable++;
             }
-        budget->tokens -= (double)k * ACT_PAGE_SIZE;
+        }
+        moved += (uint64_t)now * ACT_PAGE_SIZE;
+        cr->pages_moved += now;
+        budget->tokens -= (double)now * ACT_PAGE_SIZE; /* charged for what moved */
         if (cr->budget_exhausted || cr->reserve_hit) {
             done -= n; /* part of this window may be left */
             break;
@@ -450,8 +478,15 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
         const ram_range *ram = find_ram(st, pc->cell_id);
+        unsigned ri;
         if (!pc->nr_moves || !ram || st->pid <= 0)
             continue;
+        ri = (unsigned)(ram - st->ram);
+        if (st->move_hold[ri]) {
+            st->move_hold[ri]--; /* its pages would not move lately: not tried this pass */
+            res->cells[k].held = true;
+            continue;
+        }
         for (unsigned m = 0; m < pc->nr_moves; m++) {
             const plan_move *mv = &pc->moves[m];
             act_cell_result *cr = &res->cells[k];
@@ -468,15 +503,15 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                     if ((int)n == mv->to_node)
                         continue;
                     r = move_range(ops, st->pid, ram->hva + (mv->gpa - ram->gpa), mv->length,
-                                   (int)t->nodes[n].os_index, to, mv->length, batch, reserve,
-                                   budget, &from_start, cr, &st->count);
+                                   ram->shared, (int)t->nodes[n].os_index, to, mv->length, batch,
+                                   reserve, budget, &from_start, cr, &st->count);
                     if (r < 0)
                         break;
                 }
             } else {
-                r = move_range(ops, st->pid, ram->hva, ram->size,
+                r = move_range(ops, st->pid, ram->hva, ram->size, ram->shared,
                                (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch, reserve,
-                               budget, &st->move_resume[ram - st->ram], cr, &st->count);
+                               budget, &st->move_resume[ri], cr, &st->count);
             }
             if (r < 0) {
                 fail(res, r, "move guest memory");
@@ -485,6 +520,7 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             if (cr->budget_exhausted || cr->reserve_hit)
                 break;
         }
+        act_move_hold(st, ri, &res->cells[k]);
     }
     /* Shared (memfd) backends: bind the backend to the target so later faults land there
      * too (an anonymous backend follows the vCPUs that fault it in). */

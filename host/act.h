@@ -46,9 +46,16 @@ typedef struct act_cell_result {
     unsigned pins_done;
     uint64_t bytes_moved;
     uint64_t pages_moved;
-    bool budget_exhausted; /* stopped by the rate limit; the rest follows next passes */
-    bool reserve_hit;      /* stopped because the target reached its reserve */
+    uint64_t pages_unmovable; /* pages the kernel would not move (pinned, shared, zero page) */
+    bool held;                /* moves held back after unmovable pages (act_move_hold) */
+    bool budget_exhausted;    /* stopped by the rate limit; the rest follows next passes */
+    bool reserve_hit;         /* stopped because the target reached its reserve */
 } act_cell_result;
+
+/* A move_pages(2) status entry the kernel did not write. */
+#define ACT_STATUS_UNSET INT32_MIN
+/* Passes at most that a cell's moves are held back after its pages would not move. */
+#define ACT_MOVE_HOLD_MAX 32
 
 typedef struct act_result {
     act_error_kind kind;
@@ -77,6 +84,14 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
               act_result *res);
+
+/*
+ * After a pass moved ram[] cell `ri` of the domain (result *cr): when none of its pages
+ * moved and some would not (pinned by VFIO or io_uring, mapped by another process, the
+ * zero page), its moves wait 1, 2, 4 ... ACT_MOVE_HOLD_MAX passes before the next try
+ * (act_apply skips the cell and marks it `held`); a pass that moves pages ends the wait.
+ */
+void act_move_hold(dom_state *st, unsigned ri, const act_cell_result *cr);
 
 /* Give the shared backends vnumad bound their default policy back. Returns 0 or -errno. */
 int act_unbind_memfd(const numa_ops *ops, dom_state *st);

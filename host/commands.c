@@ -137,6 +137,8 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(cnt, "errors", json_object_new_uint64(st->count.errors));
     json_object_object_add(cnt, "affinity_fixups",
                            json_object_new_uint64(st->count.affinity_fixups));
+    json_object_object_add(cnt, "pages_unmovable",
+                           json_object_new_uint64(st->count.pages_unmovable));
     json_object_object_add(cnt, "memory_discovery_failures",
                            json_object_new_uint64(st->count.memory_discovery_failures));
     json_object_object_add(o, "counters", cnt);

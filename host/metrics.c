@@ -276,6 +276,10 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
                 "move_pages status queries issued to sample the domain's memory.", memory_scans);
     DOM_COUNTER("vnuma_domain_errors_total", "Errors while sampling or acting on the domain.",
                 errors);
+    DOM_COUNTER("vnuma_domain_unmovable_pages_total",
+                "Guest pages move_pages(2) would not move (pinned, mapped by another process, the "
+                "zero page); their cell's moves are held back for a while.",
+                pages_unmovable);
     DOM_COUNTER(
         "vnuma_domain_memory_discovery_failures_total",
         "Passes in which the domain's guest memory could not be found (retried with backoff; "

@@ -51,7 +51,8 @@ static int libnuma_query(pid_t pid, unsigned long count, void **pages, int *stat
     return 0;
 }
 
-static int libnuma_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status)
+static int libnuma_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                        bool all)
 {
     long r;
 
@@ -60,7 +61,7 @@ static int libnuma_move(pid_t pid, unsigned long count, void **pages, const int 
     if (!pages || !nodes || !status)
         return -EINVAL;
     errno = 0;
-    r = move_pages(pid, count, pages, nodes, status, MPOL_MF_MOVE_ALL);
+    r = move_pages(pid, count, pages, nodes, status, all ? MPOL_MF_MOVE_ALL : MPOL_MF_MOVE);
     if (r < 0)
         return errno == EINVAL ? -ESRCH : errno_or(EIO);
     return r > INT32_MAX ? INT32_MAX : (int)r;

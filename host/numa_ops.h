@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -13,10 +14,14 @@ typedef struct numa_ops {
     /* move_pages(2) query: status[i] = kernel node of pages[i] or -errno (-ENOENT: not
      * present). Returns 0 or -errno (-ESRCH: process gone, -EPERM). */
     int (*query)(pid_t pid, unsigned long count, void **pages, int *status);
-    /* move_pages(2) with MPOL_MF_MOVE_ALL: pages[i] to kernel node nodes[i]; status as
-     * above (the node the page is on afterwards, or -errno). Returns 0, the number of
-     * pages not moved (> 0), or -errno. */
-    int (*move)(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status);
+    /* move_pages(2): pages[i] to kernel node nodes[i]. all=false: MPOL_MF_MOVE, only pages
+     * this process alone maps (an anonymous backend: KSM-merged pages, shared with other
+     * guests, stay); all=true: MPOL_MF_MOVE_ALL (a shared backend, which a vhost-user or
+     * virtiofs process maps too). status[i]: the node the page is on afterwards, or -errno;
+     * an entry the kernel did not get to keeps what the caller put there. Returns 0, the
+     * number of pages not moved (> 0), or -errno. */
+    int (*move)(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                bool all);
     /* mbind(MPOL_BIND, MPOL_MF_MOVE_ALL) a file-backed (memfd) mapping of `len` bytes at
      * offset `off` of the QEMU process's file descriptor `fd_path` (/proc/PID/fd/N) to
      * kernel node `node`, so later faults land there. Returns 0 or -errno. */

@@ -66,6 +66,7 @@ typedef struct dom_counters {
     uint64_t memory_reuses;             /* cell page counts reused from an earlier pass (settled) */
     uint64_t affinity_fixups;           /* threads whose affinity did not follow a libvirt pin */
     uint64_t memory_discovery_failures; /* passes whose RAM discovery failed (sample.c) */
+    uint64_t pages_unmovable;           /* pages move_pages(2) left where they were */
 } dom_counters;
 
 typedef struct dom_state {
@@ -98,6 +99,10 @@ typedef struct dom_state {
     uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
     /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
     uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* moves of each ram[] cell held back after passes whose pages would not move (act.c):
+     * passes left to wait, and how many such passes came in a row */
+    uint8_t move_hold[SNAP_MAX_CELLS_PER_DOMAIN];
+    uint8_t move_fails[SNAP_MAX_CELLS_PER_DOMAIN];
 
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;

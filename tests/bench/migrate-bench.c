@@ -160,7 +160,7 @@ static int raw_move(const bt_target *tg, int to, uint32_t batch)
             pages[i] = (void *)(uintptr_t)(tg->hva + (first + i) * BT_PAGE);
             nodes[i] = to;
         }
-        if ((r = ops->move(tg->pid, n, pages, nodes, status)) < 0)
+        if ((r = ops->move(tg->pid, n, pages, nodes, status, true)) < 0)
             return r;
     }
     return 0;

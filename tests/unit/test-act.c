@@ -20,9 +20,12 @@
 #define PAGE       4096ULL
 
 static int fake_node[FAKE_PAGES];
+static bool fake_pinned[FAKE_PAGES]; /* a long-term pin: the kernel answers -EBUSY */
 static long long fake_free[2];
 static unsigned max_window, calls_query, calls_move;
 static int fail_with;
+static unsigned stop_after; /* the kernel stops after this many entries (0: never) */
+static bool last_all;       /* MPOL_MF_MOVE_ALL asked for */
 
 static int page_index(void *p)
 {
@@ -46,15 +49,28 @@ static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
     return 0;
 }
 
-static int fake_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status)
+static int fake_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                     bool all)
 {
+    int left = 0;
+
     (void)pid;
     calls_move++;
+    last_all = all;
     max_window = VN_MAX(max_window, (unsigned)count);
     for (unsigned long i = 0; i < count; i++) {
         int k = page_index(pages[i]);
+        if (stop_after && i >= stop_after) {
+            left += (int)(count - i); /* as Linux: what follows a failure keeps its status */
+            break;
+        }
         if (k < 0) {
             status[i] = -EFAULT;
+            continue;
+        }
+        if (fake_pinned[k]) {
+            status[i] = -EBUSY;
+            left++;
             continue;
         }
         fake_free[fake_node[k]] += PAGE;
@@ -62,7 +78,7 @@ static int fake_move(pid_t pid, unsigned long count, void **pages, const int *no
         fake_node[k] = nodes[i];
         status[i] = nodes[i];
     }
-    return 0;
+    return left;
 }
 
 static int fake_bind(const char *p, size_t off, size_t len, int node)
@@ -110,6 +126,8 @@ static void setup(dom_state *st, snap_domain *sd, snap_cell *cell, unsigned on1)
     fake_free[1] = 8LL << 30;
     max_window = calls_query = calls_move = 0;
     fail_with = 0;
+    stop_after = 0;
+    memset(fake_pinned, 0, sizeof(fake_pinned));
 }
 
 static unsigned count_on(int node)
@@ -266,6 +284,57 @@ int main(void)
     CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192 && res.cells[0].budget_exhausted,
           "past the pass's deadline a move stops before its first window (%u queries)",
           calls_query);
+
+    /* 9. move_pages(2) returning a positive count is a result: an anonymous backend moves
+     * with MPOL_MF_MOVE; pages the kernel holds (a long-term pin) are counted, never as
+     * moved, and not charged; the cell's moves are then held back 1, 2, 4 passes */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    for (unsigned i = 0; i < FAKE_PAGES; i++)
+        fake_pinned[i] = fake_node[i] == 1;
+    act_budget_init(&b, 1024, 5, 0);
+    double tokens0 = b.tokens;
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && !last_all && count_on(1) == 8192 && res.cells[0].pages_moved == 0 &&
+              res.cells[0].bytes_moved == 0 && res.cells[0].pages_unmovable == 8192 &&
+              st->count.pages_unmovable == 8192 && b.tokens == tokens0,
+          "pinned pages: MPOL_MF_MOVE, 8192 unmovable counted (%llu), none moved or charged",
+          (unsigned long long)res.cells[0].pages_unmovable);
+    CHECK(st->move_hold[0] == 1, "the cell's moves wait one pass (hold %u)", st->move_hold[0]);
+    calls_query = calls_move = 0;
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && res.cells[0].held && calls_query == 0 && calls_move == 0,
+          "the next pass does not try the held cell (%u queries)", calls_query);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && !res.cells[0].held && st->move_hold[0] == 2 && calls_move > 0,
+          "tried again after the wait, still unmovable: now it waits two passes (hold %u)",
+          st->move_hold[0]);
+    memset(fake_pinned, 0, sizeof(fake_pinned));
+    st->move_hold[0] = 0;
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && count_on(1) == 0 && st->move_fails[0] == 0,
+          "once the pin is gone the pages move and the backoff ends");
+
+    /* 10. the kernel stops part-way (a positive return, the rest of status untouched): the
+     * entries it did not write are neither moved nor unmovable */
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    stop_after = 100;
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(r == 0 && res.cells[0].pages_moved == 8192 - count_on(1) &&
+              res.cells[0].bytes_moved == (8192 - count_on(1)) * PAGE &&
+              res.cells[0].pages_unmovable == 0,
+          "a move the kernel stopped early counts exactly the pages it moved (%llu, %u left)",
+          (unsigned long long)res.cells[0].pages_moved, count_on(1));
+
+    /* 11. a shared (memfd) backend moves with MPOL_MF_MOVE_ALL: vhost-user maps it too */
+    setup(st, &sd, &cell, 8192);
+    st->ram[0].shared = true;
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    CHECK(calls_move > 0 && last_all, "a shared backend's pages move with MPOL_MF_MOVE_ALL");
 
     free(st);
     free(topo);

@@ -772,7 +772,7 @@ static void test_libnuma(void)
         nodes[i] = 0;
         status[i] = -1234;
     }
-    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status, false);
     {
         bool all0 = true;
         for (unsigned i = 0; i < 16; i++)
@@ -782,11 +782,11 @@ static void test_libnuma(void)
     }
     for (unsigned i = 0; i < 16; i++)
         nodes[i] = 4095;
-    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status, false);
     CHECK(r < 0, "libnuma move: node 4095 refused (r=%d %s)", r, strerror(-r));
     for (unsigned i = 0; i < 16; i++)
         nodes[i] = -3;
-    r = numa_libnuma.move(getpid(), 16, pages, nodes, status);
+    r = numa_libnuma.move(getpid(), 16, pages, nodes, status, false);
     CHECK(r < 0, "libnuma move: node -3 refused (r=%d)", r);
     for (unsigned i = 0; i < 16; i++)
         status[i] = -1234;
