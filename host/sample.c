@@ -318,6 +318,42 @@ static int sample_pid_of_thread(pid_t tid, pid_t *ret)
     return 0;
 }
 
+/*
+ * The host nodes (topology index mask) process `pid` may have memory on: its
+ * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
+ * whole call with EACCES when a target is outside it. -errno when it cannot be read.
+ */
+int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[4200];
+    uint64_t mask = 0;
+    vn_cpuset set;
+
+    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f)) {
+        char *v = line + strlen("Mems_allowed_list:");
+        if (strncmp(line, "Mems_allowed_list:", strlen("Mems_allowed_list:")) != 0)
+            continue;
+        v += strspn(v, " \t");
+        v[strcspn(v, "\n")] = '\0';
+        if (cpuset_parse(v, &set) < 0)
+            return -EINVAL;
+        CPUSET_FOREACH(node, &set)
+        {
+            int idx = topo_node_index(t, (unsigned)node);
+            if (idx >= 0)
+                mask |= 1ULL << idx;
+        }
+        *ret = mask;
+        return 0;
+    }
+    return -ENOENT;
+}
+
 /* ---- RAM layout ---- */
 
 /*
@@ -621,6 +657,8 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
                 return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
                                ident->name, strerror(-r));
         }
+        if (c == 0 && sample_mems_allowed(st->pid, t, &st->mems_allowed) < 0)
+            st->mems_allowed = 0; /* unknown: the configured nodes stand */
         if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
             /* settled: the last counts stand (sample.h) */
             memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
@@ -768,6 +806,13 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     dom.mode = st->cfg.mode;
     dom.priority = st->cfg.priority;
     dom.allowed_nodes = st->cfg.allowed_nodes;
+    /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
+    if (use_qmp && st->mems_allowed) {
+        uint64_t all = t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1;
+        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & st->mems_allowed;
+        if (want)
+            dom.allowed_nodes = want;
+    }
     dom.age_passes = st->age_passes;
     dom.preferred_node = st->preferred_node;
 

@@ -53,6 +53,13 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
  */
 unsigned sample_ram_backoff(unsigned failures);
 
+/*
+ * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
+ * Mems_allowed_list. 0 or -errno (-ESRCH: gone). The sampled domain's allowed nodes are
+ * intersected with it.
+ */
+int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
+
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_state *st);
 

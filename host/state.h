@@ -72,8 +72,9 @@ typedef struct dom_counters {
 typedef struct dom_state {
     char uuid[SNAP_UUID_MAX];
     char name[SNAP_NAME_MAX];
-    int id;    /* libvirt id when last seen running; -1 after it stopped */
-    pid_t pid; /* QEMU process */
+    int id;                /* libvirt id when last seen running; -1 after it stopped */
+    pid_t pid;             /* QEMU process */
+    uint64_t mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
     vn_balancer cfg;
     bool paused;          /* vnumactl pause */
     bool permanent_error; /* stop touching the domain until it restarts */

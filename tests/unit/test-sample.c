@@ -354,6 +354,27 @@ static void test_vcpu_poll(void)
     }
 }
 
+/* Mems_allowed of a real process: this one may use every node of this machine */
+static void test_mems_allowed(void)
+{
+    topology *t = calloc(1, sizeof(*t));
+    char err[256];
+    uint64_t mask = 0;
+    int r;
+
+    if (!t || topo_load(TOPO_SOURCE_LIVE, NULL, NULL, t, err, sizeof(err)) < 0) {
+        CHECK(false, "live topology for Mems_allowed (%s)", err);
+        free(t);
+        return;
+    }
+    r = sample_mems_allowed(getpid(), t, &mask);
+    CHECK(r == 0 && mask == (t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1),
+          "Mems_allowed of this process: every one of the %u nodes (r=%d mask 0x%llx)", t->nr_nodes,
+          r, (unsigned long long)mask);
+    CHECK(sample_mems_allowed(0x7ffffff0, t, &mask) == -ESRCH, "a process that is gone: ESRCH");
+    free(t);
+}
+
 static void test_ram_backoff(void)
 {
     static const unsigned want[] = {1, 2, 4, 8, 16, 32, 32, 32};
@@ -862,6 +883,7 @@ int main(void)
     test_cpus_fast();
     test_memdev();
     test_vcpu_poll();
+    test_mems_allowed();
     test_ram_backoff();
     test_mtree();
     test_gpa2hva();
