@@ -162,6 +162,28 @@ static int qmp_parse_list(const char *reply, struct json_object **ret_root,
 }
 
 /*
+ * qmp_parse_list() with at most `max` entries (`what` names them in the error), and a zeroed
+ * array of as many entries of `elem` bytes for the caller to fill (at least one).
+ */
+static int qmp_parse_list_vec(const char *reply, size_t max, const char *what, size_t elem,
+                              struct json_object **ret_root, struct json_object **ret_arr,
+                              size_t *ret_n, void **ret_vec, char *err, size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    int r = qmp_parse_list(reply, &root, ret_arr, ret_n, err, errlen);
+
+    if (r < 0)
+        return r;
+    if (*ret_n > max)
+        return vn_fail(err, errlen, -EINVAL, "%zu %s, at most %zu handled", *ret_n, what, max);
+    *ret_vec = calloc(*ret_n ? *ret_n : 1, elem);
+    if (!*ret_vec)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    *ret_root = VN_TAKE_PTR(root);
+    return 0;
+}
+
+/*
  * Integer member `key` of obj in [min, max]. -ENOENT when absent, -EINVAL with a reason
  * when not an integer or out of range.
  */
@@ -284,6 +306,7 @@ int qmp_parse_vcpu_poll(const char *reply, qmp_vcpu_poll **ret, unsigned *ret_n,
 {
     _cleanup_json_ struct json_object *root = NULL;
     _cleanup_free_ qmp_vcpu_poll *v = NULL;
+    void *vec = NULL;
     struct json_object *arr = NULL;
     unsigned k = 0;
     size_t n;
@@ -291,15 +314,11 @@ int qmp_parse_vcpu_poll(const char *reply, qmp_vcpu_poll **ret, unsigned *ret_n,
 
     if (!ret || !ret_n)
         return vn_fail(err, errlen, -EINVAL, "no output");
-    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
+    r = qmp_parse_list_vec(reply, STATE_MAX_VCPUS, "statistics entries", sizeof(*v), &root, &arr,
+                           &n, &vec, err, errlen);
     if (r < 0)
         return r;
-    if (n > STATE_MAX_VCPUS)
-        return vn_fail(err, errlen, -EINVAL, "%zu statistics entries, at most %u handled", n,
-                       STATE_MAX_VCPUS);
-    v = calloc(n ? n : 1, sizeof(*v));
-    if (!v)
-        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    v = vec;
     for (size_t i = 0; i < n; i++) {
         struct json_object *e = json_object_array_get_idx(arr, i), *prov = NULL, *stats = NULL;
         int64_t ok_ns = -1, fail_ns = -1;
@@ -358,21 +377,18 @@ int qmp_parse_memdevs(const char *reply, qmp_memdevs *ret, char *err, size_t err
 {
     _cleanup_json_ struct json_object *root = NULL;
     _cleanup_free_ qmp_memdev *m = NULL;
+    void *vec = NULL;
     struct json_object *arr = NULL;
     size_t n;
     int r;
 
     if (!ret)
         return vn_fail(err, errlen, -EINVAL, "no output");
-    r = qmp_parse_list(reply, &root, &arr, &n, err, errlen);
+    r = qmp_parse_list_vec(reply, QMP_MEMDEV_MAX, "memory backends", sizeof(*m), &root, &arr, &n,
+                           &vec, err, errlen);
     if (r < 0)
         return r;
-    if (n > QMP_MEMDEV_MAX)
-        return vn_fail(err, errlen, -EINVAL, "%zu memory backends, at most %u handled", n,
-                       QMP_MEMDEV_MAX);
-    m = calloc(n ? n : 1, sizeof(*m));
-    if (!m)
-        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    m = vec;
 
     for (size_t i = 0; i < n; i++) {
         struct json_object *e = json_object_array_get_idx(arr, i), *id = NULL, *share = NULL;
