@@ -119,6 +119,9 @@ leftovers() {
             case "$name" in vnuma-e2e-*) out="$out domain:$(printf %q "$name")" ;; esac
         done
     fi
+    for f in /etc/libvirt/qemu/vnuma-e2e-*.xml; do
+        [ -f "$f" ] && out="$out config:$(printf %q "$(basename "$f")")"
+    done
     for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
     for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
     echo "$out"

@@ -259,6 +259,20 @@ log_has() { grep -Eq -- "$1" "$VN_LOG"; }
 # log_count REGEX
 log_count() { grep -Ec -- "$1" "$VN_LOG"; }
 
+# remove_stale_configs PREFIX: libvirt 9.0 leaves /etc/libvirt/qemu/NAME.xml behind when it
+# undefines a domain whose name has a CR (seen with hostile-names.sh's "cr\rtab\t.."); the
+# file holds the CR raw, XML reads it back as LF, and the next libvirtd start brings back a
+# domain "cr\ntab\t.." that nobody defined. Deletes the configs named PREFIX* whose uuid no
+# domain has any more.
+remove_stale_configs() {
+    local f u
+    for f in /etc/libvirt/qemu/"$1"*.xml; do
+        [ -f "$f" ] || continue
+        u=$(sed -n 's|.*<uuid>\([0-9a-f-]*\)</uuid>.*|\1|p' "$f" | head -n 1)
+        [ -n "$u" ] && ! $VIRSH domname "$u" >/dev/null 2>&1 && rm -f "$f"
+    done
+}
+
 e2e_cleanup() {
     local rc=$? d
     trap - EXIT INT TERM HUP
@@ -279,6 +293,7 @@ e2e_cleanup() {
         $VIRSH destroy "$d" >/dev/null 2>&1
         $VIRSH undefine "$d" >/dev/null 2>&1
     done <"$E2E_TMP/domains"
+    remove_stale_configs "$E2E_PREFIX"
     if [ "${E2E_KEEP_TMP:-0}" = 1 ]; then
         echo "# kept $E2E_TMP" >&2
     else
