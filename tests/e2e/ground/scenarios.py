@@ -372,9 +372,10 @@ def main():
     set_mode("s5", "auto")
 
     def s5_done():
+        # on node 2 (node 1 is full): the start, all on node 3 with vCPUs there, must not count
         st = probe.quick("s5")
         cv = cell_view(st)
-        return (st, cv) if all(c["node"] is not None and c["share"] >= 0.95 for c in cv) else None
+        return (st, cv) if all(c["node"] == 2 and c["share"] >= 0.95 for c in cv) else None
     r5 = wait_until(40, s5_done, 1.0)
     time.sleep(3)
     st5 = probe.state("s5")
@@ -384,7 +385,7 @@ def main():
     samp.join()
     js5 = [r for r in journal_lines() if r.get("domain") == "s5"]
     rules5 = sorted({x for r in js5 + [rec5 or {}] for c in r.get("cells", []) for x in (c.get("rules") or []) + [c.get("reason")] if x})
-    ok5 = (r5 is not None and all(c["node"] == 2 for c in cv5) and samp.min >= RESERVE_KIB
+    ok5 = (r5 is not None and all(c["node"] == 2 and c["share"] >= 0.95 for c in cv5) and samp.min >= RESERVE_KIB
            and any(x in rules5 for x in ("free-memory-reserve", "no-room")))
     results.append(write(5, "free-memory-guard", ok5,
                          {"node": full, "free_before_fill_mib": free0 // 1024, "free_after_fill_mib": free_filled // 1024,
