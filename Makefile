@@ -316,4 +316,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CORE_OBJS:.o=.d) $(PROTO_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(LIB_OBJS:.o=.d) $(CORE_OBJS:.o=.d) $(PROTO_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(HOST_MAINS:%.c=$(BUILD)/%.d) $(PROTO_MAINS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

@@ -15,6 +15,8 @@
 
 #define ACT_PAGE_SIZE     4096ULL
 #define ACT_RESERVE_SLACK RESERVE_SLACK_BYTES
+/* MPOL_PREFERRED of <numaif.h> (not included here: numa_ops.c is the only libnuma user) */
+#define MPOL_PREFERRED_MODE 1
 
 void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s)
 {
@@ -199,20 +201,16 @@ static const ram_range *find_ram(const dom_state *st, unsigned cell)
     return NULL;
 }
 
-void act_move_hold(dom_state *st, unsigned ri, const act_cell_result *cr)
+void act_mem_refused(dom_state *st, unsigned ri, act_cell_result *cr)
 {
-    if (cr->pages_unmovable && !cr->pages_moved) {
-        st->move_fails[ri] = (uint8_t)VN_MIN(st->move_fails[ri] + 1u, 8u);
-        st->move_hold[ri] =
-            (uint8_t)VN_MIN(1u << (st->move_fails[ri] - 1), (unsigned)ACT_MOVE_HOLD_MAX);
-        if (st->move_fails[ri] == 1)
-            log_info(
-                "Guest memory of cell %u of '%s' would not move (%llu pages refused: pinned or mapped by another process); its moves wait %u pass(es)",
-                st->ram[ri].cell, st->name, (unsigned long long)cr->pages_unmovable,
-                st->move_hold[ri]);
-    } else if (cr->pages_moved) {
-        st->move_fails[ri] = 0;
-    }
+    if (!cr->pages_unmovable || cr->pages_moved || ri >= 64)
+        return;
+    if (!(st->mem_refused & (1ULL << ri)))
+        log_warn(
+            "Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to it until QEMU restarts",
+            st->ram[ri].cell, st->name, (unsigned long long)cr->pages_unmovable);
+    st->mem_refused |= 1ULL << ri;
+    cr->refused = true;
 }
 
 static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
@@ -221,33 +219,72 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
                   (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
 }
 
-/*
- * Move up to `want` bytes of the range that sit on kernel node `from` to kernel node `to`.
- * Walks the range in windows of `batch` pages: one status query, then one move of the
- * pages found on `from` (rule 5: no call covers more than a window). The walk starts at
- * page *resume and wraps around; when the budget, the reserve or the pass's deadline
- * stops it, *resume is where the next pass goes on, so a move spread over many passes
- * does not query the part it finished again every pass.
- */
-static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, bool shared,
-                      int from, int to, uint64_t want, uint32_t batch, uint64_t reserve,
-                      act_budget *budget, uint64_t *resume, act_cell_result *cr,
-                      dom_counters *count)
+/* One range to move and where its pages may go (move_range). */
+typedef struct move_req {
+    pid_t pid;
+    uint64_t hva, len;
+    uint64_t page_size; /* the backend's (sample.c): counted, moved and charged in it */
+    bool shared;        /* MPOL_MF_MOVE_ALL */
+    bool hugetlb;       /* room is the target's free huge pages of page_size, not MemFree */
+    int from, to;       /* kernel nodes */
+    uint64_t want;      /* bytes */
+    uint32_t batch;     /* pages per window */
+    uint64_t reserve;   /* bytes of MemFree the target keeps (not for hugetlb) */
+} move_req;
+
+/* Pages of the window the target has room for: free huge pages of the size, or MemFree
+ * above the reserve and its slack. Sets cr->reserve_hit when it is fewer than k. */
+static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, act_cell_result *cr)
 {
+    if (m->hugetlb) {
+        long long free_p = ops->node_free_huge ? ops->node_free_huge(m->to, m->page_size) : -1;
+        if (free_p >= 0 && (uint64_t)free_p < k) {
+            cr->reserve_hit = true;
+            return (unsigned)free_p;
+        }
+        return k;
+    }
+    long long free_b = ops->node_free(m->to);
+    uint64_t floor = m->reserve + ACT_RESERVE_SLACK;
+    /* the kernel allocates too while pages migrate (and others use the node): keep a slack
+     * above the reserve so the node never dips below it */
+    if (free_b >= 0 && (uint64_t)free_b < floor + (uint64_t)k * m->page_size) {
+        uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
+        cr->reserve_hit = true;
+        return (unsigned)VN_MIN((uint64_t)k, room / m->page_size);
+    }
+    return k;
+}
+
+/*
+ * Move up to m->want bytes of the range that sit on kernel node m->from to m->to. Walks the
+ * range in windows of m->batch pages of the backend's page size: one status query, then one
+ * move of the pages found on `from` (rule 5: no call covers more than a window; a page of
+ * 1 GiB or more is a window of its own). The walk starts at page *resume and wraps around;
+ * when the budget, the reserve (for hugetlb: the target's free huge pages) or the pass's
+ * deadline stops it, *resume is where the next pass goes on, so a move spread over many
+ * passes does not query the part it finished again every pass.
+ */
+static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget, uint64_t *resume,
+                      act_cell_result *cr, dom_counters *count)
+{
+    uint64_t ps = m->page_size ? m->page_size : ACT_PAGE_SIZE;
+    uint32_t batch = ps >= ACT_ONE_PAGE_PER_CALL ? 1 : VN_MAX(m->batch, 1u);
     _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
     _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
     _cleanup_free_ int *status = calloc(batch, sizeof(int));
     _cleanup_free_ int *nodes = calloc(batch, sizeof(int));
-    uint64_t npages = len / ACT_PAGE_SIZE, moved = 0, start, done;
+    uint64_t npages = m->len / ps, moved = 0, start, done;
+    move_req req = *m;
     int r;
 
+    req.page_size = ps;
     if (!pages || !sel || !status || !nodes)
         return -ENOMEM;
     start = *resume < npages ? *resume : 0;
-    for (done = 0; done < npages && moved < want;) {
+    for (done = 0; done < npages && moved < m->want;) {
         uint64_t off = (start + done) % npages;
-        unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0;
-        long long free_b;
+        unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0, now = 0, told = 0;
 
         if (budget->deadline_s > 0 && vn_mono_s() > budget->deadline_s) {
             cr->budget_exhausted = true; /* out of time this pass: the rest follows */
@@ -255,60 +292,58 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
         }
         done += n;
         for (unsigned i = 0; i < n; i++)
-            pages[i] = (void *)(uintptr_t)(hva + (off + i) * ACT_PAGE_SIZE);
-        r = ops->query(pid, n, pages, status);
+            pages[i] = (void *)(uintptr_t)(m->hva + (off + i) * ps);
+        r = ops->query(m->pid, n, pages, status);
         count->memory_scans++;
         if (r < 0)
             return r;
-        for (unsigned i = 0; i < n && (moved + (uint64_t)(k + 1) * ACT_PAGE_SIZE) <= want; i++)
-            if (status[i] == from) {
+        for (unsigned i = 0; i < n && (moved + (uint64_t)(k + 1) * ps) <= VN_MAX(m->want, ps); i++)
+            if (status[i] == m->from) {
                 sel[k] = pages[i];
-                nodes[k] = to;
+                nodes[k] = m->to;
                 k++;
             }
         if (k == 0)
             continue;
-        if (budget->tokens < (double)k * ACT_PAGE_SIZE) {
-            k = (unsigned)(budget->tokens / ACT_PAGE_SIZE);
+        if (budget->tokens < (double)k * (double)ps) {
+            k = (unsigned)(budget->tokens / (double)ps);
             cr->budget_exhausted = true;
+            /* a page larger than the whole bucket moves when the bucket is full, and the
+             * debt is paid off before anything else moves */
+            if (k == 0 && budget->tokens >= budget->max_tokens && (double)ps > budget->max_tokens)
+                k = 1;
             if (k == 0) {
                 done -= n; /* this window is where the next pass starts */
                 break;
             }
         }
-        free_b = ops->node_free(to);
-        /* the kernel allocates too while pages migrate (and others use the node): keep a
-         * slack above the reserve so the node never dips below it */
-        if (free_b >= 0 &&
-            (uint64_t)free_b < reserve + ACT_RESERVE_SLACK + (uint64_t)k * ACT_PAGE_SIZE) {
-            uint64_t floor = reserve + ACT_RESERVE_SLACK;
-            uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
-            k = (unsigned)VN_MIN((uint64_t)k, room / ACT_PAGE_SIZE);
-            cr->reserve_hit = true;
-            if (k == 0) {
-                done -= n;
-                break;
-            }
+        unsigned fit = room_pages(ops, &req, k, cr);
+        if (fit == 0) {
+            done -= n;
+            break;
         }
-        /* a positive return is pages not moved, and the kernel may stop before the end:
-         * only a status it wrote counts, moved or refused */
+        k = fit;
+        /* a positive return is pages not moved, and the kernel may stop before the end: only
+         * a status it wrote counts as moved */
         for (unsigned i = 0; i < k; i++)
             status[i] = ACT_STATUS_UNSET;
-        r = ops->move(pid, k, sel, nodes, status, shared);
+        r = ops->move(m->pid, k, sel, nodes, status, m->shared);
         if (r < 0)
             return r;
-        unsigned now = 0;
         for (unsigned i = 0; i < k; i++) {
-            if (status[i] == to) {
+            if (status[i] == m->to)
                 now++;
-            } else if (status[i] < 0 && status[i] != ACT_STATUS_UNSET) {
-                cr->pages_unmovable++;
-                count->pages_unmovable++;
-            }
+            else if (status[i] < 0 && status[i] != ACT_STATUS_UNSET)
+                told++;
         }
-        moved += (uint64_t)now * ACT_PAGE_SIZE;
+        /* Linux does not write the status of pages whose migration failed (a long-term pin
+         * holds them: io_uring, RDMA): it returns how many did not move */
+        told = VN_MAX(told, VN_MIN((unsigned)(r > 0 ? r : 0), k - now));
+        cr->pages_unmovable += told;
+        count->pages_unmovable += told;
+        moved += (uint64_t)now * ps;
         cr->pages_moved += now;
-        budget->tokens -= (double)now * ACT_PAGE_SIZE; /* charged for what moved */
+        budget->tokens -= (double)now * (double)ps; /* charged for what moved */
         if (cr->budget_exhausted || cr->reserve_hit) {
             done -= n; /* part of this window may be left */
             break;
@@ -317,17 +352,19 @@ static int move_range(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len
     *resume = (start + done) % (npages ? npages : 1);
     cr->bytes_moved += moved;
     count->bytes_moved += moved;
-    count->pages_moved += moved / ACT_PAGE_SIZE;
+    count->pages_moved += moved / ps;
     return 0;
 }
 
 /*
- * Bind (node >= 0) or unbind (node -1) the shared backend mapped at [hva, hva+len) in
- * QEMU: each VMA of /proc/PID/maps that overlaps it is opened through
- * /proc/PID/map_files and mbind()ed, which sets the policy of the shared object
- * itself, so the pages QEMU faults in later land on `node` too.
+ * Set the policy of the shared backend mapped at [hva, hva+len) in QEMU: each VMA of
+ * /proc/PID/maps that overlaps it is opened through /proc/PID/map_files and mbind()ed, which
+ * sets the policy of the shared object itself, so the pages QEMU (or vhost-user, virtiofsd)
+ * faults in later follow it. When old is not NULL it gets the policy the backend had (of its
+ * first piece).
  */
-static int bind_backend(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len, int node)
+static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len,
+                          const vn_mempolicy *want, vn_mempolicy *old)
 {
     char path[64], line[512];
     _cleanup_fclose_ FILE *f = NULL;
@@ -347,7 +384,8 @@ static int bind_backend(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t l
             continue;
         uint64_t a = VN_MAX(start, hva), b = VN_MIN(end, hva + len);
         snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
-        r = ops->bind_file(fpath, (size_t)(off + (a - start)), (size_t)(b - a), node);
+        r = ops->file_policy(fpath, (size_t)(off + (a - start)), (size_t)(b - a), want,
+                             pieces == 0 ? old : NULL);
         pieces++;
     }
     if (r == 0 && pieces == 0)
@@ -364,7 +402,7 @@ int act_unbind_memfd(const numa_ops *ops, dom_state *st)
         int r;
         if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = find_ram(st, k)) || st->pid <= 0)
             continue;
-        r = bind_backend(ops, st->pid, ram->hva, ram->size, -1);
+        r = backend_policy(ops, st->pid, ram->hva, ram->size, &st->orig.memfd_policy[k], NULL);
         if (r < 0 && !first)
             first = r;
         st->memfd_bound[k] = 0;
@@ -482,17 +520,20 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         if (!pc->nr_moves || !ram || st->pid <= 0)
             continue;
         ri = (unsigned)(ram - st->ram);
-        if (st->move_hold[ri]) {
-            st->move_hold[ri]--; /* its pages would not move lately: not tried this pass */
-            res->cells[k].held = true;
-            continue;
-        }
+        if (ri < 64 && (st->mem_refused & (1ULL << ri)))
+            continue; /* its pages would not move: it stays (decide plans none either) */
         for (unsigned m = 0; m < pc->nr_moves; m++) {
             const plan_move *mv = &pc->moves[m];
             act_cell_result *cr = &res->cells[k];
-            int to = (int)t->nodes[mv->to_node].os_index;
-            uint64_t reserve = node_reserve(t, cfg, (unsigned)mv->to_node);
-            uint32_t batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES;
+            move_req req = {
+                .pid = st->pid,
+                .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
+                .shared = ram->shared,
+                .hugetlb = ram->hugetlb,
+                .to = (int)t->nodes[mv->to_node].os_index,
+                .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                .reserve = node_reserve(t, cfg, (unsigned)mv->to_node),
+            };
             r = 0;
             if (mv->is_range) {
                 /* hot ranges inside the backend's first contiguous range go first */
@@ -502,16 +543,20 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                     uint64_t from_start = 0;
                     if ((int)n == mv->to_node)
                         continue;
-                    r = move_range(ops, st->pid, ram->hva + (mv->gpa - ram->gpa), mv->length,
-                                   ram->shared, (int)t->nodes[n].os_index, to, mv->length, batch,
-                                   reserve, budget, &from_start, cr, &st->count);
+                    req.hva = ram->hva + (mv->gpa - ram->gpa);
+                    req.len = mv->length;
+                    req.from = (int)t->nodes[n].os_index;
+                    req.want = mv->length;
+                    r = move_range(ops, &req, budget, &from_start, cr, &st->count);
                     if (r < 0)
                         break;
                 }
             } else {
-                r = move_range(ops, st->pid, ram->hva, ram->size, ram->shared,
-                               (int)t->nodes[mv->from_node].os_index, to, mv->bytes, batch, reserve,
-                               budget, &st->move_resume[ri], cr, &st->count);
+                req.hva = ram->hva;
+                req.len = ram->size;
+                req.from = (int)t->nodes[mv->from_node].os_index;
+                req.want = mv->bytes;
+                r = move_range(ops, &req, budget, &st->move_resume[ri], cr, &st->count);
             }
             if (r < 0) {
                 fail(res, r, "move guest memory");
@@ -520,27 +565,40 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             if (cr->budget_exhausted || cr->reserve_hit)
                 break;
         }
-        act_move_hold(st, ri, &res->cells[k]);
+        act_mem_refused(st, ri, &res->cells[k]);
     }
-    /* Shared (memfd) backends: bind the backend to the target so later faults land there
-     * too (an anonymous backend follows the vCPUs that fault it in). */
+    /* Shared (memfd, tmpfs) backends: the target becomes the backend's preferred node, so
+     * the pages QEMU or a vhost-user process faults in later land there too (an anonymous
+     * backend follows the vCPUs that fault it in). Preferred, not bind: a full node must not
+     * OOM the guest. The backend's own policy is saved before the first change and put
+     * back on opt-out. hugetlbfs has no shared policy (mbind would set this one mapping's
+     * only): nothing is set, and nothing recorded. A cell with a numatune (strict,
+     * preferred, interleave) has the operator's policy: it is never replaced. */
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
         const ram_range *ram = find_ram(st, pc->cell_id);
+        vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
+        bool first;
         int node;
-        if (!ram || !ram->shared || pc->target_node < 0 || st->pid <= 0 ||
-            pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)))
+        if (!ram || !ram->shared || ram->hugetlb || pc->target_node < 0 || st->pid <= 0 ||
+            pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
+            sd->cells[k].mem_pinned != MEM_PIN_NONE || sd->cells[k].binding.mode != VN_MEM_NONE)
             continue;
         node = (int)t->nodes[pc->target_node].os_index;
         if (st->memfd_bound[pc->cell_id] == node + 1)
             continue;
-        r = bind_backend(ops, st->pid, ram->hva, ram->size, node);
+        cpuset_set(&want.nodes, (unsigned)node);
+        first = !(st->orig.memfd_cells & (1ULL << pc->cell_id));
+        r = backend_policy(ops, st->pid, ram->hva, ram->size, &want, first ? &old : NULL);
         if (r < 0) {
-            fail(res, r, "bind the shared memory backend");
+            fail(res, r, "set the shared memory backend's preferred node");
             return r;
         }
+        if (first) {
+            st->orig.memfd_policy[pc->cell_id] = old;
+            st->orig.memfd_cells |= 1ULL << pc->cell_id;
+        }
         st->memfd_bound[pc->cell_id] = node + 1;
-        st->orig.memfd_cells |= 1ULL << pc->cell_id;
         res->memfd_bound++;
     }
     return 0;

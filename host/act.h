@@ -47,15 +47,16 @@ typedef struct act_cell_result {
     uint64_t bytes_moved;
     uint64_t pages_moved;
     uint64_t pages_unmovable; /* pages the kernel would not move (pinned, shared, zero page) */
-    bool held;                /* moves held back after unmovable pages (act_move_hold) */
+    bool refused;             /* none moved and some would not: the memory stays from now on */
     bool budget_exhausted;    /* stopped by the rate limit; the rest follows next passes */
     bool reserve_hit;         /* stopped because the target reached its reserve */
 } act_cell_result;
 
 /* A move_pages(2) status entry the kernel did not write. */
 #define ACT_STATUS_UNSET INT32_MIN
-/* Passes at most that a cell's moves are held back after its pages would not move. */
-#define ACT_MOVE_HOLD_MAX 32
+/* Huge pages this large move one per move_pages(2) call: the guest's vCPUs that touch it
+ * wait while it copies (about 0.1 s for 1 GiB), so each call stalls them for one page. */
+#define ACT_ONE_PAGE_PER_CALL (1ULL << 30)
 
 typedef struct act_result {
     act_error_kind kind;
@@ -64,7 +65,7 @@ typedef struct act_result {
     unsigned nr_cells;
     act_cell_result cells[SNAP_MAX_CELLS_PER_DOMAIN];
     bool emulator_pinned;
-    unsigned memfd_bound; /* shared backends bound to their cell's node this pass */
+    unsigned memfd_bound; /* shared backends given their cell's node as preferred this pass */
 } act_result;
 
 /*
@@ -87,13 +88,15 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
 
 /*
  * After a pass moved ram[] cell `ri` of the domain (result *cr): when none of its pages
- * moved and some would not (pinned by VFIO or io_uring, mapped by another process, the
- * zero page), its moves wait 1, 2, 4 ... ACT_MOVE_HOLD_MAX passes before the next try
- * (act_apply skips the cell and marks it `held`); a pass that moves pages ends the wait.
+ * moved and some would not (a long-term pin the XML does not show: io_uring registered
+ * buffers, RDMA), the cell's memory is taken as pinned for the rest of this QEMU run
+ * (st->mem_refused; sampled as MEM_PIN_REFUSED): never tried again, its vCPUs go to it.
+ * Sets cr->refused then. A pass that moved some pages changes nothing.
  */
-void act_move_hold(dom_state *st, unsigned ri, const act_cell_result *cr);
+void act_mem_refused(dom_state *st, unsigned ri, act_cell_result *cr);
 
-/* Give the shared backends vnumad bound their default policy back. Returns 0 or -errno. */
+/* Give the shared backends vnumad set a policy on the policy they had before (saved in
+ * st->orig.memfd_policy[]). Returns 0 or -errno. */
 int act_unbind_memfd(const numa_ops *ops, dom_state *st);
 
 /* Put back what st->orig saved. Returns 0 or the first -errno (it tries everything). */

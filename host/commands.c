@@ -111,6 +111,9 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                json_object_new_double(round(st->view[k].locality * 10) / 10));
         json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
         json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
+        json_object_object_add(c, "page_size", json_object_new_uint64(st->view[k].page_size));
+        json_object_object_add(c, "memory_pinned",
+                               json_object_new_string(mem_pin_name(st->view[k].mem_pinned)));
         {
             struct json_object *hot = json_object_new_array();
             for (unsigned h = 0; h < st->view[k].nr_hot; h++) {

@@ -34,6 +34,7 @@
 typedef struct pass_state {
     double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
     uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
+    topo_huge huge[VN_MAX_NODES][TOPO_HUGE_SIZES]; /* free huge pages not yet promised */
 } pass_state;
 
 /* Per-cell facts derived once from the snapshot. */
@@ -45,6 +46,7 @@ typedef struct cell_view {
     double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
     int home;                       /* node its vCPUs are confined to, -1 none */
     bool mem_movable;               /* binding allows moving memory */
+    bool mem_pinned;                /* it cannot move: the vCPUs go to it (cell->mem_pinned) */
 } cell_view;
 
 /* The cost terms of one candidate node, kept apart so the plan can say which
@@ -66,6 +68,53 @@ static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
 static uint64_t node_free(const topology *t, const snapshot *s, unsigned n)
 {
     return s->free_known[n] ? s->free_bytes[n] : t->nodes[n].mem_free;
+}
+
+/* The huge page pools of node n: the snapshot's when it lists any, else the topology's. */
+static const topo_huge *node_huge(const topology *t, const snapshot *s, unsigned n)
+{
+    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
+        if (s->free_huge[n][i].page_size)
+            return s->free_huge[n];
+    return t->nodes[n].huge;
+}
+
+/* Index of the pool of this page size in pools[], or -1: a cell of this page size is not
+ * hugetlb-backed there (a size no pool has is the base page size, or THP: from MemFree). */
+static int huge_slot(const topo_huge pools[TOPO_HUGE_SIZES], uint64_t page_size)
+{
+    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
+        if (pools[i].page_size && pools[i].page_size == page_size)
+            return (int)i;
+    return -1;
+}
+
+/* Bytes of the cell's memory node n can take now: for a hugetlb cell, its free huge pages
+ * of the cell's size (the pool is set aside, the reserve is of MemFree); else free memory
+ * not yet promised above the node's reserve and its slack. */
+static uint64_t cell_room(const topology *t, const vn_config *c, const pass_state *ps,
+                          const snap_cell *cell, unsigned n)
+{
+    int h = huge_slot(ps->huge[n], cell->page_size);
+    uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
+
+    if (h >= 0) {
+        const topo_huge *pool = &ps->huge[n][h];
+        return pool->free_pages > UINT64_MAX / pool->page_size ? UINT64_MAX
+                                                               : pool->free_pages * pool->page_size;
+    }
+    return ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
+}
+
+/* Promise `bytes` of node n to the cell's move. */
+static void take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes)
+{
+    int h = huge_slot(ps->huge[n], cell->page_size);
+
+    if (h >= 0)
+        ps->huge[n][h].free_pages -= VN_MIN(ps->huge[n][h].free_pages, bytes / cell->page_size);
+    else
+        ps->free_left[n] -= VN_MIN(ps->free_left[n], bytes);
 }
 
 static bool vcpu_is_busy(const snap_vcpu *v, const vn_config *c)
@@ -158,8 +207,10 @@ static void cell_view_init(const topology *t, const snap_cell *cell, const vn_co
             break;
         }
     }
-    /* Interleaving is an explicit choice to spread memory: respect it. */
-    cv->mem_movable = cell->binding.mode != VN_MEM_INTERLEAVE;
+    /* Interleaving is an explicit choice to spread memory: respect it. Pinned memory stays
+     * where it is, and weighs as much as movable memory: its vCPUs go to it. */
+    cv->mem_pinned = cell->mem_pinned != MEM_PIN_NONE;
+    cv->mem_movable = cell->binding.mode != VN_MEM_INTERLEAVE && !cv->mem_pinned;
 }
 
 /* Locality in percent: the busy-weighted share of memory on the node its vCPU runs on. */
@@ -245,7 +296,9 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
         nc->feasible = node_allowed_for_cell(t, d, cv, n);
         if (!nc->feasible)
             continue;
-        nc->mem = cv->mem_movable ? COST_MEM_MOVE * (cv->bytes ? 1.0 - cv->mem_frac[n] : 0) : 0;
+        nc->mem = cv->mem_movable || cv->mem_pinned
+                      ? COST_MEM_MOVE * (cv->bytes ? 1.0 - cv->mem_frac[n] : 0)
+                      : 0;
         nc->vcpu = COST_VCPU_MOVE * (1.0 - cv->weight_on[n]);
         for (unsigned k = 0; k < d->nr_cells; k++) {
             int pn = placed_node[k];
@@ -258,9 +311,8 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
         nc->over_capacity = ps->load[n] + cv->busy >
                             (double)t->nodes[n].nr_cpus -
                                 ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
-        /* room: free memory not yet promised, above the node's reserve and its slack */
-        uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
-        uint64_t room = ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
+        /* room: free memory (or huge pages) not yet promised, above the reserve */
+        uint64_t room = cell_room(t, c, ps, cv->cell, n);
         nc->no_room =
             cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
@@ -500,6 +552,8 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     vn_rules why = RULE_BIT(RULE_LOCALITY) | RULE_BIT(RULE_ALLOWED_CPUS);
 
     pc->cell_id = cell->id;
+    pc->mem_pinned = cell->mem_pinned;
+    pc->page_size = cell->page_size;
     pc->current_node = cv->home;
     pc->target_node = -1;
     pc->candidate_node = -1;
@@ -552,8 +606,15 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     if (r < 0)
         return r;
 
+    /* numatune mode='preferred' is the operator's wish: memory never moves off the
+     * preferred nodes (QEMU's policy would fault it back, pass after pass); onto them it may */
+    bool off_preferred = cell->binding.mode == VN_MEM_PREFERRED && cell->binding.nodes &&
+                         !(cell->binding.nodes & (1ULL << target));
+    if (off_preferred && cv->mem_movable && cv->bytes && cv->mem_frac[target] < 1.0 && !pc->nr_pins)
+        pc->reason = REASON_NUMATUNE_PREFERRED;
+
     /* Memory: what is not on the target yet, if the rules let it move now. */
-    if (cv->mem_movable && cv->bytes && cv->mem_frac[target] < 1.0) {
+    if (cv->mem_movable && !off_preferred && cv->bytes && cv->mem_frac[target] < 1.0) {
         double gain = 100.0 * (1.0 - cv->mem_frac[target]);
         rule_migrate_verdict priv = rule_migrate_filter(
             d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
@@ -572,9 +633,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
             vn_rules mr =
                 why | RULE_BIT(RULE_LOCK_HOLD) |
                 RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
-            uint64_t free_t = ps->free_left[target], reserve = node_reserve(t, c, (unsigned)target);
-            uint64_t floor = reserve + RESERVE_SLACK_BYTES;
-            uint64_t room = free_t > floor ? free_t - floor : 0, moved = 0;
+            uint64_t room = cell_room(t, c, ps, cell, (unsigned)target), moved = 0;
             uint64_t total_pages = cv->bytes / cell->page_size;
 
             pc->rules |= mr;
@@ -582,7 +641,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
             if (r < 0)
                 return r;
             pc->batch_pages = rule_lock_hold_walk(total_pages).window_pages;
-            ps->free_left[target] -= moved;
+            take_room(ps, cell, (unsigned)target, moved);
             if (!pc->nr_moves) {
                 pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
                 if (!pc->nr_pins)
@@ -590,6 +649,12 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
             }
             moved_total = moved;
         }
+    }
+    if (cv->mem_pinned) {
+        /* the memory stays: placing the cell means moving its vCPUs to it */
+        pc->rules |= RULE_BIT(RULE_PREFER_VCPU_MOVE);
+        if (!pc->nr_pins && pc->reason == REASON_NONE && cv->bytes)
+            pc->reason = REASON_MEMORY_PINNED;
     }
     /* After the plan every vCPU runs on the target. */
     pc->locality_after =
@@ -678,6 +743,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         ps.load[n] = s->other_busy[n];
         ps.free_left[n] = node_free(t, s, n);
+        memcpy(ps.huge[n], node_huge(t, s, n), sizeof(ps.huge[n]));
     }
     order = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*order));
     slot = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*slot));
@@ -758,6 +824,24 @@ static void apply_cell(const topology *t, snapshot *n, snap_cell *cell, const pl
                 n->free_known[node] = true;
                 n->free_bytes[node] = t->nodes[node].mem_free;
             }
+        }
+        if (huge_slot(node_huge(t, n, (unsigned)m->to_node), cell->page_size) >= 0) {
+            /* hugetlb: the pages come from the pools, MemFree does not change */
+            for (int side = 0; side < 2; side++) {
+                unsigned node = (unsigned)(side ? m->to_node : m->from_node);
+                int h;
+                const topo_huge *from = node_huge(t, n, node);
+                if (huge_slot(n->free_huge[node], cell->page_size) < 0 &&
+                    from != n->free_huge[node])
+                    memcpy(n->free_huge[node], from, sizeof(n->free_huge[node]));
+                h = huge_slot(n->free_huge[node], cell->page_size);
+                if (h >= 0 && side)
+                    n->free_huge[node][h].free_pages -=
+                        VN_MIN(n->free_huge[node][h].free_pages, pages);
+                else if (h >= 0)
+                    n->free_huge[node][h].free_pages += pages;
+            }
+            continue;
         }
         n->free_bytes[m->from_node] += pages * cell->page_size;
         n->free_bytes[m->to_node] -= VN_MIN(n->free_bytes[m->to_node], pages * cell->page_size);

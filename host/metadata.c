@@ -150,6 +150,64 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
         invalid(c, "mode is missing (auto, advise or off)%s%s", "", "");
 }
 
+/* The memory policy modes of <linux/mempolicy.h> by their number, as <memfd policy=...>
+ * names them. */
+static const char *const mpol_names[] = {
+    "default", "preferred", "bind", "interleave", "local", "preferred-many", "weighted-interleave"};
+#define MPOL_FLAGS_MASK                                                                            \
+    0xe000 /* MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES | ..._NUMA_BALANCING */
+
+/* <memfd cell="K" policy="preferred" nodes="1" flags="0x8000"/>: a backend's policy before
+ * vnumad changed it. Returns 0 or -EINVAL. */
+static int parse_mempolicy(xmlNodePtr n, vn_mempolicy *ret)
+{
+    _cleanup_(xml_freep) xmlChar *policy = xmlGetProp(n, (const xmlChar *)"policy");
+    _cleanup_(xml_freep) xmlChar *nodes = xmlGetProp(n, (const xmlChar *)"nodes");
+    _cleanup_(xml_freep) xmlChar *flags = xmlGetProp(n, (const xmlChar *)"flags");
+    vn_mempolicy p = {.mode = -1};
+    int f = 0;
+
+    if (!policy)
+        return -EINVAL;
+    for (unsigned m = 0; m < VN_ARRAY_SIZE(mpol_names); m++)
+        if (!strcmp((const char *)policy, mpol_names[m]))
+            p.mode = (int)m;
+    if (p.mode < 0)
+        return -EINVAL;
+    if (nodes && *nodes && cpuset_parse((const char *)nodes, &p.nodes) < 0)
+        return -EINVAL;
+    if (flags) {
+        char *end = NULL;
+        long v = strtol((const char *)flags, &end, 0);
+        if (!end || *end || v < 0 || (v & ~MPOL_FLAGS_MASK))
+            return -EINVAL;
+        f = (int)v;
+    }
+    p.mode |= f;
+    *ret = p;
+    return 0;
+}
+
+static int format_mempolicy(xmlNodePtr n, const vn_mempolicy *p)
+{
+    unsigned mode = (unsigned)p->mode & ~(unsigned)MPOL_FLAGS_MASK;
+    char buf[VN_MAX_CPUS * 4], num[32];
+
+    if (mode >= VN_ARRAY_SIZE(mpol_names))
+        return -EINVAL;
+    xmlNewProp(n, (const xmlChar *)"policy", (const xmlChar *)mpol_names[mode]);
+    if (!cpuset_empty(&p->nodes)) {
+        if (cpuset_format(&p->nodes, buf, sizeof(buf)) < 0)
+            return -EINVAL;
+        xmlNewProp(n, (const xmlChar *)"nodes", (const xmlChar *)buf);
+    }
+    if ((unsigned)p->mode & MPOL_FLAGS_MASK) {
+        snprintf(num, sizeof(num), "0x%x", (unsigned)p->mode & MPOL_FLAGS_MASK);
+        xmlNewProp(n, (const xmlChar *)"flags", (const xmlChar *)num);
+    }
+    return 0;
+}
+
 static void parse_original(xmlNodePtr orig, dom_originals *o)
 {
     memset(o, 0, sizeof(*o));
@@ -191,6 +249,12 @@ static void parse_original(xmlNodePtr orig, dom_originals *o)
         } else if (!strcmp((const char *)n->name, "memfd")) {
             vc = xmlGetProp(n, (const xmlChar *)"cell");
             if (vc && parse_int((const char *)vc, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &v)) {
+                vn_mempolicy pol = {0};
+                /* an element vnumad cannot read back restores the default (as before 0.1.0
+                 * saved every backend's policy: it only bound backends that had none) */
+                if (parse_mempolicy(n, &pol) < 0)
+                    pol = (vn_mempolicy){0};
+                o->memfd_policy[v] = pol;
                 o->memfd_cells |= 1ULL << v;
                 o->saved = true;
             }
@@ -335,7 +399,7 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
                     return -ENOMEM;
                 snprintf(num, sizeof(num), "%u", k);
                 xmlNewProp(n, (const xmlChar *)"cell", (const xmlChar *)num);
-                xmlNewProp(n, (const xmlChar *)"policy", (const xmlChar *)"default");
+                r = format_mempolicy(n, &orig->memfd_policy[k]);
             }
         if (r == 0 && orig->numa_saved) {
             n = xmlNewChild(o, NULL, (const xmlChar *)"numatune", NULL);

@@ -177,6 +177,8 @@ const char *reason_name(vn_reason r)
         [REASON_NO_ROOM] = "no-room",
         [REASON_NO_FEASIBLE_NODE] = "no-feasible-node",
         [REASON_NO_MEMORY_INFO] = "no-memory-info",
+        [REASON_MEMORY_PINNED] = "memory-pinned",
+        [REASON_NUMATUNE_PREFERRED] = "numatune-preferred",
     };
     return (unsigned)r < REASON_MAX ? names[r] : "unknown";
 }
@@ -200,6 +202,16 @@ const char *mem_mode_name(vn_mem_mode m)
     return (unsigned)m < VN_MEM_MAX ? names[m] : "unknown";
 }
 
+const char *mem_pin_name(vn_mem_pin p)
+{
+    static const char *const names[MEM_PIN_MAX] = {
+        [MEM_PIN_NONE] = "none",       [MEM_PIN_VFIO] = "vfio",
+        [MEM_PIN_LOCKED] = "locked",   [MEM_PIN_LAUNCH_SECURITY] = "launch-security",
+        [MEM_PIN_REFUSED] = "refused",
+    };
+    return (unsigned)p < MEM_PIN_MAX ? names[p] : "unknown";
+}
+
 /* Whether the len bytes at s are `name`. */
 static bool name_is(const char *name, const char *s, size_t len)
 {
@@ -219,5 +231,13 @@ int mem_mode_from_name(const char *s, size_t len)
     for (unsigned m = 0; m < VN_MEM_MAX; m++)
         if (name_is(mem_mode_name((vn_mem_mode)m), s, len))
             return (int)m;
+    return -1;
+}
+
+int mem_pin_from_name(const char *s, size_t len)
+{
+    for (unsigned p = 0; p < MEM_PIN_MAX; p++)
+        if (name_is(mem_pin_name((vn_mem_pin)p), s, len))
+            return (int)p;
     return -1;
 }

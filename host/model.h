@@ -49,6 +49,17 @@ typedef enum vn_mem_mode {
     VN_MEM_MAX,
 } vn_mem_mode;
 
+/* Why a cell's memory cannot move (never moved; its vCPUs go to it instead): recognised
+ * from the domain XML up front, or found when move_pages(2) refused every page it tried. */
+typedef enum vn_mem_pin {
+    MEM_PIN_NONE,
+    MEM_PIN_VFIO,            /* <hostdev> passthrough: the IOMMU maps all guest memory */
+    MEM_PIN_LOCKED,          /* <memoryBacking><locked/>: QEMU mlock()s it */
+    MEM_PIN_LAUNCH_SECURITY, /* <launchSecurity> (SEV, SEV-SNP, TDX, s390 PV): pinned, encrypted */
+    MEM_PIN_REFUSED,         /* move_pages(2) moved none of its pages (a long-term pin) */
+    MEM_PIN_MAX,
+} vn_mem_pin;
+
 typedef struct vn_mem_binding {
     vn_mem_mode mode;
     uint64_t nodes; /* bitmask of host node indexes (bit i = topology node i) */
@@ -80,6 +91,7 @@ typedef struct snap_cell {
     snap_vcpu *vcpus;
     uint64_t page_size;           /* bytes per page of the backend */
     uint64_t pages[VN_MAX_NODES]; /* resident pages on each node index */
+    vn_mem_pin mem_pinned;        /* the memory cannot move, and why */
     vn_mem_binding binding;       /* per-cell memnode binding, or the domain's */
     int last_candidate;           /* node index proposed last pass, -1 none (rule 3) */
     unsigned nr_hot;
@@ -109,6 +121,9 @@ typedef struct snapshot {
     bool free_known[VN_MAX_NODES];
     uint64_t free_bytes[VN_MAX_NODES];
     double other_busy[VN_MAX_NODES];
+    /* Per node index: free huge pages of each size (override the topology's huge[]); a cell
+     * whose page_size is one of them is hugetlb-backed and finds room only there. */
+    topo_huge free_huge[VN_MAX_NODES][TOPO_HUGE_SIZES];
 } snapshot;
 
 /* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
@@ -165,15 +180,17 @@ typedef uint32_t vn_rules; /* bitmask of 1u << vn_rule */
 
 /* Why a cell got no action. */
 typedef enum vn_reason {
-    REASON_NONE,             /* the cell has actions */
-    REASON_ALREADY_LOCAL,    /* vCPUs and memory are where they should be */
-    REASON_CPUSET_SKIP,      /* rule 2: memory bound to one node, nothing to do */
-    REASON_HYSTERESIS,       /* a better place exists but the gain is too small */
-    REASON_SINGLE_HOST_NODE, /* only one node could hold the cell, and it is there */
-    REASON_FILTER_PENDING,   /* rule 3: memory waits for a second agreeing sample */
-    REASON_NO_ROOM,          /* no node has room above its free-memory reserve */
-    REASON_NO_FEASIBLE_NODE, /* no node satisfies the allowed CPUs / nodes */
-    REASON_NO_MEMORY_INFO,   /* no resident pages known for the cell */
+    REASON_NONE,               /* the cell has actions */
+    REASON_ALREADY_LOCAL,      /* vCPUs and memory are where they should be */
+    REASON_CPUSET_SKIP,        /* rule 2: memory bound to one node, nothing to do */
+    REASON_HYSTERESIS,         /* a better place exists but the gain is too small */
+    REASON_SINGLE_HOST_NODE,   /* only one node could hold the cell, and it is there */
+    REASON_FILTER_PENDING,     /* rule 3: memory waits for a second agreeing sample */
+    REASON_NO_ROOM,            /* no node has room above its free-memory reserve */
+    REASON_NO_FEASIBLE_NODE,   /* no node satisfies the allowed CPUs / nodes */
+    REASON_NO_MEMORY_INFO,     /* no resident pages known for the cell */
+    REASON_MEMORY_PINNED,      /* the memory cannot move and the vCPUs are with it already */
+    REASON_NUMATUNE_PREFERRED, /* numatune mode='preferred' elsewhere: memory is not moved off it */
     REASON_MAX,
 } vn_reason;
 
@@ -204,11 +221,13 @@ typedef struct plan_cell {
     unsigned nr_pins;
     plan_pin *pins;
     unsigned nr_moves;
-    plan_move *moves;     /* in priority order */
-    uint32_t batch_pages; /* rule 5: pages per move_pages call */
-    bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
-    vn_rules rules;       /* every rule that shaped this cell's decision */
-    vn_reason reason;     /* why nothing happens, REASON_NONE when actions exist */
+    plan_move *moves;      /* in priority order */
+    uint32_t batch_pages;  /* rule 5: pages per move_pages call */
+    bool cpu_overcommit;   /* no allowed node had CPUs to spare: placed on the least bad */
+    vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */
+    uint64_t page_size;    /* the cell's (snap_cell) */
+    vn_rules rules;        /* every rule that shaped this cell's decision */
+    vn_reason reason;      /* why nothing happens, REASON_NONE when actions exist */
 } plan_cell;
 
 typedef struct plan_domain {
@@ -242,7 +261,9 @@ const char *rule_name(vn_rule r);
 const char *reason_name(vn_reason r);
 const char *mode_name(vn_mode m);
 const char *mem_mode_name(vn_mem_mode m);
+const char *mem_pin_name(vn_mem_pin p); /* "none", "vfio", "locked", "launch-security", "refused" */
 
 /* The len bytes at s as a mode_name() / mem_mode_name(), or -1 when no mode has that name. */
 int mode_from_name(const char *s, size_t len);
 int mem_mode_from_name(const char *s, size_t len);
+int mem_pin_from_name(const char *s, size_t len);

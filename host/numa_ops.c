@@ -26,6 +26,9 @@
  * MAX_NUMNODES). */
 #define NUMA_MASK_NODES 1024
 #define NUMA_MASK_WORDS (NUMA_MASK_NODES / (sizeof(unsigned long) * CHAR_BIT))
+/* The mode flags get_mempolicy(2) may return with a mode (<linux/mempolicy.h>'s
+ * MPOL_MODE_FLAGS: static nodes, relative nodes, NUMA balancing). */
+#define NUMA_MODE_FLAGS ((1 << 15) | (1 << 14) | (1 << 13))
 
 static int errno_or(int fallback)
 {
@@ -73,19 +76,21 @@ static void munmap_region(void *addr, size_t len)
         (void)munmap(addr, len);
 }
 
-static int libnuma_bind_file(const char *fd_path, size_t off, size_t len, int node)
+static int libnuma_file_policy(const char *fd_path, size_t off, size_t len,
+                               const vn_mempolicy *want, vn_mempolicy *old)
 {
     _cleanup_close_ int fd = -1;
     unsigned long mask[NUMA_MASK_WORDS];
     long page = sysconf(_SC_PAGESIZE);
     size_t aligned_off, map_len;
+    int mode, r = 0;
     void *addr;
-    int r = 0;
 
-    if (!fd_path || len == 0 || node < -1 || page <= 0)
+    if (!fd_path || len == 0 || !want || page <= 0)
         return -EINVAL;
-    if (node >= NUMA_MASK_NODES)
-        return -EINVAL;
+    for (int n = cpuset_first(&want->nodes); n >= 0; n = cpuset_next(&want->nodes, n))
+        if (n >= NUMA_MASK_NODES)
+            return -EINVAL;
 
     /* mmap wants a page-aligned offset: start at the page holding `off`. */
     aligned_off = off & ~((size_t)page - 1);
@@ -96,29 +101,48 @@ static int libnuma_bind_file(const char *fd_path, size_t off, size_t len, int no
     fd = open(fd_path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return errno_or(EIO);
-
     addr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)aligned_off);
     if (addr == MAP_FAILED)
         return errno_or(EIO);
 
+    if (old) {
+        /* on a shared mapping this is the file's own (shared) policy at that offset */
+        memset(mask, 0, sizeof(mask));
+        memset(old, 0, sizeof(*old));
+        errno = 0;
+        if (get_mempolicy(&mode, mask, NUMA_MASK_NODES, (char *)addr + (off - aligned_off),
+                          MPOL_F_ADDR) < 0) {
+            r = errno_or(EIO);
+            goto out;
+        }
+        old->mode = mode;
+        for (unsigned n = 0; n < NUMA_MASK_NODES && n < VN_MAX_CPUS; n++)
+            if (mask[n / (sizeof(mask[0]) * CHAR_BIT)] &
+                (1UL << (n % (sizeof(mask[0]) * CHAR_BIT))))
+                cpuset_set(&old->nodes, n);
+    }
+
     memset(mask, 0, sizeof(mask));
+    CPUSET_FOREACH(n, &want->nodes)
+    {
+        mask[(unsigned)n / (sizeof(mask[0]) * CHAR_BIT)] |=
+            1UL << ((unsigned)n % (sizeof(mask[0]) * CHAR_BIT));
+    }
     errno = 0;
-    if (node < 0) {
-        /* Back to the default policy (what the backend had before vnumad bound it). The
-         * kernel skips a VMA whose own policy already equals the new one, and this fresh
-         * mapping's is the default: set "preferred local" first (moves nothing), so the
-         * default that follows reaches the shared object's policy. */
+    if ((want->mode & ~NUMA_MODE_FLAGS) == MPOL_DEFAULT) {
+        /* The kernel skips a VMA whose own policy already equals the new one, and this
+         * fresh mapping's is the default: set "preferred local" first (moves nothing), so
+         * the default that follows reaches the shared object's policy. */
         if (mbind(addr, map_len, MPOL_PREFERRED, NULL, 0, 0) < 0 ||
             mbind(addr, map_len, MPOL_DEFAULT, NULL, 0, 0) < 0)
             r = errno_or(EIO);
-    } else {
-        mask[(unsigned)node / (sizeof(mask[0]) * CHAR_BIT)] |=
-            1UL << ((unsigned)node % (sizeof(mask[0]) * CHAR_BIT));
-        /* maxnode counts one more than the bits the kernel reads (see mbind(2)). */
-        if (mbind(addr, map_len, MPOL_BIND, mask, NUMA_MASK_NODES + 1,
-                  MPOL_MF_MOVE | MPOL_MF_MOVE_ALL) < 0)
-            r = errno_or(EIO);
+    } else if (mbind(addr, map_len, want->mode, cpuset_empty(&want->nodes) ? NULL : mask,
+                     cpuset_empty(&want->nodes) ? 0 : NUMA_MASK_NODES + 1, 0) < 0) {
+        /* maxnode counts one more than the bits the kernel reads (see mbind(2)); no
+         * MPOL_MF_MOVE: the pages move through move_pages(2), within the budget */
+        r = errno_or(EIO);
     }
+out:
     munmap_region(addr, map_len);
     return r;
 }
@@ -150,6 +174,25 @@ typedef struct pfn_block {
 static pfn_block *pfn_map;
 static unsigned nr_pfn_map;
 static bool pfn_map_loaded;
+
+static long long libnuma_node_free_huge(int node, uint64_t page_size)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[128];
+    unsigned long long pages;
+
+    if (node < 0 || page_size < 1024)
+        return -EINVAL;
+    (void)snprintf(path, sizeof(path),
+                   "/sys/devices/system/node/node%d/hugepages/hugepages-%llukB/free_hugepages",
+                   node, (unsigned long long)(page_size / 1024));
+    f = fopen(path, "re");
+    if (!f)
+        return errno_or(EIO);
+    if (fscanf(f, "%llu", &pages) != 1)
+        return -EIO;
+    return pages > LLONG_MAX ? LLONG_MAX : (long long)pages;
+}
 
 static int cmp_block(const void *a, const void *b)
 {
@@ -251,7 +294,8 @@ static int libnuma_resolve_faulted(pid_t pid, unsigned long count, void **pages,
 const numa_ops numa_libnuma = {
     .query = libnuma_query,
     .move = libnuma_move,
-    .bind_file = libnuma_bind_file,
+    .file_policy = libnuma_file_policy,
     .node_free = libnuma_node_free,
+    .node_free_huge = libnuma_node_free_huge,
     .resolve_faulted = libnuma_resolve_faulted,
 };

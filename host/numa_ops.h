@@ -8,7 +8,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "cpuset.h"
+
+/* A memory policy as mbind(2) and get_mempolicy(2) see it. */
+typedef struct vn_mempolicy {
+    int mode;        /* MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, ... of <numaif.h>, with its
+                      * mode flags (MPOL_F_STATIC_NODES, ...) */
+    vn_cpuset nodes; /* kernel node numbers (a 1024-bit set, the kernel's largest) */
+} vn_mempolicy;
 
 typedef struct numa_ops {
     /* move_pages(2) query: status[i] = kernel node of pages[i] or -errno (-ENOENT: not
@@ -22,12 +32,17 @@ typedef struct numa_ops {
      * number of pages not moved (> 0), or -errno. */
     int (*move)(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
                 bool all);
-    /* mbind(MPOL_BIND, MPOL_MF_MOVE_ALL) a file-backed (memfd) mapping of `len` bytes at
-     * offset `off` of the QEMU process's file descriptor `fd_path` (/proc/PID/fd/N) to
-     * kernel node `node`, so later faults land there. Returns 0 or -errno. */
-    int (*bind_file)(const char *fd_path, size_t off, size_t len, int node);
+    /* Set the shared policy of `len` bytes at offset `off` of a file QEMU maps (a memfd or
+     * tmpfs backend, through /proc/PID/map_files/A-B) to *want with mbind(2), moving nothing
+     * (moves go through `move`, within the budget); when old is not NULL, first write the
+     * policy that was there (get_mempolicy(2) MPOL_F_ADDR at `off`). Returns 0 or -errno. */
+    int (*file_policy)(const char *fd_path, size_t off, size_t len, const vn_mempolicy *want,
+                       vn_mempolicy *old);
     /* bytes free on kernel node `node` (live), or -errno */
     long long (*node_free)(int node);
+    /* free huge pages of `page_size` bytes on kernel node `node` (live), or -errno (-ENOENT:
+     * no pool of that size). May be NULL: hugetlb moves are then not limited by it. */
+    long long (*node_free_huge)(int node, uint64_t page_size);
     /* For every page whose status is -EFAULT, look up its frame in /proc/PID/pagemap and
      * write the kernel node that frame belongs to (or leave -EFAULT / -ENOENT when it
      * is not present). Needed because a move_pages(2) status query of Linux 6.1 answers

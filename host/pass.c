@@ -35,6 +35,8 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
         st->view[k].cell = c->id;
         st->view[k].target = pd ? pd->cells[k].target_node : -1;
         st->view[k].locality = pd ? pd->cells[k].locality_before : 0;
+        st->view[k].page_size = c->page_size;
+        st->view[k].mem_pinned = c->mem_pinned;
         st->view[k].nr_hot = VN_MIN(c->nr_hot, (unsigned)VN_ARRAY_SIZE(st->view[k].hot));
         for (unsigned h = 0; h < st->view[k].nr_hot; h++)
             st->view[k].hot[h] = c->hot[h];
@@ -55,15 +57,17 @@ static bool plan_domain_has_actions(const plan_domain *pd)
 }
 
 /* A shared (memfd) backend not yet bound to its cell's target node. */
-static bool memfd_needs_bind(const topology *t, const dom_state *st, const plan_domain *pd)
+static bool memfd_needs_bind(const topology *t, const dom_state *st, const snap_domain *sd,
+                             const plan_domain *pd)
 {
     for (unsigned k = 0; k < pd->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
         if (pc->target_node < 0 || pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN ||
-            (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)))
+            (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) || pc->mem_pinned != MEM_PIN_NONE ||
+            (k < sd->nr_cells && sd->cells[k].binding.mode != VN_MEM_NONE))
             continue;
         for (unsigned i = 0; i < st->nr_ram; i++)
-            if (st->ram[i].cell == pc->cell_id && st->ram[i].shared &&
+            if (st->ram[i].cell == pc->cell_id && st->ram[i].shared && !st->ram[i].hugetlb &&
                 st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1)
                 return true;
     }
@@ -82,7 +86,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
 
     memset(&res, 0, sizeof(res));
     if (st->cfg.mode == VN_MODE_AUTO &&
-        (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, pd))) {
+        (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, sd, pd))) {
         /* the originals go into the live metadata before the first change */
         bool first = !st->orig.saved;
         r = act_save_originals(d, st, sd);

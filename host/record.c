@@ -74,6 +74,9 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
     json_object_object_add(o, "locality_after", json_object_new_double(round1(pc->locality_after)));
     json_object_object_add(o, "reason", json_object_new_string(reason_name(pc->reason)));
     json_object_object_add(o, "rules", rules_json(pc->rules));
+    if (pc->mem_pinned != MEM_PIN_NONE)
+        json_object_object_add(o, "memory_pinned",
+                               json_object_new_string(mem_pin_name(pc->mem_pinned)));
     for (unsigned i = 0; i < pc->nr_pins; i++) {
         struct json_object *p = json_object_new_object();
         (void)cpuset_format(&pc->pins[i].cpus, buf, sizeof(buf));
@@ -272,6 +275,8 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->node = node_index(t, pc->current_node);
         rc->target = node_index(t, pc->target_node);
         rc->reason = pc->reason;
+        rc->mem_pinned = pc->mem_pinned;
+        rc->page_size = pc->page_size;
         rc->rules = pc->rules;
         rc->pins = pc->nr_pins;
         rc->pins_done = done ? res->cells[k].pins_done : 0;
@@ -317,6 +322,11 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
         json_object_object_add(j, "target", node_json(t, rc->target));
         json_object_object_add(j, "reason", json_object_new_string(reason_name(rc->reason)));
         json_object_object_add(j, "rules", rules_json(rc->rules));
+        if (rc->mem_pinned != MEM_PIN_NONE)
+            json_object_object_add(j, "memory_pinned",
+                                   json_object_new_string(mem_pin_name(rc->mem_pinned)));
+        if (rc->page_size)
+            json_object_object_add(j, "page_size", json_object_new_uint64(rc->page_size));
         json_object_object_add(j, "pins", json_object_new_int((int)rc->pins));
         json_object_object_add(j, "pins_done", json_object_new_int((int)rc->pins_done));
         json_object_object_add(j, "bytes_planned", json_object_new_uint64(rc->bytes_planned));

@@ -48,6 +48,8 @@ typedef struct record_cell {
     int target;             /* topology node index of its target, -1 none */
     vn_reason reason;       /* the decision */
     vn_rules rules;         /* the rules that fired */
+    vn_mem_pin mem_pinned;  /* memory that cannot move, and why (MEM_PIN_NONE: it can) */
+    uint64_t page_size;     /* bytes per page of the cell's memory */
     unsigned pins;          /* vCPU pins planned */
     unsigned pins_done;     /* vCPU pins carried out */
     uint64_t bytes_planned; /* bulk moves planned (hot ranges are not counted twice) */

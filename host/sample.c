@@ -19,45 +19,32 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
+#include "domxml.h"
 #include "json.h"
 #include "log.h"
 #include "qemu.h"
 #include "rules.h"
 #include "util.h"
 
-/* Largest live domain XML accepted. */
-#define SAMPLE_XML_MAX (16u * 1024 * 1024)
 /* Bytes of untrusted text quoted in an error message. */
 #define SAMPLE_SHOWN_MAX 64
 #define SAMPLE_SHOWN_BUF (SAMPLE_SHOWN_MAX + 8)
-/* Page size of the RAM backends sampled (hugepage backends are not handled yet). */
+/* Base page size (what anonymous and tmpfs backends use, THP included: move_pages(2) takes
+ * and counts base pages there). */
 #define SAMPLE_PAGE_SIZE 4096u
 /* Environment variable that moves libvirt's run directory (tests). */
 #define SAMPLE_RUN_DIR_ENV     "VN_LIBVIRT_RUN_DIR"
 #define SAMPLE_RUN_DIR_DEFAULT "/run/libvirt"
 
 /* ---- helpers ---- */
-
-static void xml_docp(xmlDoc **doc)
-{
-    if (*doc)
-        xmlFreeDoc(*doc);
-}
-
-static void xml_charp(xmlChar **s)
-{
-    if (*s)
-        xmlFree(*s);
-}
-
-#define _cleanup_xmlchar_ _cleanup_(xml_charp)
 
 /* Untrusted text for an error message: printable ASCII, at most SAMPLE_SHOWN_MAX bytes. */
 #define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), SAMPLE_SHOWN_MAX)
@@ -133,133 +120,6 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
                         : (uint64_t)((unsigned __int128)hits[n] * region_pages / sampled);
     if (ret_queries)
         *ret_queries = queries;
-    return 0;
-}
-
-/* ---- the live domain XML ---- */
-
-typedef struct xml_memnode {
-    unsigned cellid;
-    vn_mem_binding binding;
-} xml_memnode;
-
-typedef struct xml_info {
-    bool has_cpuset;
-    vn_cpuset cpuset; /* <vcpu cpuset=...>: host CPUs the domain's vCPUs may use */
-    unsigned nr_memnodes;
-    xml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
-} xml_info;
-
-/* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
- * topology does not know are ignored). */
-static int nodeset_to_mask(const topology *t, const char *list, uint64_t *ret)
-{
-    vn_cpuset set;
-    uint64_t mask = 0;
-    int r;
-
-    r = cpuset_parse(list, &set);
-    if (r < 0)
-        return r;
-    for (int n = cpuset_first(&set); n >= 0; n = cpuset_next(&set, n)) {
-        int idx = topo_node_index(t, (unsigned)n);
-        if (idx >= 0 && idx < 64)
-            mask |= 1ULL << idx;
-    }
-    *ret = mask;
-    return 0;
-}
-
-static const xmlNode *xml_child(const xmlNode *parent, const char *name)
-{
-    for (const xmlNode *c = parent ? parent->children : NULL; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && xmlStrcmp(c->name, (const xmlChar *)name) == 0)
-            return c;
-    return NULL;
-}
-
-static int xml_memnode_parse(const topology *t, const xmlNode *n, xml_memnode *ret, char *err,
-                             size_t errlen)
-{
-    _cleanup_xmlchar_ xmlChar *cellid = xmlGetProp(n, (const xmlChar *)"cellid");
-    _cleanup_xmlchar_ xmlChar *mode = xmlGetProp(n, (const xmlChar *)"mode");
-    _cleanup_xmlchar_ xmlChar *nodeset = xmlGetProp(n, (const xmlChar *)"nodeset");
-    char b[SAMPLE_SHOWN_BUF];
-    xml_memnode m = {0};
-    char *endp = NULL;
-    unsigned long id;
-    int mm;
-
-    if (!cellid || !nodeset)
-        return vn_fail(err, errlen, -EINVAL, "<memnode> without cellid or nodeset");
-    errno = 0;
-    id = strtoul((const char *)cellid, &endp, 10);
-    if (errno || endp == (char *)cellid || *endp || id >= SNAP_MAX_CELLS_PER_DOMAIN)
-        return vn_fail(err, errlen, -EINVAL, "<memnode> with a bad cellid '%s'",
-                       shown(b, (const char *)cellid));
-    m.cellid = (unsigned)id;
-    /* the modes of libvirt's <memnode>: mem_mode_name()'s but "none" */
-    mm = mode ? mem_mode_from_name((const char *)mode, strlen((const char *)mode)) : VN_MEM_STRICT;
-    if (mm < 0 || mm == VN_MEM_NONE)
-        return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with an unknown mode '%s'",
-                       m.cellid, shown(b, (const char *)mode));
-    m.binding.mode = (vn_mem_mode)mm;
-    if (nodeset_to_mask(t, (const char *)nodeset, &m.binding.nodes) < 0)
-        return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with a bad nodeset '%s'",
-                       m.cellid, shown(b, (const char *)nodeset));
-    *ret = m;
-    return 0;
-}
-
-/* <vcpu cpuset> and <numatune><memnode> of the live XML. */
-static int xml_parse_domain(const char *xml, const topology *t, xml_info *ret, char *err,
-                            size_t errlen)
-{
-    _cleanup_(xml_docp) xmlDoc *doc = NULL;
-    const xmlNode *root, *vcpu, *numatune;
-    xml_info info = {0};
-    size_t len;
-    int r;
-
-    len = strnlen(xml, SAMPLE_XML_MAX + 1);
-    if (len > SAMPLE_XML_MAX)
-        return vn_fail(err, errlen, -EINVAL, "domain XML longer than %u bytes", SAMPLE_XML_MAX);
-    /* No network, no entity substitution, no messages on stderr. */
-    doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
-                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc)
-        return vn_fail(err, errlen, -EINVAL, "the domain XML does not parse");
-    root = xmlDocGetRootElement(doc);
-    if (!root || xmlStrcmp(root->name, (const xmlChar *)"domain") != 0)
-        return vn_fail(err, errlen, -EINVAL, "the domain XML has no <domain> root");
-
-    vcpu = xml_child(root, "vcpu");
-    if (vcpu) {
-        _cleanup_xmlchar_ xmlChar *cpuset = xmlGetProp(vcpu, (const xmlChar *)"cpuset");
-        char b[SAMPLE_SHOWN_BUF];
-
-        if (cpuset) {
-            r = cpuset_parse((const char *)cpuset, &info.cpuset);
-            if (r < 0)
-                return vn_fail(err, errlen, r, "bad <vcpu cpuset='%s'>",
-                               shown(b, (const char *)cpuset));
-            info.has_cpuset = true;
-        }
-    }
-
-    numatune = xml_child(root, "numatune");
-    for (const xmlNode *c = numatune ? numatune->children : NULL; c; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"memnode") != 0)
-            continue;
-        if (info.nr_memnodes >= SNAP_MAX_CELLS_PER_DOMAIN)
-            return vn_fail(err, errlen, -E2BIG, "more than %u <memnode> elements",
-                           SNAP_MAX_CELLS_PER_DOMAIN);
-        r = xml_memnode_parse(t, c, &info.memnodes[info.nr_memnodes], err, errlen);
-        if (r < 0)
-            return r;
-        info.nr_memnodes++;
-    }
-    *ret = info;
     return 0;
 }
 
@@ -355,6 +215,48 @@ int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
 }
 
 /* ---- RAM layout ---- */
+
+/*
+ * Page size of the backend mapped at hva in process pid: a hugetlbfs file (memory-backend-file
+ * on hugetlbfs, memory-backend-memfd hugetlb=on) has its pool's page size, which statfs(2) of
+ * its /proc/PID/map_files entry gives (f_bsize); anything else (anonymous, THP, tmpfs, memfd)
+ * is counted and moved in base pages. Reads /proc/PID/maps, not smaps, which would walk every
+ * page table of the guest. Returns 0 or -errno.
+ */
+static int backend_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[512];
+
+    *ret = SAMPLE_PAGE_SIZE;
+    *hugetlb = false;
+    (void)snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long start, end, ino;
+        char fpath[96];
+        struct statfs sf;
+
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &start, &end, &ino) != 3)
+            continue;
+        if (hva < start || hva >= end)
+            continue;
+        if (ino == 0)
+            return 0; /* anonymous */
+        (void)snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+        if (statfs(fpath, &sf) < 0)
+            return -errno;
+        if ((unsigned long)sf.f_type == (unsigned long)HUGETLBFS_MAGIC && sf.f_bsize > 0 &&
+            ((uint64_t)sf.f_bsize & ((uint64_t)sf.f_bsize - 1)) == 0) {
+            *ret = (uint64_t)sf.f_bsize;
+            *hugetlb = true;
+        }
+        return 0;
+    }
+    return -ENOENT;
+}
 
 /*
  * Locate each cell's RAM backend inside the QEMU process: query-memdev (size, share),
@@ -484,7 +386,7 @@ static bool binding_pins_memory(const vn_mem_binding *b)
 
 /* CPUs every vCPU may use: <vcpu cpuset> (else all) within the topology, within the
  * balancer's allowed nodes when set. */
-static vn_cpuset allowed_cpus(const topology *t, const xml_info *x, uint64_t allowed_nodes)
+static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x, uint64_t allowed_nodes)
 {
     vn_cpuset a = t->cpus, nodes;
 
@@ -512,7 +414,7 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
     if (r < 0)
         return vn_fail(err, errlen, r, "reading the numatune failed: %s", virt_last_error());
     if (nodeset[0]) {
-        r = nodeset_to_mask(t, nodeset, &bind.nodes);
+        r = domxml_nodeset_mask(t, nodeset, &bind.nodes);
         if (r < 0)
             return vn_fail(err, errlen, r, "bad numatune nodeset '%s'", shown(b, nodeset));
         bind.mode = mode;
@@ -633,32 +535,50 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
         memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
         memset(st->mem_valid, 0, sizeof(st->mem_valid));
         memset(st->move_resume, 0, sizeof(st->move_resume));
+        st->mem_refused = 0;
         st->nr_ram = nr_cells;
         st->ram_for_id = ident->id;
         st->pid = 0; /* a new QEMU process: read its pid again */
     }
 
+    if (st->pid <= 0) {
+        r = sample_read_pid(ident->name, &st->pid);
+        if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
+            r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
+        if (r < 0)
+            return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
+                           strerror(-r));
+    }
+    if (sample_mems_allowed(st->pid, t, &st->mems_allowed) < 0)
+        st->mems_allowed = 0; /* unknown: the configured nodes stand */
+
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
-        const ram_range *rr = &st->ram[c];
+        ram_range *rr = &st->ram[c];
+        uint64_t nr_pages;
         unsigned q = 0;
 
+        if (rr->page_size == 0) {
+            r = backend_page_size(st->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+            if (r == -ESRCH)
+                return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
+            if (r < 0)
+                log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u",
+                          rr->cell, ident->name, strerror(-r), SAMPLE_PAGE_SIZE);
+            if (rr->hugetlb)
+                log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
+                         ident->name, (unsigned long long)(rr->page_size / 1024));
+        }
+        cell->page_size = rr->page_size;
+        nr_pages = rr->size / rr->page_size;
+        if (st->mem_refused & (1ULL << c))
+            cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: stays */
         if (binding_pins_memory(&cell->binding)) {
             /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
             int node = rule_binding_single_node(&cell->binding);
-            cell->pages[node] = rr->size / SAMPLE_PAGE_SIZE;
+            cell->pages[node] = nr_pages;
             continue;
         }
-        if (st->pid <= 0) {
-            r = sample_read_pid(ident->name, &st->pid);
-            if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-                r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
-            if (r < 0)
-                return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s",
-                               ident->name, strerror(-r));
-        }
-        if (c == 0 && sample_mems_allowed(st->pid, t, &st->mems_allowed) < 0)
-            st->mems_allowed = 0; /* unknown: the configured nodes stand */
         if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
             /* settled: the last counts stand (sample.h) */
             memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
@@ -666,13 +586,13 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
             st->count.memory_reuses++;
             continue;
         }
-        r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, SAMPLE_PAGE_SIZE,
+        r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, rr->page_size,
                                st->count.passes * 0x9e3779b97f4a7c15ULL, cell->pages, &q);
         st->count.memory_scans += q;
         if (r < 0)
             return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s", cell->id,
                            strerror(-r));
-        mem_settle(st, c, t->nr_nodes, rr->size / SAMPLE_PAGE_SIZE, cell->pages);
+        mem_settle(st, c, t->nr_nodes, nr_pages, cell->pages);
     }
     return 0;
 }
@@ -690,7 +610,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     bool guest_numa = false, first;
     vn_mem_binding dom_bind;
     virt_dom_id ident;
-    xml_info x = {0};
+    domxml_info x = {0};
     vn_cpuset allowed;
     double dt;
     int r;
@@ -717,7 +637,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     r = virt_dom_xml(d, &xml);
     if (r < 0)
         return vn_fail(err, errlen, r, "reading the live XML failed: %s", virt_last_error());
-    r = xml_parse_domain(xml, t, &x, err, errlen);
+    r = domxml_parse(xml, t, &x, err, errlen);
     if (r < 0)
         return r;
     r = domain_binding(d, t, &dom_bind, err, errlen);
@@ -761,6 +681,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             return vn_fail(err, errlen, -ENOMEM, "out of memory");
         cell->id = cell_ids[c];
         cell->page_size = SAMPLE_PAGE_SIZE;
+        cell->mem_pinned = x.mem_pin;
         cell->last_candidate = st->last_candidate[cell_ids[c]];
         cell->binding = dom_bind;
         if (use_qmp)

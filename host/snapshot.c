@@ -283,8 +283,9 @@ static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
 static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding *dom_binding,
                       uint64_t *cell_seen, uint64_t *vcpu_seen, snap_cell *out)
 {
-    static const char *const known[] = {"id",    "numatune", "page_size", "pages", "last_candidate",
-                                        "vcpus", "hints",    NULL};
+    static const char *const known[] = {"id",    "numatune",       "page_size",
+                                        "pages", "last_candidate", "vcpus",
+                                        "hints", "memory_pinned",  NULL};
     struct json_object *v = NULL;
     uint64_t id = 0;
     size_t n, mark;
@@ -327,6 +328,15 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     r = snap_field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
     if (r < 0)
         return r;
+    if (json_object_object_get_ex(obj, "memory_pinned", NULL)) {
+        int pin = 0;
+        r = snap_field_name(c, obj, "memory_pinned", mem_pin_from_name,
+                            "\"none\", \"vfio\", \"locked\", \"launch-security\" or \"refused\"",
+                            &pin);
+        if (r < 0)
+            return r;
+        out->mem_pinned = (vn_mem_pin)pin;
+    }
 
     r = snap_field_enter(c, obj, "vcpus", true, &v, &mark);
     if (r < 0)
@@ -546,10 +556,49 @@ static int check_domain_names(snap_ctx *c, const snapshot *s)
     return snap_fail(c, -EINVAL, "duplicate domain name \"%s\" (also domains[%zu])", shown, first);
 }
 
-/* "nodes": [{"node": N, "free_bytes": B, "other_busy": X}, ...] */
+/* "free_hugepages": {"<page size in bytes>": free pages, ...} of one host node */
+static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node *tn,
+                           topo_huge out[TOPO_HUGE_SIZES])
+{
+    struct json_object_iterator it, end;
+    topo_huge tmp[TOPO_HUGE_SIZES] = {0};
+    unsigned nr = 0;
+    int r;
+
+    r = snap_expect_object(c, obj);
+    if (r < 0)
+        return r;
+    it = json_object_iter_begin(obj);
+    end = json_object_iter_end(obj);
+    for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+        const char *key = json_object_iter_peek_name(&it);
+        size_t mark = path_push_key(c, key);
+        uint64_t size = 0, pages = 0;
+
+        if (vn_parse_u64(key, SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, &size) < 0 ||
+            (size & (size - 1)))
+            return snap_fail(c, -EINVAL,
+                             "expected a page size in bytes, a power of two from %u to %llu",
+                             SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX);
+        if (nr >= TOPO_HUGE_SIZES)
+            return snap_fail(c, -E2BIG, "more than %u huge page sizes", TOPO_HUGE_SIZES);
+        r = snap_parse_uint(c, json_object_iter_peek_value(&it), tn->mem_total / size, &pages);
+        if (r < 0)
+            return r;
+        for (unsigned i = 0; i < nr; i++)
+            if (tmp[i].page_size == size)
+                return snap_fail(c, -EINVAL, "page size listed twice");
+        tmp[nr++] = (topo_huge){.page_size = size, .free_pages = pages};
+        path_pop(c, mark);
+    }
+    memcpy(out, tmp, sizeof(tmp));
+    return 0;
+}
+
+/* "nodes": [{"node": N, "free_bytes": B, "other_busy": X, "free_hugepages": {...}}, ...] */
 static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
 {
-    static const char *const known[] = {"node", "free_bytes", "other_busy", NULL};
+    static const char *const known[] = {"node", "free_bytes", "other_busy", "free_hugepages", NULL};
     uint64_t seen = 0;
     size_t n;
     int r;
@@ -588,6 +637,15 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
         if (r < 0)
             return r;
         s->other_busy[idx] = busy;
+        {
+            struct json_object *h = NULL;
+            size_t hmark;
+            r = snap_field_enter(c, obj, "free_hugepages", false, &h, &hmark);
+            if (r > 0)
+                r = snap_field_leave(c, hmark, parse_free_huge(c, h, tn, s->free_huge[idx]));
+            if (r < 0)
+                return r;
+        }
         path_pop(c, mark);
     }
     return 0;

@@ -12,6 +12,7 @@
 #include "agentlink.h"
 #include "cpuset.h"
 #include "model.h"
+#include "numa_ops.h"
 
 #define STATE_MAX_VCPUS     1024
 #define STATE_HISTORY       64 /* decision records kept in memory per domain */
@@ -34,10 +35,12 @@ typedef struct vn_balancer {
 /* A cell's guest RAM as the QEMU process maps it (cached for the domain's life). */
 typedef struct ram_range {
     unsigned cell;
-    uint64_t gpa;  /* guest-physical start of the backend's first range */
-    uint64_t hva;  /* QEMU virtual address of the backend's start */
-    uint64_t size; /* bytes */
-    bool shared;   /* memfd / share=on backend */
+    uint64_t gpa;       /* guest-physical start of the backend's first range */
+    uint64_t hva;       /* QEMU virtual address of the backend's start */
+    uint64_t size;      /* bytes */
+    bool shared;        /* memfd / share=on backend */
+    uint64_t page_size; /* bytes per page (sample.c reads it from the mapping); 0 not yet */
+    bool hugetlb;       /* hugetlbfs (file or memfd hugetlb=on): huge pages from the pools */
 } ram_range;
 
 /* What vnumad changed, as it was before the first change (restored on opt-out/exit). */
@@ -52,8 +55,8 @@ typedef struct dom_originals {
     vn_cpuset iothread_pin[STATE_MAX_IOTHREADS];
     bool numa_saved;
     char nodeset[STATE_NODESET_MAX]; /* restrictive numatune nodeset, kernel node numbers */
-    uint64_t memfd_cells;            /* cells whose shared (memfd) backend vnumad bound; their
-                                      * original policy was the default */
+    uint64_t memfd_cells;            /* cells whose shared (memfd) backend vnumad gave a policy */
+    vn_mempolicy memfd_policy[SNAP_MAX_CELLS_PER_DOMAIN]; /* ... and the policy it had before */
 } dom_originals;
 
 typedef struct dom_counters {
@@ -100,10 +103,9 @@ typedef struct dom_state {
     uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
     /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
     uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
-    /* moves of each ram[] cell held back after passes whose pages would not move (act.c):
-     * passes left to wait, and how many such passes came in a row */
-    uint8_t move_hold[SNAP_MAX_CELLS_PER_DOMAIN];
-    uint8_t move_fails[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* ram[] cells move_pages(2) moved none of the pages of (a long-term pin: io_uring
+     * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them */
+    uint64_t mem_refused;
 
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
@@ -128,6 +130,8 @@ typedef struct dom_state {
         double locality;              /* percent */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */
+        uint64_t page_size;           /* bytes per page of its memory */
+        vn_mem_pin mem_pinned;        /* memory that cannot move, and why */
         unsigned nr_hot;              /* guest-hint hot ranges decide got, */
         snap_hot_range hot[4];        /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];

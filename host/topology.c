@@ -23,10 +23,13 @@
  */
 #include "topology.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,6 +462,46 @@ static int topo_read_memfree(const char *root, unsigned os_index, uint64_t *ret_
     return ferror(f) ? -EIO : -ENODATA;
 }
 
+/* The huge page pools of one node: nodeN/hugepages/hugepages-<kB>kB/free_hugepages. */
+static void topo_read_huge(const char *root, topo_node *node)
+{
+    _cleanup_closedir_ DIR *d = NULL;
+    char path[4096];
+    unsigned nr = 0;
+    struct dirent *e;
+
+    (void)snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/hugepages", root,
+                   node->os_index);
+    memset(node->huge, 0, sizeof(node->huge));
+    d = opendir(path);
+    if (!d)
+        return; /* no hugetlb in this kernel */
+    while ((e = readdir(d)) && nr < TOPO_HUGE_SIZES) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char file[4096 + 300];
+        uint64_t kb, pages;
+
+        if (sscanf(e->d_name, "hugepages-%" SCNu64 "kB", &kb) != 1 || kb == 0 ||
+            kb > UINT64_MAX / 1024)
+            continue;
+        (void)snprintf(file, sizeof(file), "%s/%s/free_hugepages", path, e->d_name);
+        f = fopen(file, "re");
+        if (!f || fscanf(f, "%" SCNu64, &pages) != 1)
+            continue;
+        node->huge[nr++] = (topo_huge){.page_size = kb * 1024, .free_pages = pages};
+    }
+}
+
+long long topo_free_huge(const topology *t, unsigned n, uint64_t page_size)
+{
+    if (!t || n >= t->nr_nodes || page_size == 0)
+        return -1;
+    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
+        if (t->nodes[n].huge[i].page_size == page_size)
+            return (long long)VN_MIN(t->nodes[n].huge[i].free_pages, (uint64_t)LLONG_MAX);
+    return -1;
+}
+
 int topo_refresh_free(topology *t, const char *sysfs_root)
 {
     const char *root = sysfs_root && *sysfs_root ? sysfs_root : "/";
@@ -480,6 +523,7 @@ int topo_refresh_free(topology *t, const char *sysfs_root)
         uint64_t bytes = 0;
         int r = topo_read_memfree(base, t->nodes[i].os_index, &bytes);
 
+        topo_read_huge(base, &t->nodes[i]);
         if (r < 0) {
             if (ret == 0)
                 ret = r;

@@ -20,6 +20,15 @@
 /* SLIT distance of a node to itself, and the remote default when the source has no matrix. */
 #define TOPO_DISTANCE_LOCAL          10
 #define TOPO_DISTANCE_REMOTE_DEFAULT 20
+/* Huge page sizes recorded per node (x86-64 has 2 MiB and 1 GiB, arm64 up to four). */
+#define TOPO_HUGE_SIZES 4
+
+/* A node's pool of huge pages of one size (hugetlbfs backends allocate from it, not from
+ * MemFree). */
+typedef struct topo_huge {
+    uint64_t page_size;  /* bytes; 0: unused entry */
+    uint64_t free_pages; /* free_hugepages of the node */
+} topo_huge;
 
 typedef struct topo_node {
     unsigned os_index;                  /* the kernel's node number */
@@ -34,6 +43,7 @@ typedef struct topo_node {
     unsigned nr_llc;                    /* LLC (L3) groups intersecting the node; 1 when no L3 */
     vn_cpuset llc[VN_MAX_LLC_PER_NODE]; /* allowed CPUs of each LLC group in this node */
     unsigned imb_numa_nr;               /* rule 1: allowed imbalance, see rule_imb_numa_nr() */
+    topo_huge huge[TOPO_HUGE_SIZES];    /* huge page pools, live hosts only (sysfs) */
 } topo_node;
 
 typedef struct topology {
@@ -76,10 +86,15 @@ static inline unsigned topo_distance(const topology *t, unsigned a, unsigned b)
 
 /*
  * Read MemFree of each node from <sysfs_root>/sys/devices/system/node/nodeN/meminfo
- * into t->nodes[].mem_free. Returns 0 or -errno (nodes that cannot be read keep
- * their previous value).
+ * into t->nodes[].mem_free, and the free huge pages of each size the node has
+ * (nodeN/hugepages/hugepages-<kB>kB/free_hugepages) into t->nodes[].huge[]. Returns 0
+ * or -errno (nodes that cannot be read keep their previous value).
  */
 int topo_refresh_free(topology *t, const char *sysfs_root);
+
+/* Free huge pages of `page_size` bytes on node index n, or -1 when the node has no pool of
+ * that size (the page size is not a huge page size there). */
+long long topo_free_huge(const topology *t, unsigned n, uint64_t page_size);
 
 /* Print the topology as a human table (json=false) or JSON to f. */
 void topo_print(const topology *t, bool json, FILE *f);

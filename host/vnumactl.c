@@ -532,7 +532,7 @@ static void print_status_domain(struct json_object *d)
         snprintf(head, sizeof(head), "node%u vCPUs", nodes[i]);
         printf(" %12s", head);
     }
-    printf(" %9s %7s\n", "locality", "target");
+    printf(" %9s %7s %6s %s\n", "locality", "target", "pages", "memory");
     for (size_t k = 0; k < jlen(cells); k++) {
         struct json_object *c = json_object_array_get_idx(cells, k);
         struct json_object *mem = jget(c, "memory"), *vc = jget(c, "vcpus");
@@ -550,7 +550,17 @@ static void print_status_domain(struct json_object *d)
             printf(" %8.1f%%", loc);
         else
             printf(" %9s", "-");
-        printf(" %7s\n", jint_str(c, "target_node", b1, sizeof(b1)));
+        printf(" %7s", jint_str(c, "target_node", b1, sizeof(b1)));
+        /* the page size, and whether the memory may move */
+        uint64_t ps = ju64(c, "page_size");
+        if (ps >= VN_GIB)
+            printf(" %5" PRIu64 "G", ps / (uint64_t)VN_GIB);
+        else if (ps >= VN_MIB)
+            printf(" %5" PRIu64 "M", ps / (uint64_t)VN_MIB);
+        else
+            printf(" %5" PRIu64 "K", ps / 1024);
+        const char *pin = jstr(c, "memory_pinned", "none");
+        printf(" %s\n", strcmp(pin, "none") ? pin : "movable");
     }
     if (jlen(cells) == 0)
         printf("  (no cells known yet)\n");

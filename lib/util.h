@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,10 +35,17 @@ static inline void vn_closep(int *fd)
         (void)close(*fd);
 }
 
-#define _cleanup_(f)     __attribute__((cleanup(f)))
-#define _cleanup_free_   _cleanup_(vn_freep)
-#define _cleanup_fclose_ _cleanup_(vn_fclosep)
-#define _cleanup_close_  _cleanup_(vn_closep)
+static inline void vn_closedirp(DIR **d)
+{
+    if (*d)
+        (void)closedir(*d);
+}
+
+#define _cleanup_(f)       __attribute__((cleanup(f)))
+#define _cleanup_free_     _cleanup_(vn_freep)
+#define _cleanup_fclose_   _cleanup_(vn_fclosep)
+#define _cleanup_close_    _cleanup_(vn_closep)
+#define _cleanup_closedir_ _cleanup_(vn_closedirp)
 
 /* Hand a cleanup-owned pointer to the caller: the variable no longer owns it. */
 #define VN_TAKE_PTR(p)                                                                             \

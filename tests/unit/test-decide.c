@@ -314,6 +314,118 @@ static void test_free_memory_reserve(void)
     free(t);
 }
 
+/* Pinned memory (VFIO, locked, SEV, refused moves): never moved, the vCPUs go to it. */
+static void test_memory_pinned(void)
+{
+    topology *t = load_synth(T2);
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    /* the vCPUs may run anywhere; most memory on node 1, vCPUs on node 0 */
+    snap_domain *d = add_domain(&s, "vfio", VN_MODE_AUTO, 0, -1);
+    snap_cell *c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(c, 1, 500);
+    c->mem_pinned = MEM_PIN_VFIO;
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "vfio", 0);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 2 && pc->nr_moves == 0 &&
+              pc->mem_pinned == MEM_PIN_VFIO && has_rule(pc, RULE_PREFER_VCPU_MOVE),
+          "VFIO memory 500 MiB on node 1: the vCPUs move there, no memory moves");
+    plan_clear(&p);
+    /* vCPUs allowed on node 0 only: memory would have to move, it cannot */
+    c->vcpus[0].allowed = c->vcpus[1].allowed = t->nodes[0].cpus;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vfio", 0);
+    CHECK(pc && pc->target_node == 0 && pc->nr_moves == 0 && pc->reason == REASON_MEMORY_PINNED,
+          "vCPUs confined to node 0, memory pinned: nothing moves, reason memory-pinned (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    c->mem_pinned = MEM_PIN_NONE;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vfio", 0);
+    CHECK(pc && pc->nr_moves > 0, "the same cell with movable memory: its memory moves");
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
+/* hugetlb: room on a node is its free huge pages of the cell's size, not MemFree. */
+static void test_hugetlb_room(void)
+{
+    topology *t = load_synth(T2);
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    snap_domain *d = add_domain(&s, "huge", VN_MODE_AUTO, 0, -1);
+    snap_cell *c = add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
+    c->page_size = 2 * MIB;
+    c->pages[1] = 256; /* 512 MiB of 2 MiB pages on node 1 */
+    s.free_known[0] = true;
+    s.free_bytes[0] = 0; /* MemFree says nothing of the pool */
+    s.free_huge[0][0] = (topo_huge){.page_size = 2 * MIB, .free_pages = 100};
+    s.free_huge[1][0] = (topo_huge){.page_size = 2 * MIB, .free_pages = 0};
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "huge", 0);
+    CHECK(pc && moved_bytes(pc) == 200 * MIB,
+          "2 MiB pages, 100 free huge pages on the target, no MemFree: 200 MiB move (%llu)",
+          pc ? (unsigned long long)moved_bytes(pc) : 0ULL);
+    plan_clear(&p);
+    s.free_huge[0][0].free_pages = 0;
+    run(t, &s, &p);
+    pc = find_cell(&p, "huge", 0);
+    CHECK(pc && pc->nr_moves == 0 && pc->reason == REASON_NO_ROOM,
+          "no free huge page on the target: nothing moves, reason no-room (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    /* the same cell with 4 KiB pages (no pool of that size): MemFree decides */
+    c->page_size = PAGE;
+    c->pages[1] = 512 * MIB / PAGE;
+    s.free_bytes[0] = 8192 * MIB;
+    run(t, &s, &p);
+    pc = find_cell(&p, "huge", 0);
+    CHECK(pc && moved_bytes(pc) == 512 * MIB, "4 KiB pages: MemFree decides, all 512 MiB move");
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
+/* numatune mode='preferred': memory never moves off the preferred node. */
+static void test_numatune_preferred(void)
+{
+    topology *t = load_synth(T2);
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    snap_domain *d = add_domain(&s, "pref", VN_MODE_AUTO, 0, -1);
+    /* vCPUs confined to node 0, memory preferred (and placed) on node 1 */
+    snap_cell *c = add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
+    set_mem(c, 1, 400);
+    c->binding = (vn_mem_binding){.mode = VN_MEM_PREFERRED, .nodes = 1ULL << 1};
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "pref", 0);
+    CHECK(pc && pc->target_node == 0 && pc->nr_moves == 0 &&
+              pc->reason == REASON_NUMATUNE_PREFERRED,
+          "preferred node 1, vCPUs confined to node 0: memory stays, reason numatune-preferred "
+          "(%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    /* memory that spilled off the preferred node may move onto it */
+    c->vcpus[0].allowed = t->nodes[1].cpus;
+    c->vcpus[0].pinned = t->nodes[1].cpus;
+    set_mem(c, 0, 100);
+    set_mem(c, 1, 300);
+    run(t, &s, &p);
+    pc = find_cell(&p, "pref", 0);
+    CHECK(pc && pc->target_node == 1 && moved_bytes(pc) == 100 * MIB,
+          "spilled to node 0, vCPUs on the preferred node 1: the 100 MiB come back");
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 static void test_opt_in_and_modes(void)
 {
     topology *t = load_synth(T2);
@@ -430,6 +542,9 @@ int main(void)
     test_imbalance_multi_llc();
     test_cpuset_skip();
     test_free_memory_reserve();
+    test_memory_pinned();
+    test_hugetlb_room();
+    test_numatune_preferred();
     test_opt_in_and_modes();
     test_shared_proximity();
     test_hot_first();

@@ -341,6 +341,10 @@ static void test_roundtrip(const topology *t)
     o.nr_iothreads = 1;
     o.iothread_id[0] = 3;
     (void)cpuset_parse("1", &o.iothread_pin[0]);
+    /* a shared backend the operator bound to node 1 with static nodes, one with no policy */
+    o.memfd_cells = (1ULL << 3) | (1ULL << 5);
+    o.memfd_policy[3].mode = 2 /* MPOL_BIND */ | (1 << 15) /* MPOL_F_STATIC_NODES */;
+    (void)cpuset_parse("1", &o.memfd_policy[3].nodes);
     r = meta_format_state(&o, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
     CHECK(r == 0 && out, "format succeeds");
     if (!out)
@@ -355,6 +359,20 @@ static void test_roundtrip(const topology *t)
               back.numa_saved && strcmp(back.nodeset, "0-1") == 0 && back.nr_iothreads == 1 &&
               back.iothread_id[0] == 3 && cpuset_equal(&back.iothread_pin[0], &o.iothread_pin[0]),
           "the originals read back as written");
+    CHECK(strstr(out, "<memfd cell=\"3\" policy=\"bind\" nodes=\"1\" flags=\"0x8000\"/>") &&
+              strstr(out, "<memfd cell=\"5\" policy=\"default\"/>") &&
+              back.memfd_cells == o.memfd_cells &&
+              back.memfd_policy[3].mode == o.memfd_policy[3].mode &&
+              cpuset_equal(&back.memfd_policy[3].nodes, &o.memfd_policy[3].nodes) &&
+              back.memfd_policy[5].mode == 0 && cpuset_empty(&back.memfd_policy[5].nodes),
+          "a shared backend's own policy (bind to 1, static nodes; default) reads back exactly");
+    CHECK(meta_parse_state("<state><original><memfd cell=\"2\" policy=\"bogus\"/><memfd "
+                           "cell=\"4\" policy=\"preferred\" nodes=\"0\" flags=\"0x1\"/>"
+                           "</original></state>",
+                           &back) == 0 &&
+              back.memfd_cells == ((1ULL << 2) | (1ULL << 4)) && back.memfd_policy[2].mode == 0 &&
+              back.memfd_policy[4].mode == 0,
+          "a policy vnumad cannot read back (unknown name, unknown flags) restores the default");
     free(out);
     out = NULL;
     memset(&o, 0, sizeof(o));

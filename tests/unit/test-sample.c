@@ -438,27 +438,39 @@ static void test_libnuma(void)
     fr = numa_libnuma.node_free(4000);
     CHECK(fr < 0, "libnuma node_free(4000) = %lld", fr);
 
-    /* bind_file on a memfd of our own, the way vnumad binds a memfd backend */
+    /* file_policy on a memfd of our own, the way vnumad sets a shared backend's policy */
     fd = memfd_create("vnuma-test", MFD_CLOEXEC);
     if (CHECK(fd >= 0 && ftruncate(fd, 4 * (off_t)VN_MIB) == 0, "memfd of 4 MiB")) {
+        vn_mempolicy pref = {.mode = MPOL_PREFERRED}, bind = {.mode = MPOL_BIND}, old, old2;
+        vn_mempolicy dflt = {.mode = MPOL_DEFAULT}, bad = {.mode = MPOL_PREFERRED};
+        cpuset_set(&pref.nodes, 0);
+        cpuset_set(&bind.nodes, 0);
+        cpuset_set(&bad.nodes, 1000);
         (void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, 0);
-        CHECK(r == 0, "libnuma bind_file: memfd to node 0 (r=%d %s)", r, strerror(-r));
-        r = numa_libnuma.bind_file(path, 100, VN_MIB, 0);
-        CHECK(r == 0, "libnuma bind_file: unaligned offset (r=%d)", r);
-        CHECK(shared_policy(fd) == MPOL_BIND, "... a mapping of the memfd now shows MPOL_BIND");
-        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, -1);
+        r = numa_libnuma.file_policy(path, 0, 4 * VN_MIB, &bind, NULL);
+        CHECK(r == 0 && shared_policy(fd) == MPOL_BIND,
+              "libnuma file_policy: a backend the operator bound to node 0 (r=%d %s)", r,
+              strerror(-r));
+        r = numa_libnuma.file_policy(path, 100, VN_MIB, &pref, &old);
+        CHECK(r == 0 && old.mode == MPOL_BIND && cpuset_isset(&old.nodes, 0) &&
+                  cpuset_weight(&old.nodes) == 1 && shared_policy(fd) == MPOL_PREFERRED,
+              "libnuma file_policy: preferred node 0 set at an unaligned offset, the old "
+              "policy read first: bind to 0 (r=%d, mode %d)",
+              r, old.mode);
+        r = numa_libnuma.file_policy(path, 0, 4 * VN_MIB, &old, &old2);
+        CHECK(r == 0 && old2.mode == MPOL_PREFERRED && shared_policy(fd) == MPOL_BIND,
+              "libnuma file_policy: the saved policy goes back exactly (bind, not default)");
+        r = numa_libnuma.file_policy(path, 0, 4 * VN_MIB, &dflt, NULL);
         CHECK(r == 0 && shared_policy(fd) == MPOL_DEFAULT,
-              "libnuma bind_file: node -1 restores the default policy (r=%d, policy %d)", r,
-              shared_policy(fd));
-        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, -2);
-        CHECK(r == -EINVAL, "libnuma bind_file: node -2 refused (r=%d)", r);
-        r = numa_libnuma.bind_file(path, 0, 4 * VN_MIB, 5000);
-        CHECK(r == -EINVAL, "libnuma bind_file: node 5000 refused (r=%d)", r);
-        r = numa_libnuma.bind_file("/nonexistent/vnuma", 0, 4096, 0);
-        CHECK(r == -ENOENT, "libnuma bind_file: missing path (r=%d)", r);
-        r = numa_libnuma.bind_file(path, 0, 0, 0);
-        CHECK(r == -EINVAL, "libnuma bind_file: empty range (r=%d)", r);
+              "libnuma file_policy: default set on a shared object that had a policy (r=%d, "
+              "policy %d)",
+              r, shared_policy(fd));
+        r = numa_libnuma.file_policy(path, 0, 4 * VN_MIB, &bad, NULL);
+        CHECK(r == -EINVAL, "libnuma file_policy: node 1000 refused (r=%d)", r);
+        r = numa_libnuma.file_policy("/nonexistent/vnuma", 0, 4096, &pref, NULL);
+        CHECK(r == -ENOENT, "libnuma file_policy: missing path (r=%d)", r);
+        r = numa_libnuma.file_policy(path, 0, 0, &pref, NULL);
+        CHECK(r == -EINVAL, "libnuma file_policy: empty range (r=%d)", r);
         (void)close(fd);
     }
     (void)munmap(a, len);

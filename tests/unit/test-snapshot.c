@@ -42,7 +42,8 @@ static const char full_doc[] =
     "  \"pass\": 42,\n"
     "  \"nodes\": [\n"
     "    {\"node\": 5, \"free_bytes\": 1073741824},\n"
-    "    {\"node\": 2, \"free_bytes\": 4294967296, \"other_busy\": 1.5},\n"
+    "    {\"node\": 2, \"free_bytes\": 4294967296, \"other_busy\": 1.5,\n"
+    "     \"free_hugepages\": {\"2097152\": 100, \"1073741824\": 2}},\n"
     "    {\"node\": 0, \"other_busy\": 4}\n"
     "  ],\n"
     "  \"domains\": [\n"
@@ -57,6 +58,7 @@ static const char full_doc[] =
     "        {\n"
     "          \"id\": 1023,\n"
     "          \"page_size\": 2097152,\n"
+    "          \"memory_pinned\": \"vfio\",\n"
     "          \"pages\": {\"0\": 10, \"5\": 4096},\n"
     "          \"last_candidate\": 5,\n"
     "          \"vcpus\": [\n"
@@ -120,6 +122,10 @@ static void test_full(void)
     CHECK(!s.free_known[0] && s.free_bytes[0] == 0 && s.other_busy[0] == 4,
           "node 0 -> index 0: free unknown, other_busy = nr_cpus");
     CHECK(s.other_busy[2] == 0, "node 5: other_busy default 0");
+    CHECK(s.free_huge[1][0].page_size == 2 * VN_MIB && s.free_huge[1][0].free_pages == 100 &&
+              s.free_huge[1][1].page_size == VN_GIB && s.free_huge[1][1].free_pages == 2 &&
+              s.free_huge[0][0].page_size == 0,
+          "node 2: free huge pages, 100 of 2 MiB and 2 of 1 GiB; none listed for node 0");
 
     d = &s.domains[0];
     CHECK(strcmp(d->name, "web1") == 0, "domain 0 name");
@@ -132,6 +138,8 @@ static void test_full(void)
     if (d->nr_cells == 3) {
         c = &d->cells[0];
         CHECK(c->id == 1023 && c->page_size == 2 * VN_MIB, "cell 0: id 1023, 2 MiB pages");
+        CHECK(c->mem_pinned == MEM_PIN_VFIO && d->cells[1].mem_pinned == MEM_PIN_NONE,
+              "cell 0: memory pinned by VFIO; cell 1: not (the default)");
         CHECK(c->pages[0] == 10 && c->pages[1] == 0 && c->pages[2] == 4096,
               "cell 0: pages {\"0\":10,\"5\":4096} -> index 0 and 2");
         CHECK(c->last_candidate == 2, "cell 0: last_candidate 5 -> index 2");

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The live domain XML, as the sample stage reads it (domxml.h). */
+#include "domxml.h"
+
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "util.h"
+
+/* Largest live domain XML accepted. */
+#define DOMXML_MAX (16u * 1024 * 1024)
+/* Bytes of untrusted text quoted in an error message. */
+#define DOMXML_SHOWN_MAX 64
+#define DOMXML_SHOWN_BUF (DOMXML_SHOWN_MAX + 8)
+
+static void xml_docp(xmlDoc **doc)
+{
+    if (*doc)
+        xmlFreeDoc(*doc);
+}
+
+static void xml_charp(xmlChar **s)
+{
+    if (*s)
+        xmlFree(*s);
+}
+
+#define _cleanup_xmlchar_ _cleanup_(xml_charp)
+
+/* Untrusted text for an error message: printable ASCII, at most DOMXML_SHOWN_MAX bytes. */
+#define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), DOMXML_SHOWN_MAX)
+
+/* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
+ * topology does not know are ignored). */
+int domxml_nodeset_mask(const topology *t, const char *list, uint64_t *ret)
+{
+    vn_cpuset set;
+    uint64_t mask = 0;
+    int r;
+
+    r = cpuset_parse(list, &set);
+    if (r < 0)
+        return r;
+    for (int n = cpuset_first(&set); n >= 0; n = cpuset_next(&set, n)) {
+        int idx = topo_node_index(t, (unsigned)n);
+        if (idx >= 0 && idx < 64)
+            mask |= 1ULL << idx;
+    }
+    *ret = mask;
+    return 0;
+}
+
+static const xmlNode *xml_child(const xmlNode *parent, const char *name)
+{
+    for (const xmlNode *c = parent ? parent->children : NULL; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && xmlStrcmp(c->name, (const xmlChar *)name) == 0)
+            return c;
+    return NULL;
+}
+
+static int xml_memnode_parse(const topology *t, const xmlNode *n, domxml_memnode *ret, char *err,
+                             size_t errlen)
+{
+    _cleanup_xmlchar_ xmlChar *cellid = xmlGetProp(n, (const xmlChar *)"cellid");
+    _cleanup_xmlchar_ xmlChar *mode = xmlGetProp(n, (const xmlChar *)"mode");
+    _cleanup_xmlchar_ xmlChar *nodeset = xmlGetProp(n, (const xmlChar *)"nodeset");
+    char b[DOMXML_SHOWN_BUF];
+    domxml_memnode m = {0};
+    char *endp = NULL;
+    unsigned long id;
+    int mm;
+
+    if (!cellid || !nodeset)
+        return vn_fail(err, errlen, -EINVAL, "<memnode> without cellid or nodeset");
+    errno = 0;
+    id = strtoul((const char *)cellid, &endp, 10);
+    if (errno || endp == (char *)cellid || *endp || id >= SNAP_MAX_CELLS_PER_DOMAIN)
+        return vn_fail(err, errlen, -EINVAL, "<memnode> with a bad cellid '%s'",
+                       shown(b, (const char *)cellid));
+    m.cellid = (unsigned)id;
+    /* the modes of libvirt's <memnode>: mem_mode_name()'s but "none" */
+    mm = mode ? mem_mode_from_name((const char *)mode, strlen((const char *)mode)) : VN_MEM_STRICT;
+    if (mm < 0 || mm == VN_MEM_NONE)
+        return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with an unknown mode '%s'",
+                       m.cellid, shown(b, (const char *)mode));
+    m.binding.mode = (vn_mem_mode)mm;
+    if (domxml_nodeset_mask(t, (const char *)nodeset, &m.binding.nodes) < 0)
+        return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with a bad nodeset '%s'",
+                       m.cellid, shown(b, (const char *)nodeset));
+    *ret = m;
+    return 0;
+}
+
+/*
+ * Whether the domain's memory is pinned, from its XML: VFIO passthrough (<hostdev
+ * mode='subsystem' type='pci'|'mdev'>, <interface type='hostdev'>: the IOMMU maps all guest
+ * memory, pinned for the device's life), <memoryBacking><locked/> (mlock), <launchSecurity>
+ * (SEV, SEV-SNP, TDX, s390 PV: pinned and encrypted). Such memory is never moved.
+ */
+static vn_mem_pin xml_mem_pin(const xmlNode *root)
+{
+    const xmlNode *devices = xml_child(root, "devices");
+
+    for (const xmlNode *c = devices ? devices->children : NULL; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(c->name, (const xmlChar *)"hostdev") == 0) {
+            _cleanup_xmlchar_ xmlChar *mode = xmlGetProp(c, (const xmlChar *)"mode");
+            _cleanup_xmlchar_ xmlChar *type = xmlGetProp(c, (const xmlChar *)"type");
+            if ((!mode || xmlStrcmp(mode, (const xmlChar *)"subsystem") == 0) && type &&
+                (xmlStrcmp(type, (const xmlChar *)"pci") == 0 ||
+                 xmlStrcmp(type, (const xmlChar *)"mdev") == 0))
+                return MEM_PIN_VFIO;
+        } else if (xmlStrcmp(c->name, (const xmlChar *)"interface") == 0) {
+            _cleanup_xmlchar_ xmlChar *type = xmlGetProp(c, (const xmlChar *)"type");
+            if (type && xmlStrcmp(type, (const xmlChar *)"hostdev") == 0)
+                return MEM_PIN_VFIO;
+        }
+    }
+    if (xml_child(xml_child(root, "memoryBacking"), "locked"))
+        return MEM_PIN_LOCKED;
+    if (xml_child(root, "launchSecurity"))
+        return MEM_PIN_LAUNCH_SECURITY;
+    return MEM_PIN_NONE;
+}
+
+/* <vcpu cpuset>, <numatune><memnode> and pinned memory of the live XML. */
+int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen)
+{
+    _cleanup_(xml_docp) xmlDoc *doc = NULL;
+    const xmlNode *root, *vcpu, *numatune;
+    domxml_info info = {0};
+    size_t len;
+    int r;
+
+    len = strnlen(xml, DOMXML_MAX + 1);
+    if (len > DOMXML_MAX)
+        return vn_fail(err, errlen, -EINVAL, "domain XML longer than %u bytes", DOMXML_MAX);
+    /* No network, no entity substitution, no messages on stderr. */
+    doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
+                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!doc)
+        return vn_fail(err, errlen, -EINVAL, "the domain XML does not parse");
+    root = xmlDocGetRootElement(doc);
+    if (!root || xmlStrcmp(root->name, (const xmlChar *)"domain") != 0)
+        return vn_fail(err, errlen, -EINVAL, "the domain XML has no <domain> root");
+
+    info.mem_pin = xml_mem_pin(root);
+    vcpu = xml_child(root, "vcpu");
+    if (vcpu) {
+        _cleanup_xmlchar_ xmlChar *cpuset = xmlGetProp(vcpu, (const xmlChar *)"cpuset");
+        char b[DOMXML_SHOWN_BUF];
+
+        if (cpuset) {
+            r = cpuset_parse((const char *)cpuset, &info.cpuset);
+            if (r < 0)
+                return vn_fail(err, errlen, r, "bad <vcpu cpuset='%s'>",
+                               shown(b, (const char *)cpuset));
+            info.has_cpuset = true;
+        }
+    }
+
+    numatune = xml_child(root, "numatune");
+    for (const xmlNode *c = numatune ? numatune->children : NULL; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"memnode") != 0)
+            continue;
+        if (info.nr_memnodes >= SNAP_MAX_CELLS_PER_DOMAIN)
+            return vn_fail(err, errlen, -E2BIG, "more than %u <memnode> elements",
+                           SNAP_MAX_CELLS_PER_DOMAIN);
+        r = xml_memnode_parse(t, c, &info.memnodes[info.nr_memnodes], err, errlen);
+        if (r < 0)
+            return r;
+        info.nr_memnodes++;
+    }
+    *ret = info;
+    return 0;
+}

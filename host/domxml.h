@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the sample stage reads from a domain's live XML (libvirt's virDomainGetXMLDesc): the
+ * CPUs its vCPUs may use, each cell's <memnode> binding, and whether its memory is pinned
+ * (VFIO passthrough, locked, launch security). Untrusted text, parsed with libxml2 with no
+ * network and no entity substitution.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "model.h"
+#include "topology.h"
+
+typedef struct domxml_memnode {
+    unsigned cellid;
+    vn_mem_binding binding;
+} domxml_memnode;
+
+typedef struct domxml_info {
+    vn_mem_pin mem_pin; /* why the guest memory cannot move (VFIO, locked, SEV/TDX) */
+    bool has_cpuset;
+    vn_cpuset cpuset; /* <vcpu cpuset=...>: host CPUs the domain's vCPUs may use */
+    unsigned nr_memnodes;
+    domxml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
+} domxml_info;
+
+/* <vcpu cpuset>, <numatune><memnode> and pinned memory of a live domain XML (at most
+ * 16 MiB). Returns 0, or -errno with the reason in err. */
+int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
+
+/* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
+ * topology does not know are ignored). Returns 0 or -EINVAL. */
+int domxml_nodeset_mask(const topology *t, const char *list, uint64_t *ret);
