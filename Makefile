@@ -56,6 +56,7 @@ $(BUILD)/tests/unit/%.o:        INCS := -Ihost -Iproto -Ilib -Itests/unit
 $(BUILD)/tests/unit/test-agent-%.o: INCS := -Iagent -Iproto -Ilib -Itests/unit
 $(BUILD)/tests/fuzz/%.o:        INCS := -Iproto -Ilib
 $(BUILD)/tests/bench/%.o:       INCS := -Ihost -Iproto -Ilib
+$(BUILD)/tests/e2e/ground/%.o:  INCS := -Ihost -Iproto -Ilib
 
 # The libraries the build needs, as pkg-config names with the Debian package that has each.
 # `make` checks them first and names what is missing instead of failing in the compiler.
@@ -245,7 +246,14 @@ $(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate-bench.o $(CORE_LIB) $
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(PKG_LIBS)
 -include $(BUILD)/tests/bench/sample-bench.d $(BUILD)/tests/bench/migrate-bench.d
 
-tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc
+# The act stage against a long-term pin (io_uring fixed buffers), run inside the proving ground
+# (tests/e2e/ground/scenarios.py): it needs two host nodes.
+$(BUILD)/tests/longterm-pin: $(BUILD)/tests/e2e/ground/longterm-pin.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(shell pkg-config --libs liburing)
+-include $(BUILD)/tests/e2e/ground/longterm-pin.d
+
+tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc $(BUILD)/tests/longterm-pin
 
 # Installs what the build and the tests need from Debian, only when missing.
 deps:

@@ -1,5 +1,6 @@
 #!/bin/bash
-# start_services: starts virtlogd and libvirtd when they are not running (this machine
+# start_services: mounts hugetlbfs on /dev/hugepages when none is mounted (systemd does on an
+# operator's host), starts virtlogd and libvirtd when they are not running (this machine
 # has no systemd: the tests start them by hand, as an operator would with `-d`) and
 # waits until virsh answers on qemu:///system (30 s). 0 when it answers; otherwise 1 with
 # the reason on stdout. Daemons are started with fd 200 (the test lock) closed.
@@ -17,6 +18,12 @@ start_services() {
     command -v virsh >/dev/null && command -v libvirtd >/dev/null ||
         { echo "libvirt (virsh, libvirtd) is not installed"; return 1; }
     mkdir -p /run/libvirt /var/log/libvirt/qemu
+    # hugetlbfs where systemd's dev-hugepages.mount puts it on an operator's host: libvirtd
+    # looks for hugetlbfs mounts when it starts
+    if ! grep -q ' hugetlbfs ' /proc/mounts; then
+        mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages ||
+            { echo "cannot mount hugetlbfs on /dev/hugepages"; return 1; }
+    fi
     pgrep -x virtlogd >/dev/null || virtlogd -d 200>&- || { echo "cannot start virtlogd"; return 1; }
     pgrep -x libvirtd >/dev/null || libvirtd -d 200>&- || { echo "cannot start libvirtd"; return 1; }
     local i

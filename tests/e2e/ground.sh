@@ -14,7 +14,8 @@ if ! ls /boot/vmlinuz-* >/dev/null 2>&1 && [ "$(id -u)" != 0 ]; then
     skip_all "no kernel in /boot and not root to install linux-image-amd64"
 fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (the ground runs this machine's root filesystem, libvirtd as root)"
-make -s >/dev/null || { ok 1 "make builds vnumad and vnumactl"; finish; }
+make -s all tests >/dev/null ||
+    { ok 1 "make builds vnumad, vnumactl and tests/longterm-pin"; finish; }
 GROUND_CACHE=${GROUND_CACHE:-$PWD/$BUILD/ground}
 RESULTS=${RESULTS:-$GROUND_CACHE/results-e2e}
 rm -rf "$RESULTS"
@@ -25,7 +26,7 @@ ok $? "the ground's boot files build (vm-images/build-ground.sh)"
 NODES=4 CPN=2 MEM=1G  # 8 vCPUs: 16 under TCG on a 2-core host did not boot reliably
 start=$SECONDS
 NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM LLCS_PER_NODE=2 SOCKETS=2 \
-    TIMEOUT=${GROUND_TIMEOUT:-600} GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS \
+    TIMEOUT=${GROUND_TIMEOUT:-900} GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS \
     vm-images/run-ground.sh tests/e2e/ground/scenarios.sh nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} \
     >"$RESULTS/run-ground.out" 2>&1
 rc=$?
@@ -42,7 +43,7 @@ esac
 boot=$(grep -ao 'GROUND: rootfs ready uptime=[0-9.]*' "$RESULTS/console.log" | sed 's/.*=//')
 echo "# timings: ground rootfs ready at ${boot:-?}s uptime; $(cat "$RESULTS/timings-libvirt.json" 2>/dev/null); $(tr -d '\n ' <"$RESULTS/timings.json" 2>/dev/null)"
 
-expect="00-ground 01-misplaced-start 02-allowed-imbalance 03-cpuset-skip 04-untouched 05-free-memory-guard 06-stability 07-restore 08-kill-vnumad-mid-move 09-kill-qemu-mid-move"
+expect="00-ground 01-misplaced-start 02-allowed-imbalance 03-cpuset-skip 04-untouched 05-free-memory-guard 06-stability 07-restore 08-kill-vnumad-mid-move 09-kill-qemu-mid-move 10-hugetlbfs-2m 11-memfd-shared 12-locked-memory 13-longterm-pin"
 for e in $expect; do
     f=$(ls "$RESULTS"/scenario-"$e"*.json 2>/dev/null | head -n 1)
     if [ -z "$f" ]; then ok 1 "scenario $e wrote its result"; continue; fi

@@ -16,6 +16,8 @@
 #   - wait_for TIMEOUT_S COMMAND... (tests/lib/check.sh): polls COMMAND until it succeeds; 1 on
 #     timeout.
 #   - kill_libvirtd / start_libvirtd: for tests of a libvirtd restart.
+#   - e2e_at_exit COMMAND: run COMMAND (eval'd) in the cleanup, after the domains are gone
+#     (to put back a host setting the test changed, e.g. nr_hugepages).
 #   - a cleanup trap: stops the daemon it started, destroys and undefines every domain it
 #     defined, restarts libvirtd if a test left it dead; also after a failure or a signal.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
@@ -294,6 +296,7 @@ e2e_cleanup() {
         $VIRSH undefine "$d" >/dev/null 2>&1
     done <"$E2E_TMP/domains"
     remove_stale_configs "$E2E_PREFIX"
+    for d in "${E2E_AT_EXIT[@]}"; do eval "$d"; done
     if [ "${E2E_KEEP_TMP:-0}" = 1 ]; then
         echo "# kept $E2E_TMP" >&2
     else
@@ -301,6 +304,8 @@ e2e_cleanup() {
     fi
     exit $rc
 }
+E2E_AT_EXIT=()
+e2e_at_exit() { E2E_AT_EXIT+=("$1"); }
 trap e2e_cleanup EXIT
 trap 'exit 130' INT TERM HUP
 

@@ -5,6 +5,7 @@
 #                          RAM preallocated); keys: cells=2 cell_mib=64 vcpus_per_cell=1
 #                          cpuset= (<vcpu cpuset>) emulatorpin= vcpupin= (every vCPU) numatune=MODE:NODES
 #                          optin= (auto|advise|off|"" = no element) kernel= (a multiboot image)
+#                          backing= (hugetlb: hugetlbfs 2 MiB pages; memfd: shared; locked)
 #   dom_start NAME [key=value...]  define + start; 1 on failure (log on stderr)
 #   node_cpus N            CPU list of node N;  node_free_kib N: MemFree of node N
 #   gt MSG                 a timestamped line on the console
@@ -26,6 +27,9 @@ ground_libvirt_up() {
     rm -f /var/cache/libvirt/qemu/capabilities/*.xml
     [ "${GROUND_NO_CAPS_CACHE:-0}" = 1 ] ||
         cp /ground-cache/libvirt-caps/*.xml /var/cache/libvirt/qemu/capabilities/ 2>/dev/null
+    # hugetlbfs before libvirtd, which looks for its mounts when it starts (systemd's
+    # dev-hugepages.mount on an operator's host)
+    grep -q ' hugetlbfs ' /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages; } || return 1
     virtlogd -d || return 1
     libvirtd -d || return 1
     for i in $(seq 1 600); do $VIRSH version >/dev/null 2>&1 && break; sleep 0.2; done
@@ -45,13 +49,14 @@ node_cpus() { cat /sys/devices/system/node/node$1/cpulist; }
 node_free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo; }
 
 dom_xml() {
-    local name=$1 cells=2 cell_mib=64 vpc=1 cpuset="" emulatorpin="" vcpupin="" numatune="" optin="" kernel="" kv
+    local name=$1 cells=2 cell_mib=64 vpc=1 cpuset="" emulatorpin="" vcpupin="" numatune="" optin="" kernel="" backing="" kv
     shift
     for kv in "$@"; do
         case "$kv" in
         cells=*) cells=${kv#*=} ;; cell_mib=*) cell_mib=${kv#*=} ;; vcpus_per_cell=*) vpc=${kv#*=} ;;
         cpuset=*) cpuset=${kv#*=} ;; emulatorpin=*) emulatorpin=${kv#*=} ;; vcpupin=*) vcpupin=${kv#*=} ;;
         numatune=*) numatune=${kv#*=} ;; optin=*) optin=${kv#*=} ;; kernel=*) kernel=${kv#*=} ;;
+        backing=*) backing=${kv#*=} ;;
         *) echo "dom_xml: unknown $kv" >&2; return 1 ;;
         esac
     done
@@ -68,7 +73,14 @@ dom_xml() {
     fi
     [ -n "$numatune" ] && echo "  <numatune><memory mode='${numatune%%:*}' nodeset='${numatune#*:}'/></numatune>"
     [ -n "$optin" ] && echo "  <metadata><vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"$optin\"/></metadata>"
-    echo "  <memoryBacking><allocation mode='immediate'/></memoryBacking>"
+    # backing=hugetlb (hugetlbfs, 2 MiB pages), memfd (shared, as for vhost-user), locked
+    case "$backing" in
+    hugetlb) echo "  <memoryBacking><hugepages><page size='2048' unit='KiB'/></hugepages><allocation mode='immediate'/></memoryBacking>" ;;
+    memfd) echo "  <memoryBacking><source type='memfd'/><access mode='shared'/><allocation mode='immediate'/></memoryBacking>" ;;
+    locked) echo "  <memoryBacking><locked/><allocation mode='immediate'/></memoryBacking>" ;;
+    "") echo "  <memoryBacking><allocation mode='immediate'/></memoryBacking>" ;;
+    *) echo "dom_xml: unknown backing $backing" >&2; return 1 ;;
+    esac
     echo "  <os><type arch='x86_64' machine='pc'>hvm</type>${kernel:+<kernel>$kernel</kernel>}</os>"
     echo "  <cpu mode='custom' match='exact' check='none'>"
     echo "    <model fallback='forbid'>qemu64</model>"

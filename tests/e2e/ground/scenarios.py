@@ -492,6 +492,20 @@ def main():
     results.extend(ok8)
     TIMES["s8"] = round(time.monotonic() - t8, 1)
 
+    t10 = time.monotonic()
+    for idx, name, fn in ((10, "hugetlbfs-2m", scenario_hugetlbfs), (11, "memfd-shared", scenario_memfd),
+                          (12, "locked-memory", scenario_locked), (13, "longterm-pin", scenario_longterm_pin)):
+        try:
+            results.append(fn())
+        except Exception:
+            import traceback
+            results.append(write(idx, name, False, {}, {"exception": traceback.format_exc()}))
+            for d in ("s10-huge", "s11-shm", "s12-locked"):
+                virsh("destroy", d, check=False)
+            for n in NODES:
+                set_huge(n, 0)
+        TIMES[f"s{idx}"] = round(time.monotonic() - t10, 1)
+
     vn.send_signal(signal.SIGTERM)
     try:
         vrc = vn.wait(20)
@@ -614,6 +628,165 @@ def scenario_faults(vn, conf, vlog):
     for d in ("f-kill", "f-qemu"):
         virsh("destroy", d, check=False)
     return out, vn
+
+
+HUGE = "/sys/devices/system/node/node{}/hugepages/hugepages-2048kB/{}"
+
+
+def huge_free(n):
+    return int(open(HUGE.format(n, "free_hugepages")).read())
+
+
+def set_huge(n, count):
+    with open(HUGE.format(n, "nr_hugepages"), "w") as f:
+        f.write(str(count))
+    return int(open(HUGE.format(n, "nr_hugepages")).read())
+
+
+def backend_policies(pid):
+    """numa_maps policy word of each cell's backend mapping (path has ram-nodeN), by cell"""
+    out = {}
+    with open(f"/proc/{pid}/numa_maps") as f:
+        for line in f:
+            m = re.search(r"ram-node(\d+)", line)
+            if m:
+                out.setdefault(int(m.group(1)), line.split()[1])
+    return out
+
+
+def acted_bytes(dom):
+    recs = [r for r in journal_lines() if r.get("domain") == dom and r.get("action") == "acted"]
+    return sum(r.get("bytes_moved", 0) or 0 for r in recs), recs
+
+
+def start_misplaced(name, backing, allowed, cell_mib=32):
+    """a domain of 2 cells started with vCPUs, emulator and memory on the last node, allowed on
+    `allowed` only; returns its probe state"""
+    last = NODES[-1]
+    start_dom(name, cells=2, cell_mib=cell_mib, cpuset=cpus_str(allowed), emulatorpin=cpus_str([last]),
+              vcpupin=cpus_str([last]), backing=backing)
+    st = probe.state(name)
+    if moved_share(st, last) > 0.01:
+        subprocess.run(["migratepages", str(st["pid"]), "all", str(last)])
+        st = probe.state(name)
+    return st
+
+
+# Issue 12's backends where memory really moves: a hugetlbfs guest with 2 MiB pages (10), a
+# memfd-shared guest (11), a guest with locked memory (12), and the act stage against io_uring's
+# long-term pin (13, build/tests/longterm-pin: a process standing in for QEMU).
+def scenario_hugetlbfs():
+    last = NODES[-1]
+    # ---- 10. hugetlbfs, 2 MiB pages: allowed on nodes 0 and 1; node 0 has plenty of MemFree
+    # but no free huge page, node 1 has them: the memory goes to node 1, moved and charged in
+    # 2 MiB pages, and the backend gets no policy (hugetlbfs has none that is shared)
+    ev, num = {}, {}
+    pools = {n: set_huge(n, 40 if n in (1, last) else 0) for n in NODES}
+    num["pools"] = pools
+    st = start_misplaced("s10-huge", "hugetlb", [0, 1])
+    free0 = {n: huge_free(n) for n in NODES}
+    num["huge_free_at_start"] = free0
+    ev["initial"] = cell_view(st)
+    set_mode("s10-huge", "auto")
+
+    def on_node1():
+        cv = cell_view(probe.quick("s10-huge"))
+        return cv if all(c["node"] == 1 and c["share"] >= 0.99 for c in cv) else None
+    conv = wait_until(60, on_node1, 1.0)
+    time.sleep(3)  # a few more passes: nothing moves back and forth
+    moved, recs = acted_bytes("s10-huge")
+    free1 = {n: huge_free(n) for n in NODES}
+    pid = probe.state("s10-huge")["pid"]
+    pol = backend_policies(pid)
+    stat = status_dom(vnctl_status(), "s10-huge") or {}
+    num.update({"converged_on_node1": bool(conv), "bytes_moved": moved, "huge_free_after": free1,
+                "policies": pol, "status_page_sizes": [c.get("page_size") for c in stat.get("cells", [])],
+                "record_page_sizes": [c.get("page_size") for c in (recs[-1]["cells"] if recs else [])]})
+    ev.update({"final": cell_view(probe.quick("s10-huge")), "records": recs[-3:]})
+    ok = (bool(conv) and moved == 64 << 20 and free1[1] == free0[1] - 32 and free1[last] == free0[last] + 32
+          and free1[0] == 0 and all(p == "default" for p in pol.values()) and len(pol) == 2
+          and num["status_page_sizes"] == [2 << 20] * 2 and num["record_page_sizes"] == [2 << 20] * 2)
+    virsh("destroy", "s10-huge", check=False)
+    for n in NODES:
+        set_huge(n, 0)
+    return write(10, "hugetlbfs-2m", ok, num, ev)
+
+
+def scenario_memfd():
+    # ---- 11. memfd, shared: memory local, each backend's preferred node its cell's (never
+    # bind), and on opt-out its own policy back (the default)
+    ev, num = {}, {}
+    allowed = NODES[:-1]
+    st = start_misplaced("s11-shm", "memfd", allowed)
+    pid = st["pid"]
+    pol0 = backend_policies(pid)
+    orig = st["vcpupin"]
+    set_mode("s11-shm", "auto")
+
+    def local():
+        cv = cell_view(probe.quick("s11-shm"))
+        pol = backend_policies(pid)
+        return (cv, pol) if all(c["node"] in allowed and c["share"] >= 0.95 and pol.get(c["cell"]) == f"prefer:{c['node']}"
+                                for c in cv) else None
+    conv = wait_until(60, local, 1.0)
+    state_xml = virsh("metadata", "s11-shm", "urn:vnuma:state:1", check=False)
+    set_mode("s11-shm", "off")
+
+    def restored():
+        s2 = probe.state("s11-shm")
+        pol = backend_policies(pid)
+        return pol if s2["vcpupin"] == orig and all(p == "default" for p in pol.values()) else None
+    back = wait_until(30, restored, 0.5)
+    moved, recs = acted_bytes("s11-shm")
+    num.update({"policies_before": pol0, "converged": bool(conv),
+                "final": [(c["node"], c["share"]) for c in (conv[0] if conv else [])],
+                "policies_balanced": conv[1] if conv else backend_policies(pid),
+                "policies_after_optout": back or backend_policies(pid), "bytes_moved": moved})
+    ev.update({"state": state_xml, "records": recs[-3:]})
+    ok = (bool(conv) and bool(back) and all(p == "default" for p in pol0.values()) and len(pol0) == 2
+          and state_xml.count('policy="default"') == 2 and moved >= (64 << 20) * 0.9)
+    virsh("destroy", "s11-shm", check=False)
+    return write(11, "memfd-shared", ok, num, ev)
+
+
+def scenario_locked():
+    last = NODES[-1]
+    # ---- 12. locked memory: recognised from the XML; vCPUs the operator put on node 0 go to
+    # the memory on the last node; no page moved or tried
+    ev, num = {}, {}
+    st = start_misplaced("s12-locked", "locked", NODES)
+    for v in st["vcpus"]:
+        virsh("vcpupin", "s12-locked", str(v["vcpu"]), cpus_str([0]), "--live")
+    before = probe.state("s12-locked")
+    set_mode("s12-locked", "auto")
+
+    def with_memory():
+        cv = cell_view(probe.quick("s12-locked"))
+        return cv if all(c["node"] == last and c["share"] >= 0.99 for c in cv) else None
+    conv = wait_until(60, with_memory, 1.0)
+    time.sleep(3)
+    moved, recs = acted_bytes("s12-locked")
+    d = status_dom(vnctl_status(), "s12-locked") or {}
+    cnt = d.get("counters", {})
+    num.update({"vcpus_went_to_memory": bool(conv), "bytes_moved": moved, "pages_moved": cnt.get("pages_moved"),
+                "pages_unmovable": cnt.get("pages_unmovable"),
+                "memory_pinned": [c.get("memory_pinned") for c in d.get("cells", [])],
+                "record_memory_pinned": [c.get("memory_pinned") for c in (recs[-1]["cells"] if recs else [])]})
+    ev.update({"before": cell_view(before), "after": cell_view(probe.quick("s12-locked")), "records": recs[-3:]})
+    ok = (bool(conv) and moved == 0 and cnt.get("pages_moved") == 0 and cnt.get("pages_unmovable") == 0
+          and num["memory_pinned"] == ["locked"] * 2 and num["record_memory_pinned"] == ["locked"] * 2)
+    virsh("destroy", "s12-locked", check=False)
+    return write(12, "locked-memory", ok, num, ev)
+
+
+def scenario_longterm_pin():
+    # ---- 13. a long-term pin no XML shows (io_uring fixed buffers), against the real kernel
+    r = subprocess.run([f"{BUILD}/tests/longterm-pin", "0", str(NODES[-1])], capture_output=True, text=True)
+    lines = r.stdout.splitlines()
+    return write(13, "longterm-pin", r.returncode == 0,
+                 {"rc": r.returncode, "passed": len([l for l in lines if l.startswith("ok ")]),
+                  "failed": len([l for l in lines if l.startswith("not ok ")])},
+                 {"stdout": lines, "stderr": r.stderr[-2000:]})
 
 
 def busy_of(st, secs=3.0):
