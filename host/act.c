@@ -201,14 +201,15 @@ static const ram_range *find_ram(const dom_state *st, unsigned cell)
     return NULL;
 }
 
-void act_mem_refused(dom_state *st, unsigned ri, act_cell_result *cr)
+void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
+                     act_cell_result *cr)
 {
-    if (!cr->pages_unmovable || cr->pages_moved || ri >= 64)
+    if (!unmovable || moved || ri >= 64)
         return;
     if (!(st->mem_refused & (1ULL << ri)))
         log_warn(
             "Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to it until QEMU restarts",
-            st->ram[ri].cell, st->name, (unsigned long long)cr->pages_unmovable);
+            st->ram[ri].cell, st->name, (unsigned long long)unmovable);
     st->mem_refused |= 1ULL << ri;
     cr->refused = true;
 }
@@ -513,59 +514,72 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         }
         return 0;
     }
+    /* Each cell's ranges in turn: its boot RAM, then its memory devices (pc-dimm, virtio-mem);
+     * a bulk move's bytes are taken from them in that order. */
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
-        const ram_range *ram = find_ram(st, pc->cell_id);
-        unsigned ri;
-        if (!pc->nr_moves || !ram || st->pid <= 0)
+        act_cell_result *cr = &res->cells[k];
+        _cleanup_free_ uint64_t *done = NULL; /* bytes each move got so far */
+        if (!pc->nr_moves || st->pid <= 0)
             continue;
-        ri = (unsigned)(ram - st->ram);
-        if (ri < 64 && (st->mem_refused & (1ULL << ri)))
-            continue; /* its pages would not move: it stays (decide plans none either) */
-        for (unsigned m = 0; m < pc->nr_moves; m++) {
-            const plan_move *mv = &pc->moves[m];
-            act_cell_result *cr = &res->cells[k];
-            move_req req = {
-                .pid = st->pid,
-                .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
-                .shared = ram->shared,
-                .hugetlb = ram->hugetlb,
-                .to = (int)t->nodes[mv->to_node].os_index,
-                .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
-                .reserve = node_reserve(t, cfg, (unsigned)mv->to_node),
-            };
-            r = 0;
-            if (mv->is_range) {
-                /* hot ranges inside the backend's first contiguous range go first */
-                if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
-                    continue;
-                for (unsigned n = 0; n < t->nr_nodes; n++) {
-                    uint64_t from_start = 0;
-                    if ((int)n == mv->to_node)
+        done = calloc(pc->nr_moves, sizeof(*done));
+        if (!done) {
+            fail(res, -ENOMEM, "move guest memory");
+            return -ENOMEM;
+        }
+        for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++) {
+            const ram_range *ram = &st->ram[ri];
+            uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
+            if (ram->cell != pc->cell_id || (st->mem_refused & (1ULL << ri)))
+                continue; /* another cell's, or its pages would not move: it stays */
+            for (unsigned m = 0; m < pc->nr_moves; m++) {
+                const plan_move *mv = &pc->moves[m];
+                uint64_t before = cr->bytes_moved;
+                move_req req = {
+                    .pid = st->pid,
+                    .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
+                    .shared = ram->shared,
+                    .hugetlb = ram->hugetlb,
+                    .to = (int)t->nodes[mv->to_node].os_index,
+                    .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                    .reserve = node_reserve(t, cfg, (unsigned)mv->to_node),
+                };
+                r = 0;
+                if (mv->is_range) {
+                    /* hot ranges inside one of the cell's ranges go first */
+                    if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
                         continue;
-                    req.hva = ram->hva + (mv->gpa - ram->gpa);
-                    req.len = mv->length;
-                    req.from = (int)t->nodes[n].os_index;
-                    req.want = mv->length;
-                    r = move_range(ops, &req, budget, &from_start, cr, &st->count);
-                    if (r < 0)
-                        break;
+                    for (unsigned n = 0; n < t->nr_nodes; n++) {
+                        uint64_t from_start = 0;
+                        if ((int)n == mv->to_node)
+                            continue;
+                        req.hva = ram->hva + (mv->gpa - ram->gpa);
+                        req.len = mv->length;
+                        req.from = (int)t->nodes[n].os_index;
+                        req.want = mv->length;
+                        r = move_range(ops, &req, budget, &from_start, cr, &st->count);
+                        if (r < 0)
+                            break;
+                    }
+                } else if (done[m] < mv->bytes) {
+                    req.hva = ram->hva;
+                    req.len = ram->size;
+                    req.from = (int)t->nodes[mv->from_node].os_index;
+                    req.want = mv->bytes - done[m];
+                    r = move_range(ops, &req, budget, &st->move_resume[ri], cr, &st->count);
                 }
-            } else {
-                req.hva = ram->hva;
-                req.len = ram->size;
-                req.from = (int)t->nodes[mv->from_node].os_index;
-                req.want = mv->bytes;
-                r = move_range(ops, &req, budget, &st->move_resume[ri], cr, &st->count);
+                done[m] += cr->bytes_moved - before;
+                if (r < 0) {
+                    fail(res, r, "move guest memory");
+                    return r;
+                }
+                if (cr->budget_exhausted || cr->reserve_hit)
+                    break;
             }
-            if (r < 0) {
-                fail(res, r, "move guest memory");
-                return r;
-            }
+            act_mem_refused(st, ri, cr->pages_moved - moved0, cr->pages_unmovable - unmovable0, cr);
             if (cr->budget_exhausted || cr->reserve_hit)
                 break;
         }
-        act_mem_refused(st, ri, &res->cells[k]);
     }
     /* Shared (memfd, tmpfs) backends: the target becomes the backend's preferred node, so
      * the pages QEMU or a vhost-user process faults in later land there too (an anonymous

@@ -87,13 +87,14 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
               act_result *res);
 
 /*
- * After a pass moved ram[] cell `ri` of the domain (result *cr): when none of its pages
- * moved and some would not (a long-term pin the XML does not show: io_uring registered
- * buffers, RDMA), the cell's memory is taken as pinned for the rest of this QEMU run
- * (st->mem_refused; sampled as MEM_PIN_REFUSED): never tried again, its vCPUs go to it.
- * Sets cr->refused then. A pass that moved some pages changes nothing.
+ * After a pass tried to move range ram[ri] of the domain (`moved` pages moved, `unmovable`
+ * refused): when none moved and some would not (a long-term pin the XML does not show:
+ * io_uring registered buffers, RDMA), the range is taken as pinned for the rest of this QEMU
+ * run (st->mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
+ * tried again. Sets cr->refused then. A pass that moved some pages changes nothing.
  */
-void act_mem_refused(dom_state *st, unsigned ri, act_cell_result *cr);
+void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
+                     act_cell_result *cr);
 
 /* Give the shared backends vnumad set a policy on the policy they had before (saved in
  * st->orig.memfd_policy[]). Returns 0 or -errno. */

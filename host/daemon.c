@@ -21,6 +21,7 @@
 #include "log.h"
 #include "notify.h"
 #include "numa_ops.h"
+#include "sample.h"
 #include "util.h"
 #include "virt.h"
 
@@ -104,6 +105,22 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     }
 }
 
+/* A memory device (pc-dimm "dimmN", virtio-mem "virtiomemN") came or went: the domain's RAM
+ * layout is found again at the next pass, which comes soon. */
+static void on_device(void *opaque, const char *uuid, const char *name, const char *alias,
+                      bool added)
+{
+    vnumad *dm = opaque;
+    dom_state *st = domains_find(dm, uuid);
+
+    if (!st || (strncmp(alias, "dimm", 4) != 0 && strncmp(alias, "virtiomem", 9) != 0))
+        return;
+    log_info("Memory device %s of '%s' %s; finding its memory again", alias, name,
+             added ? "plugged" : "unplugged");
+    sample_ram_stale(st);
+    schedule_pass_soon(dm);
+}
+
 static void drop_connection(vnumad *dm)
 {
     virt_close(dm->conn);
@@ -130,6 +147,7 @@ static void connect_now(vnumad *dm)
     virt_callbacks cb = {.lifecycle = on_lifecycle,
                          .metadata = on_metadata,
                          .vserport = on_vserport,
+                         .device = on_device,
                          .closed = on_closed,
                          .opaque = dm};
     int r;

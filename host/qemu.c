@@ -423,6 +423,76 @@ int qmp_parse_memdevs(const char *reply, qmp_memdevs *ret, char *err, size_t err
     return 0;
 }
 
+int qmp_parse_memory_devices(const char *reply, qmp_memdevice **ret, unsigned *ret_n, char *err,
+                             size_t errlen)
+{
+    _cleanup_json_ struct json_object *root = NULL;
+    _cleanup_free_ qmp_memdevice *v = NULL;
+    struct json_object *arr = NULL;
+    void *vec = NULL;
+    unsigned k = 0;
+    size_t n;
+    int r;
+
+    if (!ret || !ret_n)
+        return vn_fail(err, errlen, -EINVAL, "no output");
+    r = qmp_parse_list_vec(reply, QMP_MEMDEV_MAX, "memory devices", sizeof(*v), &root, &arr, &n,
+                           &vec, err, errlen);
+    if (r < 0)
+        return r;
+    v = vec;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *e = json_object_array_get_idx(arr, i), *type = NULL, *data = NULL;
+        struct json_object *memdev = NULL;
+        const char *t, *md;
+        bool vmem;
+        int64_t gpa = 0, node = 0;
+
+        if (!json_object_is_type(e, json_type_object) ||
+            !json_object_object_get_ex(e, "type", &type) ||
+            !json_object_is_type(type, json_type_string) ||
+            !json_object_object_get_ex(e, "data", &data) ||
+            !json_object_is_type(data, json_type_object))
+            return vn_fail(err, errlen, -EINVAL,
+                           "memory device %zu is not an object with a string \"type\" and "
+                           "object \"data\"",
+                           i);
+        t = json_object_get_string(type);
+        vmem = strcmp(t, "virtio-mem") == 0;
+        if (strcmp(t, "dimm") != 0 && !vmem)
+            continue; /* nvdimm, virtio-pmem, sgx-epc: not a cell's RAM */
+        r = get_int(data, vmem ? "memaddr" : "addr", 0, INT64_MAX - 1, "memory device", (unsigned)i,
+                    &gpa, err, errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "memory device %zu has no address", i);
+        if (r < 0)
+            return r;
+        r = get_int(data, "node", 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, "memory device", (unsigned)i,
+                    &node, err, errlen);
+        if (r == -ENOENT)
+            return vn_fail(err, errlen, -EINVAL, "memory device %zu has no \"node\"", i);
+        if (r < 0)
+            return r;
+        if (!json_object_object_get_ex(data, "memdev", &memdev) ||
+            !json_object_is_type(memdev, json_type_string))
+            return vn_fail(err, errlen, -EINVAL, "memory device %zu has no string \"memdev\"", i);
+        md = json_object_get_string(memdev);
+        if (strncmp(md, "/objects/", strlen("/objects/")) == 0)
+            md += strlen("/objects/");
+        if (!*md || strlen(md) >= sizeof(v[k].memdev) || strchr(md, '/') ||
+            strlen(json_object_get_string(memdev)) != (size_t)json_object_get_string_len(memdev))
+            return vn_fail(err, errlen, -EINVAL, "memory device %zu has a bad \"memdev\"", i);
+        snprintf(v[k].memdev, sizeof(v[k].memdev), "%s", md);
+        v[k].gpa = (uint64_t)gpa;
+        v[k].node = (int)node;
+        v[k].virtio_mem = vmem;
+        k++;
+    }
+    *ret = k ? VN_TAKE_PTR(v) : NULL;
+    *ret_n = k;
+    return 0;
+}
+
 void qmp_memdevs_clear(qmp_memdevs *m)
 {
     if (!m)

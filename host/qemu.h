@@ -76,6 +76,21 @@ const qmp_memdev *qmp_memdev_find(const qmp_memdevs *m, const char *id);
 int qmp_parse_memdev(const char *reply, const char *id, uint64_t *ret_size, bool *ret_shared,
                      char *err, size_t errlen);
 
+/* One hotplugged (or cold-plugged) memory device of a query-memory-devices reply whose memory
+ * is guest RAM: a pc-dimm ("dimm") or a virtio-mem device. NVDIMMs, virtio-pmem and SGX EPC
+ * are left out (persistent or special memory, not a cell's RAM to move). */
+typedef struct qmp_memdevice {
+    char memdev[64]; /* its backend's id ("memdimm0", from "/objects/memdimm0") */
+    uint64_t gpa;    /* guest-physical start of the device's memory ("addr", "memaddr") */
+    int node;        /* the guest cell it belongs to */
+    bool virtio_mem; /* only plugged blocks are resident: the rest reads as not present */
+} qmp_memdevice;
+
+/* query-memory-devices reply -> *ret (malloc'd, *ret_n entries; NULL and 0 for none), every
+ * entry checked. 0 or -EINVAL/-ENOMEM with a reason in err. */
+int qmp_parse_memory_devices(const char *reply, qmp_memdevice **ret, unsigned *ret_n, char *err,
+                             size_t errlen);
+
 /* ---- HMP ---- */
 
 /* HMP "info mtree -f": guest-physical start of the first RAM range of backend `id` in

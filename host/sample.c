@@ -259,12 +259,62 @@ static int backend_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *huget
 }
 
 /*
+ * Memory devices (pc-dimm, virtio-mem) of the guest's cells: each is one more range of its cell
+ * (ret[*nr...], at most SNAP_MAX_CELLS_PER_DOMAIN ranges in all), located by its address
+ * (query-memory-devices) and gpa2hva, sized by its backend (query-memdev). A virtio-mem
+ * device's whole backend is the range: blocks the guest has not plugged are not resident and
+ * count nothing. What cannot be found is left out (said at debug level): the boot RAM of each
+ * cell stands on its own.
+ */
+static void ram_locate_devices(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells,
+                               const qmp_memdevs *m, ram_range *ret, unsigned *nr)
+{
+    _cleanup_free_ char *reply = NULL;
+    _cleanup_free_ qmp_memdevice *dev = NULL;
+    unsigned n = 0;
+    char err[256];
+
+    if (virt_qmp(d, "{\"execute\":\"query-memory-devices\"}", &reply) < 0 ||
+        qmp_parse_memory_devices(reply, &dev, &n, err, sizeof(err)) < 0)
+        return; /* a QEMU without memory devices, or a reply we cannot read */
+    for (unsigned i = 0; i < n; i++) {
+        _cleanup_free_ char *r2 = NULL;
+        const qmp_memdev *mi = qmp_memdev_find(m, dev[i].memdev);
+        bool ours = false;
+        char cmd[64];
+        uint64_t hva;
+
+        for (unsigned c = 0; c < nr_cells; c++)
+            ours |= cell_ids[c] == (unsigned)dev[i].node;
+        if (!ours || !mi || *nr >= SNAP_MAX_CELLS_PER_DOMAIN) {
+            log_debug("Memory device of backend '%s' (guest cell %d) left out: %s", dev[i].memdev,
+                      dev[i].node,
+                      !ours ? "no vCPU of the domain is in that cell"
+                      : !mi ? "its backend is not in query-memdev"
+                            : "too many memory ranges");
+            continue;
+        }
+        (void)snprintf(cmd, sizeof(cmd), "gpa2hva 0x%" PRIx64, dev[i].gpa);
+        if (virt_hmp(d, cmd, &r2) < 0 || hmp_parse_gpa2hva(r2, &hva) < 0 ||
+            hva > UINT64_MAX - mi->size)
+            continue;
+        ret[(*nr)++] = (ram_range){
+            .cell = (unsigned)dev[i].node,
+            .gpa = dev[i].gpa,
+            .hva = hva,
+            .size = mi->size,
+            .shared = mi->shared,
+        };
+    }
+}
+
+/*
  * Locate each cell's RAM backend inside the QEMU process: query-memdev (size, share),
  * "info mtree -f" (its first guest-physical range and the offset of that range in the
  * backend), "gpa2hva" (the host address of that range). Writes ret[0..nr_cells-1].
  */
 static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, bool guest_numa,
-                      ram_range *ret, char *err, size_t errlen)
+                      ram_range *ret, unsigned *ret_nr, char *err, size_t errlen)
 {
     _cleanup_free_ char *memdev = NULL;
     _cleanup_free_ char *mtree = NULL;
@@ -322,6 +372,8 @@ static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, 
             .shared = mi->shared,
         };
     }
+    *ret_nr = nr_cells;
+    ram_locate_devices(d, cell_ids, nr_cells, &m, ret, ret_nr);
     return 0;
 }
 
@@ -375,6 +427,12 @@ static void mem_settle(dom_state *st, unsigned c, unsigned nr_nodes, uint64_t ce
 void sample_mem_changed(dom_state *st)
 {
     memset(st->mem_valid, 0, sizeof(st->mem_valid));
+}
+
+void sample_ram_stale(dom_state *st)
+{
+    st->ram_for_id = -1;
+    st->ram_failures = 0; /* try at once, whatever failed before */
 }
 
 /* True when rule 2 applies: memory bound to exactly one node. */
@@ -509,8 +567,8 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
                          size_t errlen)
 {
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-    unsigned nr_cells = dom->nr_cells;
-    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram == nr_cells;
+    unsigned nr_cells = dom->nr_cells, nr_ram = 0;
+    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram >= nr_cells;
     int r;
 
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
@@ -520,7 +578,7 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
          * (decide: no-memory-info), vCPUs still placed */
         if (st->ram_failures && st->age_passes < st->ram_retry_age)
             return 0;
-        r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, err, errlen);
+        r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, &nr_ram, err, errlen);
         if (r == -ESRCH)
             return r; /* the domain went away */
         if (r < 0) {
@@ -532,11 +590,15 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
                      st->ram_failures);
         st->ram_failures = 0;
         st->ram_error[0] = '\0';
-        memcpy(st->ram, ram, nr_cells * sizeof(ram[0]));
+        memcpy(st->ram, ram, nr_ram * sizeof(ram[0]));
         memset(st->mem_valid, 0, sizeof(st->mem_valid));
         memset(st->move_resume, 0, sizeof(st->move_resume));
         st->mem_refused = 0;
-        st->nr_ram = nr_cells;
+        st->nr_ram = nr_ram;
+        if (nr_ram > nr_cells)
+            log_info(
+                "'%s' has %u memory device(s) (pc-dimm, virtio-mem): sampled and moved with their cells",
+                ident->name, nr_ram - nr_cells);
         st->ram_for_id = ident->id;
         st->pid = 0; /* a new QEMU process: read its pid again */
     }
@@ -554,45 +616,57 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
 
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
-        ram_range *rr = &st->ram[c];
-        uint64_t nr_pages;
-        unsigned q = 0;
+        bool all_refused = true;
 
-        if (rr->page_size == 0) {
-            r = backend_page_size(st->pid, rr->hva, &rr->page_size, &rr->hugetlb);
-            if (r == -ESRCH)
-                return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
-            if (r < 0)
-                log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u",
-                          rr->cell, ident->name, strerror(-r), SAMPLE_PAGE_SIZE);
-            if (rr->hugetlb)
-                log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
-                         ident->name, (unsigned long long)(rr->page_size / 1024));
+        /* its boot RAM (ram[c]), then its memory devices (ram[nr_cells...]) */
+        for (unsigned ri = 0; ri < st->nr_ram; ri++) {
+            ram_range *rr = &st->ram[ri];
+            uint64_t pages[VN_MAX_NODES] = {0}, nr_pages;
+            unsigned q = 0;
+
+            if (ri < nr_cells ? ri != c : rr->cell != cell_ids[c])
+                continue;
+            if (rr->page_size == 0) {
+                r = backend_page_size(st->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+                if (r == -ESRCH)
+                    return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
+                if (r < 0)
+                    log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u",
+                              rr->cell, ident->name, strerror(-r), SAMPLE_PAGE_SIZE);
+                if (rr->hugetlb)
+                    log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
+                             ident->name, (unsigned long long)(rr->page_size / 1024));
+            }
+            if (ri == c)
+                cell->page_size = rr->page_size; /* the cell's: its boot RAM's */
+            nr_pages = rr->size / rr->page_size;
+            all_refused &= ri < 64 && (st->mem_refused & (1ULL << ri));
+            if (binding_pins_memory(&cell->binding)) {
+                /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
+                pages[rule_binding_single_node(&cell->binding)] = nr_pages;
+            } else if (st->mem_valid[ri] && st->mem_skipped[ri] + 1 < st->mem_wait[ri]) {
+                /* settled: the last counts stand (sample.h) */
+                memcpy(pages, st->mem_pages[ri], sizeof(pages));
+                st->mem_skipped[ri]++;
+                st->count.memory_reuses++;
+            } else {
+                r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, rr->page_size,
+                                       st->count.passes * 0x9e3779b97f4a7c15ULL, pages, &q);
+                st->count.memory_scans += q;
+                if (r < 0)
+                    return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s",
+                                   cell->id, strerror(-r));
+                mem_settle(st, ri, t->nr_nodes, nr_pages, pages);
+            }
+            /* in the cell's page size (a device's pages may be of another size) */
+            for (unsigned n = 0; n < t->nr_nodes; n++)
+                cell->pages[n] +=
+                    rr->page_size == cell->page_size
+                        ? pages[n]
+                        : (uint64_t)((unsigned __int128)pages[n] * rr->page_size / cell->page_size);
         }
-        cell->page_size = rr->page_size;
-        nr_pages = rr->size / rr->page_size;
-        if (st->mem_refused & (1ULL << c))
-            cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: stays */
-        if (binding_pins_memory(&cell->binding)) {
-            /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
-            int node = rule_binding_single_node(&cell->binding);
-            cell->pages[node] = nr_pages;
-            continue;
-        }
-        if (st->mem_valid[c] && st->mem_skipped[c] + 1 < st->mem_wait[c]) {
-            /* settled: the last counts stand (sample.h) */
-            memcpy(cell->pages, st->mem_pages[c], sizeof(cell->pages));
-            st->mem_skipped[c]++;
-            st->count.memory_reuses++;
-            continue;
-        }
-        r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, rr->page_size,
-                               st->count.passes * 0x9e3779b97f4a7c15ULL, cell->pages, &q);
-        st->count.memory_scans += q;
-        if (r < 0)
-            return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s", cell->id,
-                           strerror(-r));
-        mem_settle(st, c, t->nr_nodes, nr_pages, cell->pages);
+        if (all_refused && st->mem_refused)
+            cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: it stays */
     }
     return 0;
 }

@@ -63,6 +63,10 @@ int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_state *st);
 
+/* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
+ * at the next sample (query-memdev, info mtree, query-memory-devices). */
+void sample_ram_stale(dom_state *st);
+
 /*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,
  * current pins, memory binding, pages per node). Uses and updates st (cached RAM

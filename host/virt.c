@@ -188,7 +188,7 @@ void loop_remove_timer(int timer)
 struct virt_conn {
     virConnectPtr conn;
     virt_callbacks cb;
-    int cb_lifecycle, cb_metadata, cb_qmp;
+    int cb_lifecycle, cb_metadata, cb_qmp, cb_added, cb_removed;
     bool close_registered;
 };
 
@@ -267,6 +267,29 @@ static void on_qmp(virConnectPtr conn, virDomainPtr dom, const char *event, long
     c->cb.vserport(c->cb.opaque, uuid, name, id, open);
 }
 
+static void on_device(virt_conn *c, virDomainPtr dom, const char *alias, bool added)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    const char *name;
+
+    if (!alias || !c->cb.device)
+        return;
+    dom_ids(dom, uuid, &name);
+    c->cb.device(c->cb.opaque, uuid, name, alias, added);
+}
+
+static void on_device_added(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+    (void)conn;
+    on_device(opaque, dom, alias, true);
+}
+
+static void on_device_removed(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+    (void)conn;
+    on_device(opaque, dom, alias, false);
+}
+
 static void on_close(virConnectPtr conn, int reason, void *opaque)
 {
     virt_conn *c = opaque;
@@ -285,7 +308,7 @@ int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     if (!c)
         return -ENOMEM;
     c->cb = *cb;
-    c->cb_lifecycle = c->cb_metadata = c->cb_qmp = -1;
+    c->cb_lifecycle = c->cb_metadata = c->cb_qmp = c->cb_added = c->cb_removed = -1;
     c->conn = virConnectOpen(uri ? uri : "qemu:///system");
     if (!c->conn) {
         r = virt_error();
@@ -303,7 +326,13 @@ int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     c->cb_metadata =
         virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
                                          VIR_DOMAIN_EVENT_CALLBACK(on_metadata), c, NULL);
-    if (c->cb_lifecycle < 0 || c->cb_metadata < 0)
+    c->cb_added =
+        virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
+                                         VIR_DOMAIN_EVENT_CALLBACK(on_device_added), c, NULL);
+    c->cb_removed =
+        virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                                         VIR_DOMAIN_EVENT_CALLBACK(on_device_removed), c, NULL);
+    if (c->cb_lifecycle < 0 || c->cb_metadata < 0 || c->cb_added < 0 || c->cb_removed < 0)
         goto error;
     /* Event registration does not taint domains (only monitor commands do). */
     c->cb_qmp = virConnectDomainQemuMonitorEventRegister(c->conn, NULL, "VSERPORT_CHANGE", on_qmp,
@@ -328,6 +357,10 @@ void virt_close(virt_conn *c)
             (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_metadata);
         if (c->cb_qmp >= 0)
             (void)virConnectDomainQemuMonitorEventDeregister(c->conn, c->cb_qmp);
+        if (c->cb_added >= 0)
+            (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_added);
+        if (c->cb_removed >= 0)
+            (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_removed);
         if (c->close_registered)
             (void)virConnectUnregisterCloseCallback(c->conn, on_close);
         (void)virConnectClose(c->conn);

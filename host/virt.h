@@ -58,6 +58,8 @@ typedef struct virt_callbacks {
     /* QMP VSERPORT_CHANGE: a guest opened or closed a virtio-serial port */
     void (*vserport)(void *opaque, const char *uuid, const char *name, const char *port_id,
                      bool open);
+    /* a device was hot(un)plugged (libvirt DEVICE_ADDED / DEVICE_REMOVED), by its alias */
+    void (*device)(void *opaque, const char *uuid, const char *name, const char *alias, bool added);
     /* the connection to libvirtd is gone: call virt_close() and reconnect */
     void (*closed)(void *opaque);
     void *opaque;

@@ -412,6 +412,40 @@ int main(void)
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 0, "the next page waits until the debt is paid");
 
+    /* 14. a cell with a memory device (pc-dimm): its boot RAM and the device are two ranges;
+     * a bulk move takes its bytes from the boot RAM first, then from the device */
+    setup(st, &sd, &cell, 0);
+    for (unsigned i = 0; i < FAKE_PAGES; i++)
+        fake_node[i] = 1;
+    st->nr_ram = 2;
+    st->ram[0].size = FAKE_PAGES / 2 * PAGE;
+    st->ram[1] = (ram_range){.cell = 0,
+                             .gpa = 1ULL << 32,
+                             .hva = FAKE_BASE + FAKE_PAGES / 2 * PAGE,
+                             .size = FAKE_PAGES / 2 * PAGE};
+    one_move_plan(&pd, &pc, &mv, (FAKE_PAGES / 2 + 1000) * PAGE);
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    unsigned dev_on0 = 0;
+    for (unsigned i = FAKE_PAGES / 2; i < FAKE_PAGES; i++)
+        dev_on0 += fake_node[i] == 0;
+    CHECK(r == 0 && res.cells[0].pages_moved == FAKE_PAGES / 2 + 1000 && dev_on0 == 1000,
+          "boot RAM and a pc-dimm: all %u boot pages, then 1000 of the device's move (%u)",
+          FAKE_PAGES / 2, dev_on0);
+    st->mem_refused = 1; /* the boot RAM would not move: the device still does */
+    for (unsigned i = 0; i < FAKE_PAGES / 2; i++)
+        fake_node[i] = 1;
+    one_move_plan(&pd, &pc, &mv, 2000 * PAGE);
+    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    dev_on0 = 0;
+    for (unsigned i = FAKE_PAGES / 2; i < FAKE_PAGES; i++)
+        dev_on0 += fake_node[i] == 0;
+    CHECK(r == 0 && res.cells[0].pages_moved == 2000 && dev_on0 == 3000 &&
+              count_on(1) == FAKE_PAGES - 3000,
+          "the boot RAM refused: it is not touched, the next move takes its 2000 pages from the "
+          "device (%u there)",
+          dev_on0);
+
     /* 11. a shared (memfd) backend moves with MPOL_MF_MOVE_ALL: vhost-user maps it too */
     setup(st, &sd, &cell, 8192);
     st->ram[0].shared = true;

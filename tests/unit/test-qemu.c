@@ -430,8 +430,67 @@ static void test_gpa2hva(void)
     }
 }
 
+/* query-memory-devices of QEMU 7.2 (a pc-dimm in cell 1, a virtio-mem device in cell 0), and
+ * what must be refused or left out. */
+static void test_memory_devices(void)
+{
+    _cleanup_free_ char *real = load("memory-devices-dimm-virtio-mem.json");
+    _cleanup_free_ qmp_memdevice *v = NULL;
+    unsigned n = 0;
+    char err[256];
+    int r;
+
+    r = qmp_parse_memory_devices(real, &v, &n, err, sizeof(err));
+    CHECK(r == 0 && n == 2 && !strcmp(v[0].memdev, "memdimm0") && v[0].gpa == 4294967296ULL &&
+              v[0].node == 1 && !v[0].virtio_mem && !strcmp(v[1].memdev, "memvmem0") &&
+              v[1].gpa == 4429185024ULL && v[1].node == 0 && v[1].virtio_mem,
+          "QEMU 7.2: a pc-dimm of backend memdimm0 at 4 GiB in cell 1, a virtio-mem device of "
+          "memvmem0 in cell 0 (r=%d %s)",
+          r, r ? err : "");
+    free(v);
+    v = NULL;
+    r = qmp_parse_memory_devices("{\"return\": [{\"type\": \"nvdimm\", \"data\": {\"memdev\": "
+                                 "\"/objects/nv0\", \"addr\": 1, \"node\": 0}}, {\"type\": "
+                                 "\"virtio-pmem\", \"data\": {}}]}",
+                                 &v, &n, err, sizeof(err));
+    CHECK(r == 0 && n == 0 && !v, "NVDIMM and virtio-pmem are left out (not a cell's RAM)");
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {"{\"return\": [{\"type\": \"dimm\"}]}", "is not an object with"},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"node\": 0, \"memdev\": \"m\"}}]}",
+         "has no address"},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": 0, \"memdev\": \"m\"}}]}",
+         "has no \"node\""},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": 0, \"node\": 64, "
+         "\"memdev\": \"m\"}}]}",
+         "\"node\" out of range"},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": -1, \"node\": 0, "
+         "\"memdev\": \"m\"}}]}",
+         "\"addr\" out of range"},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": 0, \"node\": 0}}]}",
+         "has no string \"memdev\""},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": 0, \"node\": 0, "
+         "\"memdev\": \"/objects/a/b\"}}]}",
+         "has a bad \"memdev\""},
+        {"{\"return\": [{\"type\": \"dimm\", \"data\": {\"addr\": 0, \"node\": 0, "
+         "\"memdev\": \"/objects/\"}}]}",
+         "has a bad \"memdev\""},
+        {"{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"x\"}}", "x"},
+    };
+    for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
+        v = NULL;
+        err[0] = '\0';
+        r = qmp_parse_memory_devices(bad[i].json, &v, &n, err, sizeof(err));
+        CHECK(r == -EINVAL && strstr(err, bad[i].want) && !v,
+              "bad memory device %zu refused: %s (want ...%s...)", i, err, bad[i].want);
+        free(v);
+    }
+}
+
 int main(void)
 {
+    test_memory_devices();
     test_cpus_fast();
     test_memdev();
     test_vcpu_poll();
