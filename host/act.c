@@ -456,7 +456,8 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         uint64_t bytes = 0;
         for (unsigned n = 0; n < t->nr_nodes; n++)
             bytes += sd->cells[k].pages[n] * sd->cells[k].page_size;
-        if (pc->target_node >= 0 && (main_node < 0 || bytes > main_bytes)) {
+        if (pc->target_node >= 0 && sd->cells[k].nr_vcpus > 0 &&
+            (main_node < 0 || bytes > main_bytes)) {
             main_node = pc->target_node;
             main_bytes = bytes;
         }

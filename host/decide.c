@@ -229,8 +229,8 @@ static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const
     const snap_cell *cell = cv->cell;
     const vn_mem_binding *b = &cell->binding;
 
-    if (t->nodes[n].cpuless)
-        return false; /* never a home for vCPUs */
+    if (t->nodes[n].cpuless && cell->nr_vcpus > 0)
+        return false; /* never a home for vCPUs (a memory-only cell may live there) */
     if (d->allowed_nodes && !(d->allowed_nodes & (1ULL << n)))
         return false;
     if ((b->mode == VN_MEM_STRICT || b->mode == VN_MEM_RESTRICTIVE) && b->nodes &&
@@ -539,6 +539,60 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     return 0;
 }
 
+/* Which rules changed the choice of `best`: compare with the choice made without them. */
+static vn_rules rules_that_changed(const topology *t, const node_cost costs[], const cell_view *cv,
+                                   int best)
+{
+    vn_rules why = 0;
+
+    if (pick_node(t, costs, (cost_mask){.no_imbalance = true}) != best)
+        why |= RULE_BIT(RULE_ALLOWED_IMBALANCE);
+    if (pick_node(t, costs, (cost_mask){.no_share = true}) != best)
+        why |= RULE_BIT(RULE_SHARED_PROXIMITY);
+    if (pick_node(t, costs, (cost_mask){.no_capacity = true}) != best)
+        why |= RULE_BIT(RULE_CPU_CAPACITY);
+    if (pick_node(t, costs, (cost_mask){.no_room = true}) != best)
+        why |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+    if (cv->mem_frac[best] >= 0.5 && cv->weight_on[best] < 1.0)
+        why |= RULE_BIT(RULE_PREFER_VCPU_MOVE);
+    return why;
+}
+
+/*
+ * A memory-only cell (no vCPUs: guest memory exposed as a node of its own) has no users but
+ * the domain's other cells: its node is the feasible one with room nearest to where they were
+ * placed, each weighted by what it shares with it (hints, else the sibling default); ties go
+ * to the node that has most of its memory already. -1 when no other cell is placed.
+ */
+static int memory_only_node(const topology *t, const snap_domain *d, const cell_view *cv,
+                            const node_cost costs[], const int placed_node[])
+{
+    double best_dist = 0;
+    int best = -1;
+
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
+        double dist = 0;
+        bool any = false;
+        if (!costs[n].feasible || (costs[n].no_room && cv->mem_frac[n] < 1.0))
+            continue;
+        for (unsigned k = 0; k < d->nr_cells; k++) {
+            int pn = placed_node[k];
+            if (pn < 0 || &d->cells[k] == cv->cell || d->cells[k].nr_vcpus == 0)
+                continue;
+            dist += share_weight(cv->cell, &d->cells[k]) * topo_distance(t, n, (unsigned)pn);
+            any = true;
+        }
+        if (!any)
+            return -1;
+        if (best < 0 || dist < best_dist - 1e-9 ||
+            (dist < best_dist + 1e-9 && cv->mem_frac[n] > cv->mem_frac[best])) {
+            best = (int)n;
+            best_dist = dist;
+        }
+    }
+    return best;
+}
+
 static int decide_cell(const topology *t, const snap_domain *d, const vn_config *c,
                        const cell_view *cv, pass_state *ps, int placed_node[], unsigned cell_idx,
                        plan_cell *pc)
@@ -576,17 +630,16 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         return 0;
     }
 
-    /* Which rules changed the choice: compare with the choice made without them. */
-    if (pick_node(t, costs, (cost_mask){.no_imbalance = true}) != best)
-        why |= RULE_BIT(RULE_ALLOWED_IMBALANCE);
-    if (pick_node(t, costs, (cost_mask){.no_share = true}) != best)
-        why |= RULE_BIT(RULE_SHARED_PROXIMITY);
-    if (pick_node(t, costs, (cost_mask){.no_capacity = true}) != best)
-        why |= RULE_BIT(RULE_CPU_CAPACITY);
-    if (pick_node(t, costs, (cost_mask){.no_room = true}) != best)
-        why |= RULE_BIT(RULE_FREE_MEM_RESERVE);
-    if (cv->mem_frac[best] >= 0.5 && cv->weight_on[best] < 1.0)
-        why |= RULE_BIT(RULE_PREFER_VCPU_MOVE);
+    if (cell->nr_vcpus == 0) {
+        /* memory-only: near the cells that use it, whatever the objective's vCPU terms say */
+        int m = memory_only_node(t, d, cv, costs, placed_node);
+        if (m >= 0) {
+            best = m;
+            why |= RULE_BIT(RULE_SHARED_PROXIMITY);
+        }
+    } else {
+        why |= rules_that_changed(t, costs, cv, best);
+    }
 
     /* Hysteresis: the current home keeps the cell unless another node wins clearly. */
     target = best;
@@ -711,8 +764,13 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
     pd->nr_cells = d->nr_cells;
     for (unsigned k = 0; k < d->nr_cells; k++)
         placed[k] = -1;
-    for (unsigned k = 0; k < d->nr_cells; k++) {
+    /* cells with vCPUs first, then memory-only cells (no vCPUs: guest memory, CXL or HBM
+     * exposed as a node of its own), which go near the cells that use them (the share term) */
+    for (unsigned i = 0; i < 2 * d->nr_cells; i++) {
+        unsigned k = i % d->nr_cells;
         int r;
+        if ((i < d->nr_cells) != (d->cells[k].nr_vcpus > 0))
+            continue;
         cell_view_init(t, &d->cells[k], c, &cv);
         if (d->mode == VN_MODE_AUTO) {
             r = decide_cell(t, d, c, &cv, ps, placed, k, &pd->cells[k]);

@@ -259,6 +259,42 @@ static int backend_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *huget
 }
 
 /*
+ * Cells with memory and no vCPU (memory-only cells: `<cell memory=...>` without cpus, as CXL or
+ * HBM memory shows in a guest): each "ram-nodeN" backend of a cell not in cell_ids is one more
+ * range (ret[*nr...]), located like a cell's boot RAM. What cannot be found is left out.
+ */
+static void ram_locate_memory_only(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells,
+                                   const qmp_memdevs *m, const char *mtree, ram_range *ret,
+                                   unsigned *nr)
+{
+    for (size_t i = 0; i < m->n && *nr < SNAP_MAX_CELLS_PER_DOMAIN; i++) {
+        _cleanup_free_ char *reply = NULL;
+        uint64_t cell, gpa, off, hva;
+        bool known = false;
+        char cmd[64];
+
+        if (strncmp(m->v[i].id, "ram-node", 8) != 0 ||
+            vn_parse_u64(m->v[i].id + 8, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &cell) < 0)
+            continue;
+        for (unsigned c = 0; c < nr_cells; c++)
+            known |= cell_ids[c] == cell;
+        if (known || hmp_parse_mtree_ram(mtree, m->v[i].id, &gpa, &off) < 0)
+            continue;
+        (void)snprintf(cmd, sizeof(cmd), "gpa2hva 0x%" PRIx64, gpa);
+        if (virt_hmp(d, cmd, &reply) < 0 || hmp_parse_gpa2hva(reply, &hva) < 0 || hva < off ||
+            hva - off > UINT64_MAX - m->v[i].size)
+            continue;
+        ret[(*nr)++] = (ram_range){
+            .cell = (unsigned)cell,
+            .gpa = gpa,
+            .hva = hva - off,
+            .size = m->v[i].size,
+            .shared = m->v[i].shared,
+        };
+    }
+}
+
+/*
  * Memory devices (pc-dimm, virtio-mem) of the guest's cells: each is one more range of its cell
  * (ret[*nr...], at most SNAP_MAX_CELLS_PER_DOMAIN ranges in all), located by its address
  * (query-memory-devices) and gpa2hva, sized by its backend (query-memdev). A virtio-mem
@@ -266,8 +302,7 @@ static int backend_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *huget
  * count nothing. What cannot be found is left out (said at debug level): the boot RAM of each
  * cell stands on its own.
  */
-static void ram_locate_devices(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells,
-                               const qmp_memdevs *m, ram_range *ret, unsigned *nr)
+static void ram_locate_devices(virt_dom *d, const qmp_memdevs *m, ram_range *ret, unsigned *nr)
 {
     _cleanup_free_ char *reply = NULL;
     _cleanup_free_ qmp_memdevice *dev = NULL;
@@ -284,12 +319,12 @@ static void ram_locate_devices(virt_dom *d, const unsigned *cell_ids, unsigned n
         char cmd[64];
         uint64_t hva;
 
-        for (unsigned c = 0; c < nr_cells; c++)
-            ours |= cell_ids[c] == (unsigned)dev[i].node;
+        for (unsigned k = 0; k < *nr; k++)
+            ours |= ret[k].cell == (unsigned)dev[i].node;
         if (!ours || !mi || *nr >= SNAP_MAX_CELLS_PER_DOMAIN) {
             log_debug("Memory device of backend '%s' (guest cell %d) left out: %s", dev[i].memdev,
                       dev[i].node,
-                      !ours ? "no vCPU of the domain is in that cell"
+                      !ours ? "the domain has no such cell"
                       : !mi ? "its backend is not in query-memdev"
                             : "too many memory ranges");
             continue;
@@ -373,7 +408,9 @@ static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, 
         };
     }
     *ret_nr = nr_cells;
-    ram_locate_devices(d, cell_ids, nr_cells, &m, ret, ret_nr);
+    if (guest_numa)
+        ram_locate_memory_only(d, cell_ids, nr_cells, &m, mtree, ret, ret_nr);
+    ram_locate_devices(d, &m, ret, ret_nr);
     return 0;
 }
 
@@ -557,51 +594,64 @@ static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsign
 }
 
 /*
- * Each cell's pages per node (rule 2: none are looked at for memory bound to one node): where
- * its RAM is (cached in st->ram[] per QEMU run), then windowed page queries, or the last
- * counts while the cell is settled.
+ * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]) and of every memory-only cell
+ * and memory device is in the QEMU process: cached in st->ram[] for the QEMU run, found again
+ * when the cells change or a memory device came or went. 1 when st->ram[] is valid, 0 when it
+ * could not be found (it waits for its retry: cells without page counts, decide's
+ * no-memory-info, vCPUs still placed), -ESRCH when the domain went away.
  */
-static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops,
-                         const virt_dom_id *ident, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                         bool guest_numa, const unsigned *cell_ids, snap_domain *dom, char *err,
-                         size_t errlen)
+static int ram_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident,
+                      const unsigned *cell_ids, unsigned nr_cells, bool guest_numa, char *err,
+                      size_t errlen)
 {
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-    unsigned nr_cells = dom->nr_cells, nr_ram = 0;
-    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram >= nr_cells;
+    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram_boot == nr_cells;
+    unsigned nr_ram = 0;
     int r;
 
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
         ram_valid = st->ram[c].cell == cell_ids[c];
-    if (!ram_valid) {
-        /* memory that could not be found waits for its retry: cells without page counts
-         * (decide: no-memory-info), vCPUs still placed */
-        if (st->ram_failures && st->age_passes < st->ram_retry_age)
-            return 0;
-        r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, &nr_ram, err, errlen);
-        if (r == -ESRCH)
-            return r; /* the domain went away */
-        if (r < 0) {
-            ram_failed(st, ident->name, err);
-            return 0;
-        }
-        if (st->ram_failures)
-            log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
-                     st->ram_failures);
-        st->ram_failures = 0;
-        st->ram_error[0] = '\0';
-        memcpy(st->ram, ram, nr_ram * sizeof(ram[0]));
-        memset(st->mem_valid, 0, sizeof(st->mem_valid));
-        memset(st->move_resume, 0, sizeof(st->move_resume));
-        st->mem_refused = 0;
-        st->nr_ram = nr_ram;
-        if (nr_ram > nr_cells)
-            log_info(
-                "'%s' has %u memory device(s) (pc-dimm, virtio-mem): sampled and moved with their cells",
-                ident->name, nr_ram - nr_cells);
-        st->ram_for_id = ident->id;
-        st->pid = 0; /* a new QEMU process: read its pid again */
+    if (ram_valid)
+        return 1;
+    if (st->ram_failures && st->age_passes < st->ram_retry_age)
+        return 0;
+    r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, &nr_ram, err, errlen);
+    if (r == -ESRCH)
+        return r; /* the domain went away */
+    if (r < 0) {
+        ram_failed(st, ident->name, err);
+        return 0;
     }
+    if (st->ram_failures)
+        log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
+                 st->ram_failures);
+    st->ram_failures = 0;
+    st->ram_error[0] = '\0';
+    memcpy(st->ram, ram, nr_ram * sizeof(ram[0]));
+    memset(st->mem_valid, 0, sizeof(st->mem_valid));
+    memset(st->move_resume, 0, sizeof(st->move_resume));
+    st->mem_refused = 0;
+    st->nr_ram = nr_ram;
+    st->nr_ram_boot = nr_cells;
+    if (nr_ram > nr_cells)
+        log_info("'%s' has %u more memory range(s) (memory-only cells, pc-dimm, virtio-mem): "
+                 "sampled and moved with their cells",
+                 ident->name, nr_ram - nr_cells);
+    st->ram_for_id = ident->id;
+    st->pid = 0; /* a new QEMU process: read its pid again */
+    return 1;
+}
+
+/*
+ * Each cell's pages per node (rule 2: none are looked at for memory bound to one node), from
+ * the ranges ram_ensure() found: windowed page queries, or the last counts while settled.
+ */
+static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
+                         const virt_dom_id *ident, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                         const unsigned *cell_ids, snap_domain *dom, char *err, size_t errlen)
+{
+    unsigned nr_cells = dom->nr_cells;
+    int r;
 
     if (st->pid <= 0) {
         r = sample_read_pid(ident->name, &st->pid);
@@ -617,6 +667,7 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
         bool all_refused = true;
+        unsigned seen = 0;
 
         /* its boot RAM (ram[c]), then its memory devices (ram[nr_cells...]) */
         for (unsigned ri = 0; ri < st->nr_ram; ri++) {
@@ -624,7 +675,7 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
             uint64_t pages[VN_MAX_NODES] = {0}, nr_pages;
             unsigned q = 0;
 
-            if (ri < nr_cells ? ri != c : rr->cell != cell_ids[c])
+            if (ri < st->nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
                 continue;
             if (rr->page_size == 0) {
                 r = backend_page_size(st->pid, rr->hva, &rr->page_size, &rr->hugetlb);
@@ -637,8 +688,8 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
                     log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
                              ident->name, (unsigned long long)(rr->page_size / 1024));
             }
-            if (ri == c)
-                cell->page_size = rr->page_size; /* the cell's: its boot RAM's */
+            if (!seen++)
+                cell->page_size = rr->page_size; /* the cell's: its first range's */
             nr_pages = rr->size / rr->page_size;
             all_refused &= ri < 64 && (st->mem_refused & (1ULL << ri));
             if (binding_pins_memory(&cell->binding)) {
@@ -665,7 +716,7 @@ static int sample_memory(virt_dom *d, dom_state *st, const topology *t, const nu
                         ? pages[n]
                         : (uint64_t)((unsigned __int128)pages[n] * rr->page_size / cell->page_size);
         }
-        if (all_refused && st->mem_refused)
+        if (seen && all_refused && st->mem_refused)
             cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: it stays */
     }
     return 0;
@@ -681,7 +732,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     _cleanup_free_ uint64_t *poll_ns = NULL;
     unsigned nr_vcpus = 0, nr_cells = 0, cell_ids[SNAP_MAX_CELLS_PER_DOMAIN];
     uint64_t cell_mask = 0;
-    bool guest_numa = false, first;
+    bool guest_numa = false, first, ram_ok = false;
     vn_mem_binding dom_bind;
     virt_dom_id ident;
     domxml_info x = {0};
@@ -734,6 +785,18 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
         if (cell_mask & (1ULL << c))
             cell_ids[nr_cells++] = c;
+    /* where each cell's RAM is; cells that have memory but no vCPU (memory-only) follow */
+    if (use_qmp) {
+        r = ram_ensure(d, st, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
+        if (r < 0)
+            return r;
+        ram_ok = r > 0;
+        for (unsigned ri = st->nr_ram_boot; ram_ok && ri < st->nr_ram; ri++)
+            if (!(cell_mask & (1ULL << st->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
+                cell_mask |= 1ULL << st->ram[ri].cell;
+                cell_ids[nr_cells++] = st->ram[ri].cell;
+            }
+    }
 
     /* busy fractions: CPU time over wall time since the previous sample */
     dt = now_s - st->prev_sample_s;
@@ -750,7 +813,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
         for (unsigned i = 0; i < nr_vcpus; i++)
             n += (unsigned)cell_of[i] == cell_ids[c];
-        cell->vcpus = calloc(n, sizeof(*cell->vcpus));
+        cell->vcpus = calloc(n ? n : 1, sizeof(*cell->vcpus)); /* none: memory-only */
         if (!cell->vcpus)
             return vn_fail(err, errlen, -ENOMEM, "out of memory");
         cell->id = cell_ids[c];
@@ -787,10 +850,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
         }
     }
 
-    /* memory: where each cell's RAM is, then its pages per node */
-    if (use_qmp) {
-        r = sample_memory(d, st, t, ops, &ident, vcpus, nr_vcpus, guest_numa, cell_ids, &dom, err,
-                          errlen);
+    /* memory: each cell's pages per node */
+    if (ram_ok) {
+        r = sample_memory(st, t, ops, &ident, vcpus, nr_vcpus, cell_ids, &dom, err, errlen);
         if (r < 0)
             return r;
     }

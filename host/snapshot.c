@@ -341,7 +341,8 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     r = snap_field_enter(c, obj, "vcpus", true, &v, &mark);
     if (r < 0)
         return r;
-    r = snap_expect_array(c, v, 1, SNAP_MAX_VCPUS_PER_CELL, &n);
+    /* none: a memory-only cell (guest memory exposed as a node without CPUs) */
+    r = snap_expect_array(c, v, 0, SNAP_MAX_VCPUS_PER_CELL, &n);
     if (r < 0)
         return r;
     out->vcpus = calloc(n, sizeof(*out->vcpus));
@@ -507,6 +508,15 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
         if (r < 0)
             return r;
         path_pop(c, imark);
+    }
+    {
+        unsigned with_vcpus = 0;
+        for (unsigned i = 0; i < d->nr_cells; i++)
+            with_vcpus += d->cells[i].nr_vcpus > 0;
+        if (!with_vcpus)
+            return snap_fail(c, -EINVAL,
+                             "no cell has a vCPU (memory-only cells need another "
+                             "cell with vCPUs)");
     }
     path_pop(c, mark);
     return check_shares(c, d, cell_seen);

@@ -94,7 +94,9 @@ typedef struct dom_state {
     unsigned ram_failures;
     unsigned ram_retry_age;
     char ram_error[STATE_ERROR_MAX];
-    unsigned nr_ram;
+    unsigned nr_ram;      /* ranges in ram[]: */
+    unsigned nr_ram_boot; /* ram[0..nr_ram_boot-1]: the boot RAM of each cell with vCPUs, in
+                           * cell order; then memory-only cells' and memory devices' ranges */
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
     /* the last page counts of each ram[] cell, and when to count again (sample.h) */
     bool mem_valid[SNAP_MAX_CELLS_PER_DOMAIN];

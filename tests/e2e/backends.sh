@@ -8,6 +8,10 @@
 #           operator's own (interleave:0) before vnumad sees it; vnumad makes the target
 #           each cell's preferred node (never bind) and, on opt-out, puts back exactly what
 #           was there: interleave:0 on cell 0, the default on cell 1
+#   dimm    a pc-dimm of 64 MiB in cell 1: counted with the cell's boot RAM; a second one
+#           hotplugged into cell 0 is found (libvirt's DEVICE_ADDED) and counted there
+#   memonly a third cell of 64 MiB without CPUs (memory-only, as CXL memory shows in a guest):
+#           sampled and shown with no vCPU
 #   locked  <memoryBacking><locked/>: recognised from the XML, its memory never moved
 #           (the ground shows its vCPUs going to it instead), shown as pinned in status and
 #           records
@@ -52,6 +56,14 @@ ok $? "hugetlbfs-backed domain started ($huge) $(tail -n 1 "$E2E_TMP/huge.err" 2
 shm=$(define_domain shm tests/data/domains/e2e-two-cell.xml.in \
     "s|<allocation mode='immediate'/>|<source type='memfd'/><access mode='shared'/><allocation mode='immediate'/>|")
 ok $? "memfd-shared domain started, not opted in ($shm)"
+dimm=$(define_domain dimm tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
+    "s|<memory unit='MiB'>128</memory>|<maxMemory slots='4' unit='MiB'>1024</maxMemory><memory unit='MiB'>192</memory>|" \
+    "s|<memballoon model='none'/>|<memballoon model='none'/><memory model='dimm'><target><size unit='MiB'>64</size><node>1</node></target></memory>|")
+ok $? "domain with a 64 MiB pc-dimm in cell 1 started ($dimm)"
+memonly=$(define_domain memonly tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
+    "s|<memory unit='MiB'>128</memory>|<memory unit='MiB'>192</memory>|" \
+    "s|</numa>|<cell id='2' memory='64' unit='MiB'/></numa>|")
+ok $? "domain with a memory-only third cell started ($memonly)"
 locked=$(define_domain locked tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
     "s|<allocation mode='immediate'/>|<locked/><allocation mode='immediate'/>|")
 ok $? "locked-memory domain started ($locked)"
@@ -101,6 +113,34 @@ $VIRSH metadata "$shm" urn:vnuma:balancer:1 --remove --live >/dev/null
 back() { [ "$($policy show "$pid" ram-node0)" = interleave:0 ] && [ "$($policy show "$pid" ram-node1)" = default ]; }
 wait_for 30 back
 ok $? "shm: opted out, exactly the old policies are back ($($policy show "$pid" ram-node0), $($policy show "$pid" ram-node1))"
+
+# ---- dimm: boot RAM and memory devices of a cell are counted together
+mem_of() { python3 -c 'import json,sys; d=[d for d in json.load(open(sys.argv[1]))["domains"] if d["name"]==sys.argv[2]]; print([sum(c["memory"].values()) >> 20 for c in d[0]["cells"]] if d else "-")' "$E2E_TMP/status.json" "$1"; }
+wait_for 30 cells_are "$dimm" 'sum(c["memory"].values()) == (128 if c["cell"] == 1 else 64) << 20'
+ok $? "dimm: cell 1 counts its 64 MiB of boot RAM and the 64 MiB pc-dimm, cell 0 its 64 MiB (MiB: $(mem_of "$dimm"))"
+echo "<memory model='dimm'><target><size unit='MiB'>32</size><node>0</node></target></memory>" >"$E2E_TMP/dimm2.xml"
+$VIRSH attach-device "$dimm" "$E2E_TMP/dimm2.xml" --live >"$E2E_TMP/attach.out" 2>&1
+ok $? "dimm: a 32 MiB pc-dimm hotplugged into cell 0 $(tail -n 1 "$E2E_TMP/attach.out")"
+wait_for 30 cells_are "$dimm" 'sum(c["memory"].values()) == (128 if c["cell"] == 1 else 96) << 20'
+ok $? "dimm: vnumad finds the hotplugged memory and counts it in cell 0 (MiB: $(mem_of "$dimm"))"
+log_has "Memory device dimm1 of '$dimm' plugged"
+ok $? "dimm: it says why it looked again (libvirt's DEVICE_ADDED)"
+
+# ---- memonly: the cell without vCPUs is sampled like the others
+cells3() {
+    status_json && python3 - "$E2E_TMP/status.json" "$memonly" <<'PY'
+import json, sys
+d = [d for d in json.load(open(sys.argv[1]))["domains"] if d["name"] == sys.argv[2]]
+cells = {c["cell"]: c for c in (d[0]["cells"] if d else [])}
+ok = (sorted(cells) == [0, 1, 2] and sum(cells[2]["memory"].values()) == 64 << 20
+      and sum(cells[2]["vcpus"].values()) == 0 and all(sum(cells[k]["vcpus"].values()) == 1 for k in (0, 1)))
+sys.exit(0 if ok else 1)
+PY
+}
+wait_for 30 cells3
+ok $? "memonly: status shows cells 0, 1 and the memory-only cell 2 (64 MiB, no vCPU)"
+python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if sorted(c["cell"] for c in r["cells"]) == [0, 1, 2] else 1)' "$(rec "$memonly")"
+ok $? "memonly: its decision record has the memory-only cell"
 
 # ---- locked
 wait_for 30 cells_are "$locked" 'c["memory_pinned"] == "locked" and c["memory"].get("0", 0) > 0'

@@ -426,6 +426,36 @@ static void test_numatune_preferred(void)
     free(t);
 }
 
+/* A memory-only cell (no vCPUs) goes near the cells that use it, CPU-less nodes included. */
+static void test_memory_only_cell(void)
+{
+    topology *t = load_synth("pack:2 numa:1 l3:1 core:4 pu:1");
+    snapshot s;
+    plan p;
+
+    /* a cell without vCPUs on node 1 whose sibling runs on node 0 */
+    snap_init(&s);
+    snap_domain *d = add_domain(&s, "mo", VN_MODE_AUTO, 0, -1);
+    snap_cell *c0 = add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
+    set_mem(c0, 0, 256);
+    snap_cell *m = add_cell(d, 0, 0, 0, &t->cpus, &t->cpus);
+    set_mem(m, 1, 256);
+    /* input order: the memory-only cell first; it is decided after the one with vCPUs */
+    snap_cell tmp = d->cells[0];
+    d->cells[0] = d->cells[1];
+    d->cells[1] = tmp;
+    run(t, &s, &p);
+    const plan_cell *pm = find_cell(&p, "mo", 0), *pv = find_cell(&p, "mo", 1);
+    CHECK(pv && pv->target_node == 0 && pm && pm->target_node == 0 && pm->nr_pins == 0 &&
+              moved_bytes(pm) == 256 * MIB && has_rule(pm, RULE_SHARED_PROXIMITY),
+          "memory-only cell on node 1, its sibling on node 0: it moves to node 0 (target %d, "
+          "%llu MiB)",
+          pm ? pm->target_node : -9, pm ? (unsigned long long)(moved_bytes(pm) >> 20) : 0ULL);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 static void test_opt_in_and_modes(void)
 {
     topology *t = load_synth(T2);
@@ -545,6 +575,7 @@ int main(void)
     test_memory_pinned();
     test_hugetlb_room();
     test_numatune_preferred();
+    test_memory_only_cell();
     test_opt_in_and_modes();
     test_shared_proximity();
     test_hot_first();

@@ -262,8 +262,8 @@ static const bad_case bad_cases[] = {
      "last_candidate: expected a host node number or -1, got 0.0"},
     {"vcpus missing", CELL("\"id\":0"), 0, -EINVAL,
      "domains[0].cells[0].vcpus: missing required field"},
-    {"vcpus empty", CELL("\"id\":0,\"vcpus\":[]"), 0, -EINVAL,
-     "domains[0].cells[0].vcpus: expected at least 1 entry, got 0"},
+    {"vcpus empty in the only cell", CELL("\"id\":0,\"vcpus\":[]"), 0, -EINVAL,
+     "domains[0].cells: no cell has a vCPU (memory-only cells need another cell with vCPUs)"},
     {"vcpus as an object", CELL("\"id\":0,\"vcpus\":" VC0), 0, -EINVAL,
      "domains[0].cells[0].vcpus: expected an array, got an object"},
 
