@@ -70,32 +70,13 @@ static uint64_t node_free(const topology *t, const snapshot *s, unsigned n)
     return s->free_known[n] ? s->free_bytes[n] : t->nodes[n].mem_free;
 }
 
-/* The huge page pools of node n: the snapshot's when it lists any, else the topology's. */
-static const topo_huge *node_huge(const topology *t, const snapshot *s, unsigned n)
-{
-    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
-        if (s->free_huge[n][i].page_size)
-            return s->free_huge[n];
-    return t->nodes[n].huge;
-}
-
-/* Index of the pool of this page size in pools[], or -1: a cell of this page size is not
- * hugetlb-backed there (a size no pool has is the base page size, or THP: from MemFree). */
-static int huge_slot(const topo_huge pools[TOPO_HUGE_SIZES], uint64_t page_size)
-{
-    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
-        if (pools[i].page_size && pools[i].page_size == page_size)
-            return (int)i;
-    return -1;
-}
-
 /* Bytes of the cell's memory node n can take now: for a hugetlb cell, its free huge pages
  * of the cell's size (the pool is set aside, the reserve is of MemFree); else free memory
  * not yet promised above the node's reserve and its slack. */
 static uint64_t cell_room(const topology *t, const vn_config *c, const pass_state *ps,
                           const snap_cell *cell, unsigned n)
 {
-    int h = huge_slot(ps->huge[n], cell->page_size);
+    int h = topo_huge_slot(ps->huge[n], cell->page_size);
     uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
 
     if (h >= 0) {
@@ -109,7 +90,7 @@ static uint64_t cell_room(const topology *t, const vn_config *c, const pass_stat
 /* Promise `bytes` of node n to the cell's move. */
 static void take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes)
 {
-    int h = huge_slot(ps->huge[n], cell->page_size);
+    int h = topo_huge_slot(ps->huge[n], cell->page_size);
 
     if (h >= 0)
         ps->huge[n][h].free_pages -= VN_MIN(ps->huge[n][h].free_pages, bytes / cell->page_size);
@@ -801,7 +782,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         ps.load[n] = s->other_busy[n];
         ps.free_left[n] = node_free(t, s, n);
-        memcpy(ps.huge[n], node_huge(t, s, n), sizeof(ps.huge[n]));
+        memcpy(ps.huge[n], snapshot_node_huge(t, s, n), sizeof(ps.huge[n]));
     }
     order = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*order));
     slot = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*slot));
@@ -839,109 +820,5 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
         return r;
     }
     *ret = p;
-    return 0;
-}
-
-static snap_domain *find_domain(snapshot *s, const char *name)
-{
-    for (unsigned i = 0; i < s->nr_domains; i++)
-        if (strcmp(s->domains[i].name, name) == 0)
-            return &s->domains[i];
-    return NULL;
-}
-
-static snap_vcpu *find_vcpu(snap_cell *cell, unsigned id)
-{
-    for (unsigned i = 0; i < cell->nr_vcpus; i++)
-        if (cell->vcpus[i].id == id)
-            return &cell->vcpus[i];
-    return NULL;
-}
-
-static void apply_cell(const topology *t, snapshot *n, snap_cell *cell, const plan_cell *pc)
-{
-    for (unsigned i = 0; i < pc->nr_pins; i++) {
-        snap_vcpu *v = find_vcpu(cell, pc->pins[i].vcpu);
-        if (!v)
-            continue;
-        v->pinned = pc->pins[i].cpus;
-        if (v->cpu < 0 || !cpuset_isset(&v->pinned, (unsigned)v->cpu))
-            v->cpu = cpuset_first(&v->pinned);
-    }
-    for (unsigned i = 0; i < pc->nr_moves; i++) {
-        const plan_move *m = &pc->moves[i];
-        uint64_t pages;
-        if (m->is_range || m->from_node < 0)
-            continue; /* ordering directives: their bytes are in the bulk moves */
-        pages = VN_MIN(m->bytes / cell->page_size, cell->pages[m->from_node]);
-        cell->pages[m->from_node] -= pages;
-        cell->pages[m->to_node] += pages;
-        for (int side = 0; side < 2; side++) {
-            unsigned node = (unsigned)(side ? m->to_node : m->from_node);
-            if (!n->free_known[node]) {
-                n->free_known[node] = true;
-                n->free_bytes[node] = t->nodes[node].mem_free;
-            }
-        }
-        if (huge_slot(node_huge(t, n, (unsigned)m->to_node), cell->page_size) >= 0) {
-            /* hugetlb: the pages come from the pools, MemFree does not change */
-            for (int side = 0; side < 2; side++) {
-                unsigned node = (unsigned)(side ? m->to_node : m->from_node);
-                int h;
-                const topo_huge *from = node_huge(t, n, node);
-                if (huge_slot(n->free_huge[node], cell->page_size) < 0 &&
-                    from != n->free_huge[node])
-                    memcpy(n->free_huge[node], from, sizeof(n->free_huge[node]));
-                h = huge_slot(n->free_huge[node], cell->page_size);
-                if (h >= 0 && side)
-                    n->free_huge[node][h].free_pages -=
-                        VN_MIN(n->free_huge[node][h].free_pages, pages);
-                else if (h >= 0)
-                    n->free_huge[node][h].free_pages += pages;
-            }
-            continue;
-        }
-        n->free_bytes[m->from_node] += pages * cell->page_size;
-        n->free_bytes[m->to_node] -= VN_MIN(n->free_bytes[m->to_node], pages * cell->page_size);
-    }
-    cell->last_candidate = pc->candidate_node;
-}
-
-int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret)
-{
-    snapshot n;
-    int r = snapshot_copy(s, &n);
-
-    if (r < 0)
-        return r;
-    for (unsigned i = 0; i < p->nr_domains; i++) {
-        const plan_domain *pd = &p->domains[i];
-        snap_domain *d = find_domain(&n, pd->name);
-        int main_node = -1;
-        uint64_t main_bytes = 0;
-        if (!d)
-            continue;
-        for (unsigned k = 0; k < pd->nr_cells && k < d->nr_cells; k++) {
-            const plan_cell *pc = &pd->cells[k];
-            snap_cell *cell = &d->cells[k];
-            uint64_t bytes = 0;
-            if (pd->mode == VN_MODE_AUTO)
-                apply_cell(t, &n, cell, pc);
-            else
-                cell->last_candidate = pc->candidate_node;
-            for (unsigned m = 0; m < t->nr_nodes; m++)
-                bytes += cell->pages[m] * cell->page_size;
-            if (pc->target_node >= 0 && (main_node < 0 || bytes > main_bytes)) {
-                main_node = pc->target_node;
-                main_bytes = bytes;
-            }
-        }
-        if (pd->mode == VN_MODE_AUTO && main_node >= 0)
-            d->preferred_node = main_node;
-    }
-    for (unsigned i = 0; i < n.nr_domains; i++)
-        n.domains[i].age_passes++;
-    n.pass++;
-    *ret = n;
     return 0;
 }

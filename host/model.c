@@ -241,3 +241,11 @@ int mem_pin_from_name(const char *s, size_t len)
             return (int)p;
     return -1;
 }
+
+const topo_huge *snapshot_node_huge(const topology *t, const snapshot *s, unsigned n)
+{
+    for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
+        if (s->free_huge[n][i].page_size)
+            return s->free_huge[n];
+    return t->nodes[n].huge;
+}

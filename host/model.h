@@ -126,6 +126,9 @@ typedef struct snapshot {
     topo_huge free_huge[VN_MAX_NODES][TOPO_HUGE_SIZES];
 } snapshot;
 
+/* The huge page pools of node index n: the snapshot's when it lists any, else the topology's. */
+const topo_huge *snapshot_node_huge(const topology *t, const snapshot *s, unsigned n);
+
 /* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
 void snapshot_clear(snapshot *s);
 

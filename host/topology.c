@@ -492,13 +492,11 @@ static void topo_read_huge(const char *root, topo_node *node)
     }
 }
 
-long long topo_free_huge(const topology *t, unsigned n, uint64_t page_size)
+int topo_huge_slot(const topo_huge pools[TOPO_HUGE_SIZES], uint64_t page_size)
 {
-    if (!t || n >= t->nr_nodes || page_size == 0)
-        return -1;
     for (unsigned i = 0; i < TOPO_HUGE_SIZES; i++)
-        if (t->nodes[n].huge[i].page_size == page_size)
-            return (long long)VN_MIN(t->nodes[n].huge[i].free_pages, (uint64_t)LLONG_MAX);
+        if (pools[i].page_size && pools[i].page_size == page_size)
+            return (int)i;
     return -1;
 }
 

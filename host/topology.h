@@ -92,9 +92,9 @@ static inline unsigned topo_distance(const topology *t, unsigned a, unsigned b)
  */
 int topo_refresh_free(topology *t, const char *sysfs_root);
 
-/* Free huge pages of `page_size` bytes on node index n, or -1 when the node has no pool of
- * that size (the page size is not a huge page size there). */
-long long topo_free_huge(const topology *t, unsigned n, uint64_t page_size);
+/* Index of the pool of `page_size` bytes in pools[], or -1: memory of that page size is not
+ * hugetlb-backed there (a size no pool has is the base page size, or THP: from MemFree). */
+int topo_huge_slot(const topo_huge pools[TOPO_HUGE_SIZES], uint64_t page_size);
 
 /* Print the topology as a human table (json=false) or JSON to f. */
 void topo_print(const topology *t, bool json, FILE *f);
