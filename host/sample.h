@@ -63,6 +63,15 @@ int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_state *st);
 
+/* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
+ * such file). */
+int sample_qemu_pid(const char *name, pid_t *ret);
+
+/* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
+ * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
+ * out before its first pass): the policies can then be put back. 0 or -errno. */
+int sample_locate_backends(virt_dom *d, dom_state *st);
+
 /* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
  * at the next sample (query-memdev, info mtree, query-memory-devices). */
 void sample_ram_stale(dom_state *st);
