@@ -105,7 +105,7 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     }
 }
 
-/* A memory device (pc-dimm "dimmN", virtio-mem "virtiomemN") came or went: the domain's RAM
+/* A memory device (pc-dimm, virtio-mem, NVDIMM) came or went: the domain's RAM
  * layout is found again at the next pass, which comes soon. */
 static void on_device(void *opaque, const char *uuid, const char *name, const char *alias,
                       bool added)
@@ -113,7 +113,9 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
     vnumad *dm = opaque;
     dom_state *st = domains_find(dm, uuid);
 
-    if (!st || (strncmp(alias, "dimm", 4) != 0 && strncmp(alias, "virtiomem", 9) != 0))
+    /* libvirt names the device "dimmN"/"virtiomemN" and its backend "memdimmN"; the
+     * event may carry either */
+    if (!st || (!strstr(alias, "dimm") && !strstr(alias, "virtiomem")))
         return;
     log_info("Memory device %s of '%s' %s; finding its memory again", alias, name,
              added ? "plugged" : "unplugged");

@@ -3,16 +3,17 @@
 another tool) would: tests/e2e/backends.sh uses it to give a shared backend a policy of its own
 before vnumad touches it, and to read what the kernel says the policy is afterwards.
 
-  backend-policy.py show PID NAME     policy word of numa_maps ("default", "prefer:0",
-                                      "interleave:0", ...) of the mapping whose path has NAME
-  backend-policy.py pagesize PID NAME kernelpagesize_kB of that mapping (numa_maps)
-  backend-policy.py set PID NAME MODE NODE...
+  backend-policy.py show PID HVA      policy word of numa_maps ("default", "prefer:0",
+                                      "interleave:0", ...) of the mapping at HVA
+  backend-policy.py pagesize PID HVA  kernelpagesize_kB of that mapping (numa_maps)
+  backend-policy.py set PID HVA MODE NODE...
                                       mbind(2) the shared object behind that mapping
                                       (through /proc/PID/map_files), MODE one of
                                       preferred, bind, interleave; moves nothing
 
-NAME is a substring of the mapping's path, e.g. "ram-node0" (QEMU names a cell's backend
-file or memfd after its id). Exits 1 with a message when there is no such mapping."""
+HVA is an address inside the mapping (hex, 0x...), e.g. the HVA of a RAM block in QEMU's HMP
+"info ramblock" (every memfd backend's file is called memory-backend-memfd: names do not
+tell them apart). Exits 1 with a message when there is no such mapping."""
 import ctypes
 import mmap
 import os
@@ -22,7 +23,7 @@ MODES = {"preferred": 1, "bind": 2, "interleave": 3}
 SYS_MBIND = 237  # x86_64
 
 
-def mapping(pid, name):
+def mapping(pid, hva):
     with open(f"/proc/{pid}/numa_maps") as f:
         nm = {}
         for line in f:
@@ -31,15 +32,15 @@ def mapping(pid, name):
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             parts = line.split(None, 5)
-            if len(parts) == 6 and name in parts[5]:
-                start, end = (int(x, 16) for x in parts[0].split("-"))
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            if start <= hva < end:
                 return start, end, int(parts[2], 16), nm.get(start, [])
-    sys.exit(f"backend-policy: no mapping of {name} in process {pid}")
+    sys.exit(f"backend-policy: no mapping at {hva:#x} in process {pid}")
 
 
 def main():
-    cmd, pid, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    start, end, off, nm = mapping(pid, name)
+    cmd, pid, hva = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 16)
+    start, end, off, nm = mapping(pid, hva)
     if cmd == "show":
         print(nm[1] if len(nm) > 1 else "?")
     elif cmd == "pagesize":

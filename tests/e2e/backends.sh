@@ -58,16 +58,38 @@ shm=$(define_domain shm tests/data/domains/e2e-two-cell.xml.in \
 ok $? "memfd-shared domain started, not opted in ($shm)"
 dimm=$(define_domain dimm tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
     "s|<memory unit='MiB'>128</memory>|<maxMemory slots='4' unit='MiB'>1024</maxMemory><memory unit='MiB'>192</memory>|" \
+    "s|</os>|</os><features><acpi/></features>|" \
     "s|<memballoon model='none'/>|<memballoon model='none'/><memory model='dimm'><target><size unit='MiB'>64</size><node>1</node></target></memory>|")
 ok $? "domain with a 64 MiB pc-dimm in cell 1 started ($dimm)"
 memonly=$(define_domain memonly tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
     "s|<memory unit='MiB'>128</memory>|<memory unit='MiB'>192</memory>|" \
     "s|</numa>|<cell id='2' memory='64' unit='MiB'/></numa>|")
 ok $? "domain with a memory-only third cell started ($memonly)"
-locked=$(define_domain locked tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
-    "s|<allocation mode='immediate'/>|<locked/><allocation mode='immediate'/>|")
-ok $? "locked-memory domain started ($locked)"
+# QEMU mlock()s all of a locked guest: libvirtd raises its RLIMIT_MEMLOCK, which needs
+# CAP_SYS_RESOURCE. Where root lacks it (this machine's sandbox: 8 MiB and no way up) such a
+# domain cannot start at all; the proving ground (scenario 12) has it and runs the case there.
+locked=""
+if ! grep -q "^CapEff:" /proc/self/status ||
+    (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 24) & 1 )); then
+    locked=$(define_domain locked tests/data/domains/e2e-two-cell.xml.in "$(optin_sed 'mode="auto"')" \
+        "s|<allocation mode='immediate'/>|<locked/><allocation mode='immediate'/>|")
+    ok $? "locked-memory domain started ($locked)"
+else
+    note "locked: not here, root has no CAP_SYS_RESOURCE to raise RLIMIT_MEMLOCK ($(ulimit -Hl) KiB): no locked guest can start; tests/e2e/ground.sh scenario 12 runs it"
+fi
 [ $fail -eq 0 ] || finish
+
+# block_hva DOM NAME: the host address of QEMU's RAM block NAME ("ram-nodeN"): HMP gpa2hva of
+# the cell's first guest-physical address (the cells of these 64 MiB guests follow each other
+# from 0); "" when QEMU names another block there
+block_hva() {
+    local gpa
+    gpa=$(printf '0x%x' $((${2#ram-node} * (64 << 20))))
+    $VIRSH qemu-monitor-command "$1" --hmp "gpa2hva $gpa" 2>/dev/null | tr -d '\r' |
+        sed -n "s/^Host virtual address for $gpa ($2) is \(0x[0-9a-f]*\)$/\1/p"
+}
+# pol DOM CELL: the policy numa_maps shows for the backend of CELL ("default", "prefer:0", ...)
+pol() { $policy show "$(qemu_pid "$1")" "$(block_hva "$1" "ram-node$2")" 2>/dev/null; }
 
 # status_json: vnumactl status --json into $E2E_TMP/status.json
 status_json() { vnctl status --json >"$E2E_TMP/status.json" 2>/dev/null; }
@@ -88,8 +110,8 @@ ok $? "huge: status shows each cell as 64 MiB on node 0 in 2 MiB pages ($(python
 log_has "Guest cell 0 of '$huge' is on hugetlbfs, 2048 KiB pages"
 ok $? "huge: vnumad says the cell is on hugetlbfs"
 pid=$(qemu_pid "$huge")
-[ "$($policy pagesize "$pid" ram-node0)" = 2048 ] && [ "$($policy show "$pid" ram-node0)" = default ]
-ok $? "huge: the kernel agrees (numa_maps: 2048 kB pages, policy $($policy show "$pid" ram-node0))"
+[ "$($policy pagesize "$pid" "$(block_hva "$huge" ram-node0)")" = 2048 ] && [ "$(pol "$huge" 0)" = default ]
+ok $? "huge: the kernel agrees (numa_maps: 2048 kB pages, policy $(pol "$huge" 0))"
 wait_passes 3
 rec() { grep -F "\"domain\":\"$1\"" "$VN_JOURNAL" | tail -n 1; }
 python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if all(c.get("page_size")==2<<20 for c in r["cells"]) else 1)' "$(rec "$huge")"
@@ -98,21 +120,32 @@ ok $? "huge: its decision record gives the page size of each cell"
 ok $? "huge: no policy recorded for the hugetlbfs backend (it has no shared policy)"
 
 # ---- shm: the operator's own policy on cell 0, then opt in
-pid=$(qemu_pid "$shm")
-$policy set "$pid" ram-node0 interleave 0
-[ "$($policy show "$pid" ram-node0)" = interleave:0 ] && [ "$($policy show "$pid" ram-node1)" = default ]
+$policy set "$(qemu_pid "$shm")" "$(block_hva "$shm" ram-node0)" interleave 0
+[ "$(pol "$shm" 0)" = interleave:0 ] && [ "$(pol "$shm" 1)" = default ]
 ok $? "shm: cell 0's backend has the operator's interleave:0, cell 1's the default"
 set_meta "$shm" '<balancer mode="auto"/>' >/dev/null
-prefer_both() { [ "$($policy show "$pid" ram-node0)" = prefer:0 ] && [ "$($policy show "$pid" ram-node1)" = prefer:0 ]; }
+prefer_both() { [ "$(pol "$shm" 0)" = prefer:0 ] && [ "$(pol "$shm" 1)" = prefer:0 ]; }
 wait_for 30 prefer_both
-ok $? "shm: opted in, both backends get the target as preferred node, not bind ($($policy show "$pid" ram-node0), $($policy show "$pid" ram-node1))"
+ok $? "shm: opted in, both backends get the target as preferred node, not bind ($(pol "$shm" 0), $(pol "$shm" 1))"
 live_state "$shm" | grep -q '<memfd cell="0" policy="interleave" nodes="0"/>' &&
     live_state "$shm" | grep -q '<memfd cell="1" policy="default"/>'
 ok $? "shm: the backends' own policies are saved in vnumad's <state> ($(live_state "$shm" | grep -o '<memfd[^>]*>' | paste -sd' '))"
 $VIRSH metadata "$shm" urn:vnuma:balancer:1 --remove --live >/dev/null
-back() { [ "$($policy show "$pid" ram-node0)" = interleave:0 ] && [ "$($policy show "$pid" ram-node1)" = default ]; }
+back() { [ "$(pol "$shm" 0)" = interleave:0 ] && [ "$(pol "$shm" 1)" = default ]; }
 wait_for 30 back
-ok $? "shm: opted out, exactly the old policies are back ($($policy show "$pid" ram-node0), $($policy show "$pid" ram-node1))"
+ok $? "shm: opted out, exactly the old policies are back ($(pol "$shm" 0), $(pol "$shm" 1))"
+# again, and this time vnumad is killed (-9) while the domain is balanced, the domain opts out
+# while it is down, and a new vnumad puts the policies back from vnumad's <state> alone
+set_meta "$shm" '<balancer mode="auto"/>' >/dev/null
+wait_for 30 prefer_both
+ok $? "shm: opted in again, preferred node set again ($(pol "$shm" 0))"
+kill -KILL "$VN_PID"
+wait "$VN_PID" 2>/dev/null
+$VIRSH metadata "$shm" urn:vnuma:balancer:1 --remove --live >/dev/null
+start_vnumad "metrics_file = $E2E_TMP/metrics.prom"
+ok $? "vnumad killed with SIGKILL, the domain opted out meanwhile, a new vnumad started"
+wait_for 30 back
+ok $? "shm: the new vnumad puts exactly the old policies back ($(pol "$shm" 0), $(pol "$shm" 1))"
 
 # ---- dimm: boot RAM and memory devices of a cell are counted together
 mem_of() { python3 -c 'import json,sys; d=[d for d in json.load(open(sys.argv[1]))["domains"] if d["name"]==sys.argv[2]]; print([sum(c["memory"].values()) >> 20 for c in d[0]["cells"]] if d else "-")' "$E2E_TMP/status.json" "$1"; }
@@ -123,7 +156,7 @@ $VIRSH attach-device "$dimm" "$E2E_TMP/dimm2.xml" --live >"$E2E_TMP/attach.out" 
 ok $? "dimm: a 32 MiB pc-dimm hotplugged into cell 0 $(tail -n 1 "$E2E_TMP/attach.out")"
 wait_for 30 cells_are "$dimm" 'sum(c["memory"].values()) == (128 if c["cell"] == 1 else 96) << 20'
 ok $? "dimm: vnumad finds the hotplugged memory and counts it in cell 0 (MiB: $(mem_of "$dimm"))"
-log_has "Memory device dimm1 of '$dimm' plugged"
+log_has "Memory device (mem)?dimm1 of '$dimm' plugged"
 ok $? "dimm: it says why it looked again (libvirt's DEVICE_ADDED)"
 
 # ---- memonly: the cell without vCPUs is sampled like the others
@@ -143,10 +176,12 @@ python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if sorted(c["
 ok $? "memonly: its decision record has the memory-only cell"
 
 # ---- locked
+[ -n "$locked" ] && {
 wait_for 30 cells_are "$locked" 'c["memory_pinned"] == "locked" and c["memory"].get("0", 0) > 0'
 ok $? "locked: status shows the memory as pinned (locked)"
 python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if all(c.get("memory_pinned")=="locked" for c in r["cells"]) else 1)' "$(rec "$locked")"
 ok $? "locked: its decision record says why its memory stays"
+}
 
 vnumad_alive
 ok $? "vnumad is still running"
