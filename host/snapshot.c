@@ -570,7 +570,6 @@ static int check_domain_names(snap_ctx *c, const snapshot *s)
 static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node *tn,
                            topo_huge out[TOPO_HUGE_SIZES])
 {
-    struct json_object_iterator it, end;
     topo_huge tmp[TOPO_HUGE_SIZES] = {0};
     unsigned nr = 0;
     int r;
@@ -578,10 +577,8 @@ static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node
     r = snap_expect_object(c, obj);
     if (r < 0)
         return r;
-    it = json_object_iter_begin(obj);
-    end = json_object_iter_end(obj);
-    for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-        const char *key = json_object_iter_peek_name(&it);
+    json_object_object_foreach(obj, key, val)
+    {
         size_t mark = path_push_key(c, key);
         uint64_t size = 0, pages = 0;
 
@@ -592,7 +589,7 @@ static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node
                              SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX);
         if (nr >= TOPO_HUGE_SIZES)
             return snap_fail(c, -E2BIG, "more than %u huge page sizes", TOPO_HUGE_SIZES);
-        r = snap_parse_uint(c, json_object_iter_peek_value(&it), tn->mem_total / size, &pages);
+        r = snap_parse_uint(c, val, tn->mem_total / size, &pages);
         if (r < 0)
             return r;
         for (unsigned i = 0; i < nr; i++)
