@@ -331,15 +331,21 @@ static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget
         r = ops->move(m->pid, k, sel, nodes, status, m->shared);
         if (r < 0)
             return r;
+        if (r > 0) {
+            /* Linux stores no status for a batch whose migration failed in part (a
+             * long-term pin holds some pages: io_uring, RDMA), moved pages included, and
+             * returns how many did not move: ask where the pages are now */
+            int q = ops->query(m->pid, k, sel, status);
+            count->memory_scans++;
+            if (q < 0)
+                return q;
+        }
         for (unsigned i = 0; i < k; i++) {
             if (status[i] == m->to)
                 now++;
-            else if (status[i] < 0 && status[i] != ACT_STATUS_UNSET)
-                told++;
+            else if (status[i] != ACT_STATUS_UNSET)
+                told++; /* refused (-errno), or still on its node */
         }
-        /* Linux does not write the status of pages whose migration failed (a long-term pin
-         * holds them: io_uring, RDMA): it returns how many did not move */
-        told = VN_MAX(told, VN_MIN((unsigned)(r > 0 ? r : 0), k - now));
         cr->pages_unmovable += told;
         count->pages_unmovable += told;
         moved += (uint64_t)now * ps;

@@ -184,8 +184,8 @@ int main(int argc, char **argv)
     double tokens0 = b.tokens;
     r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 0 && res.cells[0].bytes_moved == 0 &&
-              res.cells[0].pages_unmovable > 0 && b.tokens == tokens0,
-          "move to node %d: none moved, %llu pages refused and counted, nothing charged (r=%d)", to,
+              res.cells[0].pages_unmovable == RANGE / PAGE && b.tokens == tokens0,
+          "move to node %d: none moved, all %llu pages counted as refused, nothing charged (r=%d)", to,
           (unsigned long long)res.cells[0].pages_unmovable, r);
     CHECK(res.cells[0].refused && (st->mem_refused & 1) && pages_on(p, from) == RANGE / PAGE,
           "the cell's memory is taken as pinned; all of it still on node %d (%lu pages)", from,
@@ -198,16 +198,28 @@ int main(int argc, char **argv)
     CHECK(r == 0 && moves_called == before,
           "5 more passes with the same plan: %u move_pages(2) move calls", moves_called - before);
 
-    /* 3. control: the pin is what refused it */
+    /* 3. control: the pin is what refused it. io_uring drops the pins of unregistered
+     * buffers from deferred work: a pass may still find some held; each pass counts what it
+     * moved, and the passes together move every page exactly once (at most 10 s) */
     r = io_uring_unregister_buffers(&ring);
     io_uring_queue_exit(&ring);
-    state_for(st, p);
-    act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
-    CHECK(r == 0 && !res.cells[0].refused && res.cells[0].pages_moved == RANGE / PAGE &&
-              pages_on(p, to) == RANGE / PAGE,
-          "control: unpinned, the same move takes all %llu pages to node %d (%lu there)",
-          (unsigned long long)res.cells[0].pages_moved, to, pages_on(p, to));
+    unsigned long long moved = 0, unmovable = 0;
+    int passes = 0;
+    for (; passes < 100 && pages_on(p, to) < RANGE / PAGE; passes++) {
+        state_for(st, p);
+        act_budget_init(&b, 1024, 5, 0);
+        r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
+        if (r < 0)
+            break;
+        moved += res.cells[0].pages_moved;
+        unmovable += res.cells[0].pages_unmovable;
+        if (pages_on(p, to) < RANGE / PAGE)
+            usleep(100 * 1000);
+    }
+    CHECK(r == 0 && moved == RANGE / PAGE && pages_on(p, to) == RANGE / PAGE,
+          "control: unpinned, the same move takes all %llu pages to node %d, each counted once "
+          "as moved (%d pass(es), %lu there, %llu counted not moved on the way)",
+          moved, to, passes, pages_on(p, to), unmovable);
     printf("%u passed, %u failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -643,14 +643,25 @@ def set_huge(n, count):
     return int(open(HUGE.format(n, "nr_hugepages")).read())
 
 
-def backend_policies(pid):
-    """numa_maps policy word of each cell's backend mapping (path has ram-nodeN), by cell"""
-    out = {}
-    with open(f"/proc/{pid}/numa_maps") as f:
+def backend_policies(dom):
+    """numa_maps policy word of each cell's backend mapping, by cell (the mapping that holds
+    the cell's first host address: every memfd is called memory-backend-memfd)"""
+    st = probe.state(dom)
+    maps = []
+    with open(f"/proc/{st['pid']}/maps") as f:
         for line in f:
-            m = re.search(r"ram-node(\d+)", line)
-            if m:
-                out.setdefault(int(m.group(1)), line.split()[1])
+            a, b = (int(x, 16) for x in line.split()[0].split("-"))
+            maps.append((a, b))
+    words = {}
+    with open(f"/proc/{st['pid']}/numa_maps") as f:
+        for line in f:
+            words[int(line.split()[0], 16)] = line.split()[1]
+    out = {}
+    for c in st["cells"]:
+        hva = int(c["hva"], 16)
+        for a, b in maps:
+            if a <= hva < b:
+                out[c["cell"]] = words.get(a, "?")
     return out
 
 
@@ -696,8 +707,7 @@ def scenario_hugetlbfs():
     time.sleep(3)  # a few more passes: nothing moves back and forth
     moved, recs = acted_bytes("s10-huge")
     free1 = {n: huge_free(n) for n in NODES}
-    pid = probe.state("s10-huge")["pid"]
-    pol = backend_policies(pid)
+    pol = backend_policies("s10-huge")
     stat = status_dom(vnctl_status(), "s10-huge") or {}
     num.update({"converged_on_node1": bool(conv), "bytes_moved": moved, "huge_free_after": free1,
                 "policies": pol, "status_page_sizes": [c.get("page_size") for c in stat.get("cells", [])],
@@ -718,14 +728,13 @@ def scenario_memfd():
     ev, num = {}, {}
     allowed = NODES[:-1]
     st = start_misplaced("s11-shm", "memfd", allowed)
-    pid = st["pid"]
-    pol0 = backend_policies(pid)
+    pol0 = backend_policies("s11-shm")
     orig = st["vcpupin"]
     set_mode("s11-shm", "auto")
 
     def local():
         cv = cell_view(probe.quick("s11-shm"))
-        pol = backend_policies(pid)
+        pol = backend_policies("s11-shm")
         return (cv, pol) if all(c["node"] in allowed and c["share"] >= 0.95 and pol.get(c["cell"]) == f"prefer:{c['node']}"
                                 for c in cv) else None
     conv = wait_until(60, local, 1.0)
@@ -734,14 +743,14 @@ def scenario_memfd():
 
     def restored():
         s2 = probe.state("s11-shm")
-        pol = backend_policies(pid)
+        pol = backend_policies("s11-shm")
         return pol if s2["vcpupin"] == orig and all(p == "default" for p in pol.values()) else None
     back = wait_until(30, restored, 0.5)
     moved, recs = acted_bytes("s11-shm")
     num.update({"policies_before": pol0, "converged": bool(conv),
                 "final": [(c["node"], c["share"]) for c in (conv[0] if conv else [])],
-                "policies_balanced": conv[1] if conv else backend_policies(pid),
-                "policies_after_optout": back or backend_policies(pid), "bytes_moved": moved})
+                "policies_balanced": conv[1] if conv else backend_policies("s11-shm"),
+                "policies_after_optout": back or backend_policies("s11-shm"), "bytes_moved": moved})
     ev.update({"state": state_xml, "records": recs[-3:]})
     ok = (bool(conv) and bool(back) and all(p == "default" for p in pol0.values()) and len(pol0) == 2
           and state_xml.count('policy="default"') == 2 and moved >= (64 << 20) * 0.9)
