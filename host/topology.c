@@ -469,10 +469,13 @@ static void topo_read_huge(const char *root, topo_node *node)
     char path[4096];
     unsigned nr = 0;
     struct dirent *e;
+    int n;
 
-    (void)snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/hugepages", root,
-                   node->os_index);
+    n = snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/hugepages", root,
+                 node->os_index);
     memset(node->huge, 0, sizeof(node->huge));
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return;
     d = opendir(path);
     if (!d)
         return; /* no hugetlb in this kernel */
