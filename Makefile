@@ -314,7 +314,7 @@ uninstall:
 
 # Every C file of ours; make check fails when one is not as clang-format writes it.
 FORMAT_SRCS = $(wildcard lib/*.[ch] host/*.[ch] agent/*.[ch] proto/*.[ch] tests/unit/*.[ch] \
-                         tests/fuzz/*.c tests/bench/*.[ch] vm-images/guest/*.c)
+                         tests/fuzz/*.c tests/bench/*.[ch] tests/e2e/ground/*.c vm-images/guest/*.c)
 format-check:
 	@clang-format --dry-run -Werror $(FORMAT_SRCS)
 

@@ -400,6 +400,18 @@ static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t
     return r;
 }
 
+bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
+                    const plan_cell *pc)
+{
+    const ram_range *ram = find_ram(st, pc->cell_id);
+
+    if (!ram || !ram->shared || ram->hugetlb || pc->target_node < 0 ||
+        pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
+        sc->mem_pinned != MEM_PIN_NONE || sc->binding.mode != VN_MEM_NONE)
+        return false;
+    return st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
+}
+
 int act_unbind_memfd(const numa_ops *ops, dom_state *st)
 {
     int first = 0;
@@ -601,13 +613,9 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
         bool first;
         int node;
-        if (!ram || !ram->shared || ram->hugetlb || pc->target_node < 0 || st->pid <= 0 ||
-            pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
-            sd->cells[k].mem_pinned != MEM_PIN_NONE || sd->cells[k].binding.mode != VN_MEM_NONE)
+        if (st->pid <= 0 || !act_policy_due(t, st, &sd->cells[k], pc))
             continue;
         node = (int)t->nodes[pc->target_node].os_index;
-        if (st->memfd_bound[pc->cell_id] == node + 1)
-            continue;
         cpuset_set(&want.nodes, (unsigned)node);
         first = !(st->orig.memfd_cells & (1ULL << pc->cell_id));
         r = backend_policy(ops, st->pid, ram->hva, ram->size, &want, first ? &old : NULL);

@@ -96,6 +96,15 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
 void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
                      act_cell_result *cr);
 
+/*
+ * Whether the shared backend of plan cell pc (snapshot cell sc) is to get its target as
+ * preferred node now: a shared, non-hugetlbfs backend whose memory may move, without the
+ * operator's numatune, not preferring that node yet. act_apply() sets it; the pass acts for it
+ * even when the plan has no pin or move.
+ */
+bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
+                    const plan_cell *pc);
+
 /* Give the shared backends vnumad set a policy on the policy they had before (saved in
  * st->orig.memfd_policy[]). Returns 0 or -errno. */
 int act_unbind_memfd(const numa_ops *ops, dom_state *st);

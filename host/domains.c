@@ -196,14 +196,7 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
         return;
     r = act_restore(d, st);
     /* a vnumad that restarted may not have found the backends yet */
-    bool known = st->pid > 0;
-    for (unsigned k = 0; known && k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        if (st->orig.memfd_cells & (1ULL << k)) {
-            known = false;
-            for (unsigned i = 0; i < st->nr_ram && !known; i++)
-                known = st->ram[i].cell == k;
-        }
-    if (!known && sample_locate_backends(d, st) < 0)
+    if (sample_locate_backends(d, st) < 0)
         log_warn("Cannot find the shared memory backends of '%s' to give them their own policy "
                  "back",
                  st->name);

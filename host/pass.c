@@ -56,21 +56,13 @@ static bool plan_domain_has_actions(const plan_domain *pd)
     return false;
 }
 
-/* A shared (memfd) backend not yet bound to its cell's target node. */
+/* A shared (memfd) backend whose preferred node is still to be set (act_policy_due). */
 static bool memfd_needs_bind(const topology *t, const dom_state *st, const snap_domain *sd,
                              const plan_domain *pd)
 {
-    for (unsigned k = 0; k < pd->nr_cells; k++) {
-        const plan_cell *pc = &pd->cells[k];
-        if (pc->target_node < 0 || pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN ||
-            (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) || pc->mem_pinned != MEM_PIN_NONE ||
-            (k < sd->nr_cells && sd->cells[k].binding.mode != VN_MEM_NONE))
-            continue;
-        for (unsigned i = 0; i < st->nr_ram; i++)
-            if (st->ram[i].cell == pc->cell_id && st->ram[i].shared && !st->ram[i].hugetlb &&
-                st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1)
-                return true;
-    }
+    for (unsigned k = 0; k < pd->nr_cells && k < sd->nr_cells; k++)
+        if (act_policy_due(t, st, &sd->cells[k], &pd->cells[k]))
+            return true;
     return false;
 }
 

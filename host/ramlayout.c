@@ -21,8 +21,6 @@
 #include "sample.h"
 #include "util.h"
 
-/* Base page size (what anonymous and tmpfs backends use, THP included). */
-#define RAM_PAGE_SIZE 4096u
 /* Bytes of untrusted text quoted in an error message. */
 #define RAM_SHOWN_MAX 64
 #define RAM_SHOWN_BUF (RAM_SHOWN_MAX + 8)
@@ -40,7 +38,7 @@ int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
     _cleanup_fclose_ FILE *f = NULL;
     char path[64], line[512];
 
-    *ret = RAM_PAGE_SIZE;
+    *ret = RAM_BASE_PAGE_SIZE;
     *hugetlb = false;
     (void)snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     f = fopen(path, "re");
@@ -306,13 +304,19 @@ int sample_locate_backends(virt_dom *d, dom_state *st)
     unsigned cells[SNAP_MAX_CELLS_PER_DOMAIN], n = 0;
     virt_dom_id ident;
     char err[STATE_ERROR_MAX];
+    bool known = st->pid > 0;
     int r;
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        if (st->orig.memfd_cells & (1ULL << k))
+        if (st->orig.memfd_cells & (1ULL << k)) {
+            bool found = false;
+            for (unsigned i = 0; i < st->nr_ram && !found; i++)
+                found = st->ram[i].cell == k;
+            known &= found;
             cells[n++] = k;
-    if (n == 0)
-        return 0;
+        }
+    if (n == 0 || known)
+        return 0; /* nothing to find, or a sample of this vnumad found it all */
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return r;

@@ -14,6 +14,10 @@
 #include "state.h"
 #include "virt.h"
 
+/* Base page size: what anonymous and tmpfs backends are counted and moved in (THP included:
+ * move_pages(2) takes base pages). */
+#define RAM_BASE_PAGE_SIZE 4096u
+
 /*
  * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]), of every memory-only cell
  * and of every memory device is (st->ram[], cached for the QEMU run; found again when the

@@ -36,9 +36,6 @@
 /* Bytes of untrusted text quoted in an error message. */
 #define SAMPLE_SHOWN_MAX 64
 #define SAMPLE_SHOWN_BUF (SAMPLE_SHOWN_MAX + 8)
-/* Base page size (what anonymous and tmpfs backends use, THP included: move_pages(2) takes
- * and counts base pages there). */
-#define SAMPLE_PAGE_SIZE 4096u
 /* Environment variable that moves libvirt's run directory (tests). */
 #define SAMPLE_RUN_DIR_ENV     "VN_LIBVIRT_RUN_DIR"
 #define SAMPLE_RUN_DIR_DEFAULT "/run/libvirt"
@@ -400,7 +397,7 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
                     return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
                 if (r < 0)
                     log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u",
-                              rr->cell, ident->name, strerror(-r), SAMPLE_PAGE_SIZE);
+                              rr->cell, ident->name, strerror(-r), RAM_BASE_PAGE_SIZE);
                 if (rr->hugetlb)
                     log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
                              ident->name, (unsigned long long)(rr->page_size / 1024));
@@ -534,7 +531,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
         if (!cell->vcpus)
             return vn_fail(err, errlen, -ENOMEM, "out of memory");
         cell->id = cell_ids[c];
-        cell->page_size = SAMPLE_PAGE_SIZE;
+        cell->page_size = RAM_BASE_PAGE_SIZE;
         cell->mem_pinned = x.mem_pin;
         cell->last_candidate = st->last_candidate[cell_ids[c]];
         cell->binding = dom_bind;

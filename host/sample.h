@@ -69,7 +69,8 @@ int sample_qemu_pid(const char *name, pid_t *ret);
 
 /* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
  * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
- * out before its first pass): the policies can then be put back. 0 or -errno. */
+ * out before its first pass): the policies can then be put back. Nothing is asked when a
+ * sample found them already. 0 or -errno. */
 int sample_locate_backends(virt_dom *d, dom_state *st);
 
 /* The domain's RAM layout changed (a memory device plugged or unplugged): find it again

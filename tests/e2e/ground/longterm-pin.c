@@ -49,8 +49,8 @@ static unsigned passed, failed, moves_called;
     } while (0)
 
 /* the libnuma operations, counting the move calls */
-static int counted_move(pid_t pid, unsigned long count, void **pages, const int *nodes,
-                        int *status, bool all)
+static int counted_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                        bool all)
 {
     moves_called++;
     return numa_libnuma.move(pid, count, pages, nodes, status, all);
@@ -102,8 +102,8 @@ static void state_for(dom_state *st, char *p)
     snprintf(st->name, sizeof(st->name), "longterm-pin");
     st->pid = getpid(); /* this process stands in for QEMU */
     st->nr_ram = 1;
-    st->ram[0] = (ram_range){.cell = 0, .hva = (uint64_t)(uintptr_t)p, .size = RANGE,
-                             .page_size = PAGE};
+    st->ram[0] =
+        (ram_range){.cell = 0, .hva = (uint64_t)(uintptr_t)p, .size = RANGE, .page_size = PAGE};
 }
 
 int main(int argc, char **argv)
@@ -155,8 +155,8 @@ int main(int argc, char **argv)
      * asked for (MADV_HUGEPAGE); on `from`, every page touched. (The alignment matters: a
      * huge page that straddled two of act's windows would move with the first, and the
      * second would not find its half to count.) */
-    char *raw = mmap(NULL, RANGE + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    char *raw =
+        mmap(NULL, RANGE + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return 1;
     p = (char *)(((uintptr_t)raw + (2 << 20) - 1) & ~((uintptr_t)(2 << 20) - 1));
@@ -191,8 +191,8 @@ int main(int argc, char **argv)
     r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 0 && res.cells[0].bytes_moved == 0 &&
               res.cells[0].pages_unmovable == RANGE / PAGE && b.tokens == tokens0,
-          "move to node %d: none moved, all %llu pages counted as refused, nothing charged (r=%d)", to,
-          (unsigned long long)res.cells[0].pages_unmovable, r);
+          "move to node %d: none moved, all %llu pages counted as refused, nothing charged (r=%d)",
+          to, (unsigned long long)res.cells[0].pages_unmovable, r);
     CHECK(res.cells[0].refused && (st->mem_refused & 1) && pages_on(p, from) == RANGE / PAGE,
           "the cell's memory is taken as pinned; all of it still on node %d (%lu pages)", from,
           pages_on(p, from));
