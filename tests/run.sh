@@ -52,8 +52,14 @@ run_one() {
         failed_progs="$failed_progs $name"
         printf '%-28s FAIL (%s passed, %s failed, exit %s, %ss) log: %s\n' "$name" "$p" "$f" "$rc" $((SECONDS - start)) "$log"
         grep -E '^not ok|error|Error|ERROR' "$log" | head -n 20 | sed 's/^/    /'
+        # what the test saw of a guest that never booted (tests/e2e/lib.sh guest_booted)
+        grep -a '^# boot-hang:' "$log" | tail -n 40 | sed 's/^/    /'
     else
         printf '%-28s ok   (%s passed, %ss)\n' "$name" "$p" $((SECONDS - start))
+    fi
+    # a fixture that needed a second try says so, with what it saw: never hidden in a log
+    if [ $rc -eq 0 ] && grep -qa '^# retried:' "$log"; then
+        grep -a '^# boot-hang:\|^# retried:' "$log" | tail -n 41 | sed 's/^/    /'
     fi
 }
 

@@ -37,9 +37,9 @@ if ! $VIRSH define "$DIR/$NAME.xml" >"$E2E_TMP/define.out" 2>&1 ||
     skip_all "cannot start a TCG guest with direct kernel boot here: $(tail -n 1 "$E2E_TMP/define.out")"
 fi
 note "domain $NAME started; console $CONSOLE"
-if ! wait_for 240 grep -q 'VNUMA: ready' "$CONSOLE"; then
+if ! guest_booted "$NAME" "$CONSOLE" || ! wait_for 120 grep -q 'VNUMA: ready' "$CONSOLE"; then
     sed 's/^/# console: /' "$CONSOLE" | tail -n 30
-    ok 1 "guest boots and its init starts the agent and memtouch (240 s)"
+    ok 1 "guest boots and its init starts the agent and memtouch"
     finish
 fi
 ok 0 "guest boots and its init starts the agent and memtouch"

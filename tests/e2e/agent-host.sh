@@ -43,6 +43,8 @@ boot "$GOOD" "$base vnuma.workload=memtouch,node=1,mib=48" ||
 boot "$BAD" "$base vnuma.agent=0 vnuma.workload=hostile" ||
     skip_all "cannot start a second TCG guest here: $(tail -n 1 "$E2E_TMP/define.out")"
 ok 0 "two guests started: $GOOD (agent + memtouch on guest node 1), $BAD (hostile peer)"
+guest_booted "$GOOD" "$DIR/$GOOD.console" && guest_booted "$BAD" "$DIR/$BAD.console"
+ok $? "both guest kernels booted into the init"
 
 wait_for 300 log_has "vnuma-agent .* of '$GOOD' connected"
 ok $? "vnumad opened $GOOD's channel when the guest opened its port, hello done"

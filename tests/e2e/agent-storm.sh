@@ -107,7 +107,7 @@ fresh_after() {
 }
 disconnected() { snap; [ "$(m vnuma_agent_connected)" = 0 ] && [ -z "$(m vnuma_agent_hint_age_seconds)" ]; }
 
-if ! wait_for 240 fresh_after 0; then
+if ! guest_booted "$NAME" "$CONSOLE" || ! wait_for 240 fresh_after 0; then
     sed 's/^/# console: /' "$CONSOLE" | tail -n 20
     ok 1 "the guest booted, its agent connected and sent hints (240 s)"
     finish
