@@ -2,7 +2,9 @@
 #include "act.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +291,7 @@ static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget
 
         if (budget->deadline_s > 0 && vn_mono_s() > budget->deadline_s) {
             cr->budget_exhausted = true; /* out of time this pass: the rest follows */
+            cr->deadline_hit = true;
             break;
         }
         done += n;
@@ -459,6 +462,200 @@ static int set_restrictive_nodeset(virt_dom *d, const topology *t, const plan_do
     return virt_numa_set_nodeset(d, want);
 }
 
+/* One cell's moves as one mover runs them (move_cells): what it reads, and what it writes
+ * only for itself until the movers are joined. */
+typedef struct cell_mover {
+    const dom_state *st; /* pid, ram[], mem_refused: read only */
+    uint64_t *resume;    /* st->move_resume: only the entries of this cell's ranges */
+    const topology *t;
+    const plan_cell *pc;
+    const numa_ops *ops;
+    const vn_config *cfg;
+    act_cell_result *cr;
+    act_budget budget;        /* this mover's share of the pass's tokens */
+    dom_counters count;       /* added to the domain's once joined */
+    uint64_t range_moved[64]; /* per range index: pages moved, pages refused (act_mem_refused) */
+    uint64_t range_refused[64];
+    int r;
+} cell_mover;
+
+/* Each of the cell's ranges in turn: its boot RAM, then its memory devices (pc-dimm,
+ * virtio-mem); a bulk move's bytes are taken from them in that order. */
+static void cell_mover_run(cell_mover *cm)
+{
+    const dom_state *st = cm->st;
+    const plan_cell *pc = cm->pc;
+    act_cell_result *cr = cm->cr;
+    _cleanup_free_ uint64_t *done = calloc(pc->nr_moves, sizeof(*done)); /* bytes per move */
+    int r = 0;
+
+    if (!done) {
+        cm->r = -ENOMEM;
+        return;
+    }
+    for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++) {
+        const ram_range *ram = &st->ram[ri];
+        uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
+        if (ram->cell != pc->cell_id || (st->mem_refused & (1ULL << ri)))
+            continue; /* another cell's, or its pages would not move: it stays */
+        for (unsigned m = 0; m < pc->nr_moves; m++) {
+            const plan_move *mv = &pc->moves[m];
+            uint64_t before = cr->bytes_moved;
+            move_req req = {
+                .pid = st->pid,
+                .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
+                .shared = ram->shared,
+                .hugetlb = ram->hugetlb,
+                .to = (int)cm->t->nodes[mv->to_node].os_index,
+                .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                .reserve = node_reserve(cm->t, cm->cfg, (unsigned)mv->to_node),
+            };
+            r = 0;
+            if (mv->is_range) {
+                /* hot ranges inside one of the cell's ranges go first */
+                if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
+                    continue;
+                for (unsigned n = 0; n < cm->t->nr_nodes; n++) {
+                    uint64_t from_start = 0;
+                    if ((int)n == mv->to_node)
+                        continue;
+                    req.hva = ram->hva + (mv->gpa - ram->gpa);
+                    req.len = mv->length;
+                    req.from = (int)cm->t->nodes[n].os_index;
+                    req.want = mv->length;
+                    r = move_range(cm->ops, &req, &cm->budget, &from_start, cr, &cm->count);
+                    if (r < 0)
+                        break;
+                }
+            } else if (done[m] < mv->bytes) {
+                req.hva = ram->hva;
+                req.len = ram->size;
+                req.from = (int)cm->t->nodes[mv->from_node].os_index;
+                req.want = mv->bytes - done[m];
+                r = move_range(cm->ops, &req, &cm->budget, &cm->resume[ri], cr, &cm->count);
+            }
+            done[m] += cr->bytes_moved - before;
+            if (r < 0) {
+                cm->r = r;
+                return;
+            }
+            if (cr->budget_exhausted || cr->reserve_hit)
+                break;
+        }
+        cm->range_moved[ri] = cr->pages_moved - moved0;
+        cm->range_refused[ri] = cr->pages_unmovable - unmovable0;
+        if (cr->budget_exhausted || cr->reserve_hit)
+            break;
+    }
+}
+
+/* The movers of one act stage: each thread takes the next cell not yet taken. */
+typedef struct mover_pool {
+    cell_mover *movers;
+    unsigned nr;
+    atomic_uint next;
+} mover_pool;
+
+static void *mover_thread(void *arg)
+{
+    mover_pool *p = arg;
+    unsigned k;
+
+    while ((k = atomic_fetch_add(&p->next, 1)) < p->nr)
+        cell_mover_run(&p->movers[k]);
+    return NULL;
+}
+
+/* Bytes a cell's plan moves: its bulk moves and hot ranges. */
+static uint64_t cell_planned_bytes(const plan_cell *pc)
+{
+    uint64_t b = 0;
+    for (unsigned m = 0; m < pc->nr_moves; m++)
+        b += pc->moves[m].is_range ? pc->moves[m].length : pc->moves[m].bytes;
+    return b;
+}
+
+/*
+ * The memory moves of a plan. Cells move in parallel, up to ACT_MAX_MOVERS at once (a
+ * thread each; the calling thread is one of them): move_pages(2) of one process runs in
+ * parallel in the kernel (the pages of different ranges are looked up and copied
+ * independently), and one thread moved at 0.31-0.32 of memcpy (docs/benchmarks.md). The
+ * pass's tokens are split among the cells in proportion to what each plans to move, and
+ * the deadline is the pass's; what moved is charged to the budget once all are joined. Two
+ * cells moving into one node each check its free memory before every window: together they
+ * may take one window more each than a single mover would, within the reserve's slack.
+ */
+static int move_cells(dom_state *st, const topology *t, const plan_domain *pd, const numa_ops *ops,
+                      act_budget *budget, const vn_config *cfg, act_result *res)
+{
+    _cleanup_free_ cell_mover *movers = calloc(SNAP_MAX_CELLS_PER_DOMAIN, sizeof(*movers));
+    pthread_t threads[ACT_MAX_MOVERS];
+    mover_pool pool = {.movers = movers};
+    uint64_t planned[SNAP_MAX_CELLS_PER_DOMAIN], total = 0;
+    unsigned nr_threads = 0, want;
+    double spent = 0;
+    int r = 0;
+
+    if (st->pid <= 0)
+        return 0;
+    if (!movers) {
+        fail(res, -ENOMEM, "move guest memory");
+        return -ENOMEM;
+    }
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        if (!pc->nr_moves)
+            continue;
+        planned[pool.nr] = VN_MAX(cell_planned_bytes(pc), 1);
+        total += planned[pool.nr];
+        movers[pool.nr] = (cell_mover){.st = st,
+                                       .resume = st->move_resume,
+                                       .t = t,
+                                       .pc = pc,
+                                       .ops = ops,
+                                       .cfg = cfg,
+                                       .cr = &res->cells[k],
+                                       .budget = *budget};
+        pool.nr++;
+    }
+    if (!pool.nr)
+        return 0;
+    /* each its share; a share is "full" exactly when the bucket is (a page larger than the
+     * bucket moves only then: move_range) */
+    for (unsigned i = 0; i < pool.nr; i++) {
+        double f = (double)planned[i] / (double)total;
+        movers[i].budget.tokens = budget->tokens * f;
+        movers[i].budget.max_tokens = budget->max_tokens * f;
+    }
+    atomic_init(&pool.next, 0);
+    want = ops->thread_safe
+               ? VN_MIN(pool.nr, VN_MIN(VN_MAX(cfg->move_threads, 1u), (unsigned)ACT_MAX_MOVERS))
+               : 1;
+    while (nr_threads + 1 < want &&
+           pthread_create(&threads[nr_threads], NULL, mover_thread, &pool) == 0)
+        nr_threads++;
+    mover_thread(&pool);
+    for (unsigned i = 0; i < nr_threads; i++)
+        pthread_join(threads[i], NULL);
+    for (unsigned i = 0; i < pool.nr; i++) {
+        cell_mover *cm = &movers[i];
+        spent += (budget->tokens * ((double)planned[i] / (double)total)) - cm->budget.tokens;
+        st->count.memory_scans += cm->count.memory_scans;
+        st->count.pages_moved += cm->count.pages_moved;
+        st->count.bytes_moved += cm->count.bytes_moved;
+        st->count.pages_unmovable += cm->count.pages_unmovable;
+        for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++)
+            if (cm->range_refused[ri])
+                act_mem_refused(st, ri, cm->range_moved[ri], cm->range_refused[ri], cm->cr);
+        if (cm->r < 0 && r == 0)
+            r = cm->r;
+    }
+    budget->tokens -= spent;
+    if (r < 0)
+        fail(res, r, "move guest memory");
+    return r;
+}
+
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
               act_result *res)
@@ -533,73 +730,9 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         }
         return 0;
     }
-    /* Each cell's ranges in turn: its boot RAM, then its memory devices (pc-dimm, virtio-mem);
-     * a bulk move's bytes are taken from them in that order. */
-    for (unsigned k = 0; k < res->nr_cells; k++) {
-        const plan_cell *pc = &pd->cells[k];
-        act_cell_result *cr = &res->cells[k];
-        _cleanup_free_ uint64_t *done = NULL; /* bytes each move got so far */
-        if (!pc->nr_moves || st->pid <= 0)
-            continue;
-        done = calloc(pc->nr_moves, sizeof(*done));
-        if (!done) {
-            fail(res, -ENOMEM, "move guest memory");
-            return -ENOMEM;
-        }
-        for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++) {
-            const ram_range *ram = &st->ram[ri];
-            uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
-            if (ram->cell != pc->cell_id || (st->mem_refused & (1ULL << ri)))
-                continue; /* another cell's, or its pages would not move: it stays */
-            for (unsigned m = 0; m < pc->nr_moves; m++) {
-                const plan_move *mv = &pc->moves[m];
-                uint64_t before = cr->bytes_moved;
-                move_req req = {
-                    .pid = st->pid,
-                    .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
-                    .shared = ram->shared,
-                    .hugetlb = ram->hugetlb,
-                    .to = (int)t->nodes[mv->to_node].os_index,
-                    .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
-                    .reserve = node_reserve(t, cfg, (unsigned)mv->to_node),
-                };
-                r = 0;
-                if (mv->is_range) {
-                    /* hot ranges inside one of the cell's ranges go first */
-                    if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
-                        continue;
-                    for (unsigned n = 0; n < t->nr_nodes; n++) {
-                        uint64_t from_start = 0;
-                        if ((int)n == mv->to_node)
-                            continue;
-                        req.hva = ram->hva + (mv->gpa - ram->gpa);
-                        req.len = mv->length;
-                        req.from = (int)t->nodes[n].os_index;
-                        req.want = mv->length;
-                        r = move_range(ops, &req, budget, &from_start, cr, &st->count);
-                        if (r < 0)
-                            break;
-                    }
-                } else if (done[m] < mv->bytes) {
-                    req.hva = ram->hva;
-                    req.len = ram->size;
-                    req.from = (int)t->nodes[mv->from_node].os_index;
-                    req.want = mv->bytes - done[m];
-                    r = move_range(ops, &req, budget, &st->move_resume[ri], cr, &st->count);
-                }
-                done[m] += cr->bytes_moved - before;
-                if (r < 0) {
-                    fail(res, r, "move guest memory");
-                    return r;
-                }
-                if (cr->budget_exhausted || cr->reserve_hit)
-                    break;
-            }
-            act_mem_refused(st, ri, cr->pages_moved - moved0, cr->pages_unmovable - unmovable0, cr);
-            if (cr->budget_exhausted || cr->reserve_hit)
-                break;
-        }
-    }
+    r = move_cells(st, t, pd, ops, budget, cfg, res);
+    if (r < 0)
+        return r;
     /* Shared (memfd, tmpfs) backends: the target becomes the backend's preferred node, so
      * the pages QEMU or a vhost-user process faults in later land there too (an anonymous
      * backend follows the vCPUs that fault it in). Preferred, not bind: a full node must not

@@ -49,6 +49,7 @@ typedef struct act_cell_result {
     uint64_t pages_unmovable; /* pages the kernel would not move (pinned, shared, zero page) */
     bool refused;             /* none moved and some would not: the memory stays from now on */
     bool budget_exhausted;    /* stopped by the rate limit; the rest follows next passes */
+    bool deadline_hit;        /* ... by the act stage's deadline (budget_exhausted set too) */
     bool reserve_hit;         /* stopped because the target reached its reserve */
 } act_cell_result;
 

@@ -40,6 +40,7 @@ typedef struct vnumad {
     dom_state *doms[MAX_DOMAINS];
     size_t nr_doms;
     act_budget budget;
+    bool moves_pending; /* the last pass stopped moving at its deadline with moves left */
     control_server *ctl;
     int sigfd, sig_watch;
     bool quit;

@@ -594,6 +594,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     pc->candidate_node = -1;
     pc->locality_before = locality(t, cv->weight_on, cv->mem_frac);
     pc->locality_after = pc->locality_before;
+    pc->busy_vcpus = (int)cv->busy;
 
     r = decide_cpuset_skip(t, d, cv, ps, pc, &handled);
     if (r < 0 || handled) {
@@ -730,6 +731,36 @@ static bool domain_planned(const snap_domain *d)
     return d->mode == VN_MODE_AUTO || d->mode == VN_MODE_ADVISE;
 }
 
+/*
+ * A domain whose vCPUs' busy fractions were not measured (no CPU time window behind them:
+ * vnumad has not seen this QEMU run twice) is left where it is, every cell with reason
+ * "unmeasured": an idle reading that is only an absence of data would place busy vCPUs as
+ * idle ones, and the next, measured pass would undo it (memory moved twice). Its vCPUs'
+ * load stays where they run. The pass measures such a domain before it decides
+ * (pass.c), so this is what is left when that failed.
+ */
+static void decide_unmeasured(const topology *t, const snap_domain *d, const vn_config *c,
+                              pass_state *ps, plan_domain *pd)
+{
+    for (unsigned k = 0; k < d->nr_cells; k++) {
+        plan_cell *pc = &pd->cells[k];
+        cell_view cv;
+        cell_view_init(t, &d->cells[k], c, &cv);
+        pc->cell_id = d->cells[k].id;
+        pc->mem_pinned = d->cells[k].mem_pinned;
+        pc->page_size = d->cells[k].page_size;
+        pc->current_node = cv.home;
+        pc->target_node = -1;
+        pc->candidate_node = d->cells[k].last_candidate;
+        pc->locality_before = locality(t, cv.weight_on, cv.mem_frac);
+        pc->locality_after = pc->locality_before;
+        pc->reason = REASON_UNMEASURED;
+        pc->busy_vcpus = -1;
+        if (d->mode == VN_MODE_AUTO) /* an advised domain's load is in already (decide()) */
+            account_load(t, &cv, -1, ps);
+    }
+}
+
 static int decide_domain(const topology *t, const snap_domain *d, const vn_config *c,
                          pass_state *ps, plan_domain *pd)
 {
@@ -745,6 +776,10 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
     pd->nr_cells = d->nr_cells;
     for (unsigned k = 0; k < d->nr_cells; k++)
         placed[k] = -1;
+    if (d->busy_unmeasured) {
+        decide_unmeasured(t, d, c, ps, pd);
+        return 0;
+    }
     /* cells with vCPUs first, then memory-only cells (no vCPUs: guest memory, CXL or HBM
      * exposed as a node of its own), which go near the cells that use them (the share term) */
     for (unsigned i = 0; i < 2 * d->nr_cells; i++) {

@@ -100,6 +100,7 @@ void config_defaults(vn_config *c)
         .min_gain_points = 5.0,
         .switch_margin = 0.25,
         .early_passes = EARLY_MIGRATION_PASSES,
+        .move_threads = 4,
     };
 }
 
@@ -179,6 +180,7 @@ const char *reason_name(vn_reason r)
         [REASON_NO_MEMORY_INFO] = "no-memory-info",
         [REASON_MEMORY_PINNED] = "memory-pinned",
         [REASON_NUMATUNE_PREFERRED] = "numatune-preferred",
+        [REASON_UNMEASURED] = "unmeasured",
     };
     return (unsigned)r < REASON_MAX ? names[r] : "unknown";
 }

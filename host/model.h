@@ -108,6 +108,7 @@ typedef struct snap_domain {
     uint64_t allowed_nodes; /* bitmask of node indexes; 0 = all nodes */
     unsigned age_passes;    /* balancing passes since vnumad first saw the domain */
     int preferred_node;     /* node index it settled on, -1 none yet (rule 3) */
+    bool busy_unmeasured;   /* no CPU time window behind the vCPUs' busy: nothing is decided */
     unsigned nr_cells;
     snap_cell *cells;
 } snap_domain;
@@ -146,7 +147,11 @@ typedef struct vn_config {
     double min_gain_points;  /* hysteresis: smaller locality gains do not move memory */
     double switch_margin;    /* hysteresis: cost a new home must win by */
     unsigned early_passes;   /* rule 3: early fast migration lasts this many passes */
+    unsigned move_threads;   /* cells of a domain whose memory moves at once (act.c) */
 } vn_config;
+
+/* The most cells of a domain moving at once (vn_config.move_threads). */
+#define ACT_MAX_MOVERS 16
 
 /* Free memory kept above a node's reserve when planning and carrying out moves: the
  * kernel allocates too while pages migrate, and other tenants use the node (measured in
@@ -194,6 +199,7 @@ typedef enum vn_reason {
     REASON_NO_MEMORY_INFO,     /* no resident pages known for the cell */
     REASON_MEMORY_PINNED,      /* the memory cannot move and the vCPUs are with it already */
     REASON_NUMATUNE_PREFERRED, /* numatune mode='preferred' elsewhere: memory is not moved off it */
+    REASON_UNMEASURED,         /* the vCPUs' busy fractions were not measured yet: no action */
     REASON_MAX,
 } vn_reason;
 
@@ -221,6 +227,7 @@ typedef struct plan_cell {
     int candidate_node;     /* feed back as last_candidate next pass (rule 3) */
     double locality_before; /* percent, busy-weighted share of memory local to its vCPU */
     double locality_after;  /* percent, expected once the plan is done */
+    int busy_vcpus;         /* the cell's vCPUs decide counted busy, -1 not measured */
     unsigned nr_pins;
     plan_pin *pins;
     unsigned nr_moves;

@@ -298,4 +298,5 @@ const numa_ops numa_libnuma = {
     .node_free = libnuma_node_free,
     .node_free_huge = libnuma_node_free_huge,
     .resolve_faulted = libnuma_resolve_faulted,
+    .thread_safe = true,
 };

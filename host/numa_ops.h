@@ -49,6 +49,9 @@ typedef struct numa_ops {
      * -EFAULT for present pages that automatic NUMA balancing has made PROT_NONE.
      * pages[] must be ascending. Returns 0 or -errno. May be NULL. */
     int (*resolve_faulted)(pid_t pid, unsigned long count, void **pages, int *status);
+    /* The calls may be made from several threads at once (act.c moves cells in parallel);
+     * false: one cell at a time. */
+    bool thread_safe;
 } numa_ops;
 
 /* The libnuma implementation. */

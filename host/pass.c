@@ -98,6 +98,8 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             }
             double before = use->tokens;
             r = act_apply(d, st, dm->topo, sd, pd, dm->numa, use, &dm->cfg.decide, &res);
+            for (unsigned k = 0; k < res.nr_cells; k++)
+                dm->moves_pending |= res.cells[k].deadline_hit;
             if (use == &dom_budget)
                 dm->budget.tokens -= before - dom_budget.tokens;
             sample_mem_changed(st); /* it acted: count the memory afresh next pass */
@@ -165,94 +167,158 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
     publish_record(dm, res.kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? &res : NULL);
 }
 
-static void run_pass_stages(vnumad *dm)
-{
+/* The domains a pass decides for, with their samples (indexes match s->domains). */
+typedef struct pass_set {
     snapshot s;
-    plan p = {0};
     dom_state *sts[MAX_DOMAINS];
     virt_dom *ds[MAX_DOMAINS];
-    double now = vn_mono_s();
+} pass_set;
+
+/* The domain of st, open, when this pass samples it; else the skip is recorded and NULL. */
+static virt_dom *pass_admit(vnumad *dm, dom_state *st)
+{
+    virt_dom *d = NULL;
+    char why[STATE_ERROR_MAX + 32];
+
+    if (virt_dom_open(dm->conn, st->uuid, &d) < 0) {
+        dm->stats.skips[METRICS_SKIP_DOMAIN_GONE]++;
+        publish_record_simple(dm, NULL, st, "skipped", "domain-gone");
+        return NULL;
+    }
+    if (!st->cfg.valid) {
+        dm->stats.skips[METRICS_SKIP_INVALID_CONFIG]++;
+        snprintf(why, sizeof(why), "invalid-config: %s", st->cfg.error);
+        publish_record_simple(dm, d, st, "skipped", why);
+        virt_dom_free(d);
+        return NULL;
+    }
+    if (st->paused || st->permanent_error) {
+        dm->stats.skips[st->paused ? METRICS_SKIP_PAUSED : METRICS_SKIP_PERMANENT_ERROR]++;
+        snprintf(why, sizeof(why), "%s%s",
+                 st->paused ? "paused" : "permanent-error: ", st->paused ? "" : st->error);
+        publish_record_simple(dm, d, st, "skipped", why);
+        virt_dom_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Samples an admitted domain into the set (takes d), or records why not (frees d). */
+static void pass_sample(vnumad *dm, dom_state *st, virt_dom *d, pass_set *ps, double now)
+{
+    snapshot *s = &ps->s;
     char err[512];
     int r;
 
-    if (!dm->connected)
+    if (st->link_closed)
+        domains_agent_drop(st);
+    domains_agent_connect(dm, d, st);
+    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now, &s->domains[s->nr_domains],
+                      err, sizeof(err));
+    if (r == 0 && st->hints &&
+        now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
+        hints_apply(st->hints, st->ram, st->nr_ram, &s->domains[s->nr_domains]) < 0)
+        log_warn("Out of memory applying the hints of '%s'", st->name);
+    if (st->link) {
+        proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
+                             .max_processes = 16,
+                             .scan_budget_mib = 256};
+        (void)agentlink_request_hints(st->link, &g, now);
+    }
+    if (r < 0) {
+        st->count.errors++;
+        dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
+        if (r != -ESRCH)
+            dm->stats.errors[METRICS_ERR_SAMPLE]++;
+        if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
+            log_info("Domain '%s' went away during the pass: %s", st->name, err);
+        else
+            log_warn("Failed to sample '%s': %s", st->name, err);
+        publish_record_simple(dm, r == -ESRCH ? NULL : d, st, "error",
+                              r == -ESRCH ? "domain-gone" : "sample-failed");
+        virt_dom_free(d);
+        if (r == -ESRCH)
+            memset(&s->domains[s->nr_domains], 0, sizeof(s->domains[0]));
         return;
-    dm->pass++;
-    memset(&s, 0, sizeof(s));
-    s.pass = dm->pass;
-    (void)topo_refresh_free(dm->topo, NULL);
-    act_budget_refill(&dm->budget, now);
-    s.domains = calloc(dm->nr_doms ? dm->nr_doms : 1, sizeof(*s.domains));
-    if (!s.domains)
-        return;
+    }
+    st->count.passes++;
+    ps->sts[s->nr_domains] = st;
+    ps->ds[s->nr_domains] = d;
+    s->nr_domains++;
+}
+
+/*
+ * Samples every tracked domain. A domain vnumad has not read in this QEMU run (new, started,
+ * or vnumad restarted) has no busy fractions yet: its window opens first, the others are
+ * sampled meanwhile, and it is sampled once the window is long enough (the pass waits for
+ * what is left of it, at most SAMPLE_MIN_WINDOW_S or half the interval). Its first decision
+ * is then made on measured input, in this same pass.
+ */
+static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
+{
+    dom_state *wait_st[MAX_DOMAINS];
+    virt_dom *wait_d[MAX_DOMAINS];
+    unsigned nr_wait = 0;
+    double window = VN_MIN(SAMPLE_MIN_WINDOW_S, dm->cfg.interval_s / 2), opened = 0;
+    char err[512];
+
     for (size_t i = 0; i < dm->nr_doms; i++) {
         dom_state *st = dm->doms[i];
-        virt_dom *d = NULL;
+        virt_dom *d = pass_admit(dm, st);
 
-        if (virt_dom_open(dm->conn, st->uuid, &d) < 0) {
-            dm->stats.skips[METRICS_SKIP_DOMAIN_GONE]++;
-            publish_record_simple(dm, NULL, st, "skipped", "domain-gone");
+        if (!d)
             continue;
+        if (sample_needs_window(st) && window > 0) {
+            double at = vn_mono_s();
+            if (sample_open_window(d, st, dm->cfg.use_qmp, at, err, sizeof(err)) == 0) {
+                wait_st[nr_wait] = st;
+                wait_d[nr_wait++] = d;
+                opened = at;
+                continue;
+            }
+            /* sample_domain finds out again and records it; the cell stays unmeasured */
+            log_debug("No CPU time window for '%s' yet: %s", st->name, err);
         }
-        if (!st->cfg.valid) {
-            char why[STATE_ERROR_MAX + 32];
-            dm->stats.skips[METRICS_SKIP_INVALID_CONFIG]++;
-            snprintf(why, sizeof(why), "invalid-config: %s", st->cfg.error);
-            publish_record_simple(dm, d, st, "skipped", why);
-            virt_dom_free(d);
-            continue;
-        }
-        if (st->paused || st->permanent_error) {
-            char why[STATE_ERROR_MAX + 32];
-            dm->stats.skips[st->paused ? METRICS_SKIP_PAUSED : METRICS_SKIP_PERMANENT_ERROR]++;
-            snprintf(why, sizeof(why), "%s%s",
-                     st->paused ? "paused" : "permanent-error: ", st->paused ? "" : st->error);
-            publish_record_simple(dm, d, st, "skipped", why);
-            virt_dom_free(d);
-            continue;
-        }
-        if (st->link_closed)
-            domains_agent_drop(st);
-        domains_agent_connect(dm, d, st);
-        r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now, &s.domains[s.nr_domains],
-                          err, sizeof(err));
-        if (r == 0 && st->hints &&
-            now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
-            hints_apply(st->hints, st->ram, st->nr_ram, &s.domains[s.nr_domains]) < 0)
-            log_warn("Out of memory applying the hints of '%s'", st->name);
-        if (st->link) {
-            proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
-                                 .max_processes = 16,
-                                 .scan_budget_mib = 256};
-            (void)agentlink_request_hints(st->link, &g, now);
-        }
-        if (r < 0) {
-            st->count.errors++;
-            dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
-            if (r != -ESRCH)
-                dm->stats.errors[METRICS_ERR_SAMPLE]++;
-            if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
-                log_info("Domain '%s' went away during the pass: %s", st->name, err);
-            else
-                log_warn("Failed to sample '%s': %s", st->name, err);
-            publish_record_simple(dm, r == -ESRCH ? NULL : d, st, "error",
-                                  r == -ESRCH ? "domain-gone" : "sample-failed");
-            virt_dom_free(d);
-            if (r == -ESRCH)
-                memset(&s.domains[s.nr_domains], 0, sizeof(s.domains[0]));
-            continue;
-        }
-        st->count.passes++;
-        sts[s.nr_domains] = st;
-        ds[s.nr_domains] = d;
-        s.nr_domains++;
+        pass_sample(dm, st, d, ps, now);
     }
-    r = decide(dm->topo, &s, &dm->cfg.decide, &p);
-    if (dm->cfg.act_delay_ms && s.nr_domains) {
+    if (!nr_wait)
+        return;
+    double left = opened + window - vn_mono_s();
+    if (left > 0) {
+        struct timespec ts = {.tv_sec = (time_t)left,
+                              .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    now = vn_mono_s();
+    for (unsigned i = 0; i < nr_wait; i++)
+        pass_sample(dm, wait_st[i], wait_d[i], ps, now);
+}
+
+static void run_pass_stages(vnumad *dm)
+{
+    _cleanup_free_ pass_set *set = calloc(1, sizeof(*set));
+    plan p = {0};
+    double now = vn_mono_s();
+    int r;
+
+    if (!dm->connected || !set)
+        return;
+    snapshot *s = &set->s;
+    dm->pass++;
+    dm->moves_pending = false;
+    set->s.pass = dm->pass;
+    (void)topo_refresh_free(dm->topo, NULL);
+    act_budget_refill(&dm->budget, now);
+    set->s.domains = calloc(dm->nr_doms ? dm->nr_doms : 1, sizeof(*set->s.domains));
+    if (!set->s.domains)
+        return;
+    pass_sample_all(dm, set, now);
+    r = decide(dm->topo, s, &dm->cfg.decide, &p);
+    if (dm->cfg.act_delay_ms && s->nr_domains) {
         /* fault-injection tests stop a domain here, between sample and act; they wait for
          * this line rather than guess when the pause begins */
         log_debug("Pass %llu sampled %u domain(s); acting in %u ms (act_delay_ms)",
-                  (unsigned long long)dm->pass, s.nr_domains, dm->cfg.act_delay_ms);
+                  (unsigned long long)dm->pass, s->nr_domains, dm->cfg.act_delay_ms);
         struct timespec ts = {.tv_sec = dm->cfg.act_delay_ms / 1000,
                               .tv_nsec = (long)(dm->cfg.act_delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
@@ -266,19 +332,19 @@ static void run_pass_stages(vnumad *dm)
          * many domains) a deadline from the pass's start let nothing move at all (seen in
          * the proving ground under a CPU hog: 60 passes of 'acted' and 0 bytes moved) */
         dm->budget.deadline_s = vn_mono_s() + dm->cfg.interval_s;
-        for (unsigned i = 0; i < s.nr_domains; i++) {
+        for (unsigned i = 0; i < s->nr_domains; i++) {
             const plan_domain *pd = NULL;
             for (unsigned k = 0; k < p.nr_domains; k++)
-                if (strcmp(p.domains[k].name, s.domains[i].name) == 0)
+                if (strcmp(p.domains[k].name, s->domains[i].name) == 0)
                     pd = &p.domains[k];
             if (pd)
-                pass_domain_result(dm, ds[i], sts[i], &s.domains[i], pd);
+                pass_domain_result(dm, set->ds[i], set->sts[i], &s->domains[i], pd);
         }
     }
-    for (unsigned i = 0; i < s.nr_domains; i++)
-        virt_dom_free(ds[i]);
+    for (unsigned i = 0; i < s->nr_domains; i++)
+        virt_dom_free(set->ds[i]);
     plan_clear(&p);
-    snapshot_clear(&s);
+    snapshot_clear(s);
 }
 
 /* A pass with its metrics: timed, then published (metrics_file). */

@@ -286,6 +286,7 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->bytes_moved = done ? res->cells[k].bytes_moved : 0;
         rc->locality_before = pc->locality_before;
         rc->locality_after = pc->locality_after;
+        rc->busy_vcpus = pc->busy_vcpus;
         out->bytes_moved += rc->bytes_moved;
     }
     out->has_error = res && res->kind != ACT_OK;
@@ -335,6 +336,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
                                json_object_new_double(round1(rc->locality_before)));
         json_object_object_add(j, "locality_after",
                                json_object_new_double(round1(rc->locality_after)));
+        if (rc->busy_vcpus >= 0)
+            json_object_object_add(j, "busy_vcpus", json_object_new_int(rc->busy_vcpus));
         json_object_array_add(cells, j);
     }
     json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));

@@ -56,6 +56,7 @@ typedef struct record_cell {
     uint64_t bytes_moved;
     double locality_before; /* percent, unrounded */
     double locality_after;
+    int busy_vcpus; /* the cell's vCPUs counted busy, -1 not measured (plan_cell) */
 } record_cell;
 
 /* The decision record of one domain in one pass (docs/records.md), as typed values. */

@@ -324,6 +324,78 @@ static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsign
 }
 
 static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                      int *cell_of, bool *guest_numa, uint64_t *poll_ns, char *err, size_t errlen);
+
+/* The CPU time readings the next sample's busy fractions are measured against. */
+static void remember_cpu_times(dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
+                               const uint64_t *poll_ns, double now_s)
+{
+    for (unsigned i = 0; i < nr_vcpus; i++) {
+        st->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        st->prev_poll_ns[vcpus[i].number] = poll_ns[i];
+    }
+    st->nr_prev = nr_vcpus;
+    st->prev_sample_s = now_s;
+}
+
+bool sample_needs_window(const dom_state *st)
+{
+    return st->nr_prev == 0;
+}
+
+/*
+ * The domain's vCPUs with their CPU times (*vcpus), each one's guest cell (*cell_of, 0
+ * without guest NUMA or QMP) and KVM halt-polling time (*poll_ns, UINT64_MAX unknown);
+ * *guest_numa when the guest has NUMA cells. The caller frees the arrays. 0 or -errno.
+ */
+static int read_vcpus(virt_dom *d, dom_state *st, bool use_qmp, virt_vcpu **vcpus,
+                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
+                      char *err, size_t errlen)
+{
+    unsigned n = 0;
+    int r;
+
+    r = virt_vcpus(d, vcpus, &n);
+    if (r < 0)
+        return vn_fail(err, errlen, r, "reading the vCPUs failed: %s", virt_last_error());
+    *nr_vcpus = n;
+    if (n == 0)
+        return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
+    if (n > STATE_MAX_VCPUS)
+        return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", n, STATE_MAX_VCPUS);
+    for (unsigned i = 0; i < n; i++)
+        if ((*vcpus)[i].number >= STATE_MAX_VCPUS)
+            return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
+                           (*vcpus)[i].number, STATE_MAX_VCPUS - 1);
+    *cell_of = calloc(n, sizeof(**cell_of));
+    *poll_ns = malloc(n * sizeof(**poll_ns));
+    if (!*cell_of || !*poll_ns)
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    memset(*poll_ns, 0xff, n * sizeof(**poll_ns));
+    *guest_numa = false;
+    if (use_qmp)
+        return vcpu_cells(d, st, *vcpus, n, *cell_of, guest_numa, *poll_ns, err, errlen);
+    return 0;
+}
+
+int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
+                       size_t errlen)
+{
+    _cleanup_free_ virt_vcpu *vcpus = NULL;
+    _cleanup_free_ int *cell_of = NULL;
+    _cleanup_free_ uint64_t *poll_ns = NULL;
+    unsigned nr_vcpus = 0;
+    bool guest_numa;
+    int r;
+
+    r = read_vcpus(d, st, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err, errlen);
+    if (r < 0)
+        return r;
+    remember_cpu_times(st, vcpus, nr_vcpus, poll_ns, now_s);
+    return 0;
+}
+
+static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
                       int *cell_of, bool *guest_numa, uint64_t *poll_ns, char *err, size_t errlen)
 {
     _cleanup_free_ qmp_vcpu *qv = NULL;
@@ -460,18 +532,10 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = virt_vcpus(d, &vcpus, &nr_vcpus);
+    /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
+    r = read_vcpus(d, st, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err, errlen);
     if (r < 0)
-        return vn_fail(err, errlen, r, "reading the vCPUs failed: %s", virt_last_error());
-    if (nr_vcpus == 0)
-        return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
-    if (nr_vcpus > STATE_MAX_VCPUS)
-        return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", nr_vcpus,
-                       STATE_MAX_VCPUS);
-    for (unsigned i = 0; i < nr_vcpus; i++)
-        if (vcpus[i].number >= STATE_MAX_VCPUS)
-            return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
-                           vcpus[i].number, STATE_MAX_VCPUS - 1);
+        return r;
 
     r = virt_dom_xml(d, &xml);
     if (r < 0)
@@ -483,17 +547,6 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     if (r < 0)
         return r;
 
-    /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    cell_of = calloc(nr_vcpus, sizeof(*cell_of));
-    poll_ns = malloc(nr_vcpus * sizeof(*poll_ns));
-    if (!cell_of || !poll_ns)
-        return vn_fail(err, errlen, -ENOMEM, "out of memory");
-    memset(poll_ns, 0xff, nr_vcpus * sizeof(*poll_ns));
-    if (use_qmp) {
-        r = vcpu_cells(d, st, vcpus, nr_vcpus, cell_of, &guest_numa, poll_ns, err, errlen);
-        if (r < 0)
-            return r;
-    }
     for (unsigned i = 0; i < nr_vcpus; i++)
         cell_mask |= 1ULL << cell_of[i];
     for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
@@ -586,13 +639,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     }
     dom.age_passes = st->age_passes;
     dom.preferred_node = st->preferred_node;
+    dom.busy_unmeasured = first;
 
-    for (unsigned i = 0; i < nr_vcpus; i++) {
-        st->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
-        st->prev_poll_ns[vcpus[i].number] = poll_ns[i];
-    }
-    st->nr_prev = nr_vcpus;
-    st->prev_sample_s = now_s;
+    remember_cpu_times(st, vcpus, nr_vcpus, poll_ns, now_s);
 
     *out = dom;
     dom = (snap_domain){0};

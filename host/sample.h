@@ -78,6 +78,22 @@ int sample_locate_backends(virt_dom *d, dom_state *st);
 void sample_ram_stale(dom_state *st);
 
 /*
+ * Busy fractions need a window: two readings of each vCPU's CPU time. True when the next
+ * sample_domain() would have none behind it (vnumad has not read this QEMU run's vCPUs yet;
+ * a changed vCPU count shows only in that sample, which then says busy_unmeasured).
+ */
+bool sample_needs_window(const dom_state *st);
+
+/*
+ * Opens the window: reads every vCPU's CPU time (and KVM halt polling) as sample_domain()
+ * would, so that a sample_domain() at least SAMPLE_MIN_WINDOW_S later has measured busy
+ * fractions. 0 or -errno with a reason in err.
+ */
+#define SAMPLE_MIN_WINDOW_S 1.0
+int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
+                       size_t errlen);
+
+/*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,
  * current pins, memory binding, pages per node). Uses and updates st (cached RAM
  * layout, previous CPU times, counters). use_qmp=false: no monitor commands; the domain

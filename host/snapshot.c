@@ -437,8 +437,9 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
 /* One domain; *d is zeroed by the caller and owned by the snapshot being built. */
 static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
 {
-    static const char *const known[] = {"name",           "uuid",     "balancer", "age_passes",
-                                        "preferred_node", "numatune", "cells",    NULL};
+    static const char *const known[] = {
+        "name",     "uuid",  "balancer",        "age_passes", "preferred_node",
+        "numatune", "cells", "busy_unmeasured", NULL};
     uint64_t cell_seen[(SNAP_MAX_CELL_ID + 1) / 64] = {0};
     uint64_t vcpu_seen[(SNAP_MAX_VCPU_ID + 1) / 64] = {0};
     vn_mem_binding binding = {VN_MEM_NONE, 0};
@@ -483,6 +484,9 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
         return r;
     d->age_passes = (unsigned)age;
     r = snap_field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
+    if (r < 0)
+        return r;
+    r = snap_field_bool(c, obj, "busy_unmeasured", false, &d->busy_unmeasured);
     if (r < 0)
         return r;
     r = snap_field_enter(c, obj, "numatune", false, &v, &mark);

@@ -7,8 +7,10 @@
  * (Pins go through libvirt and are tested on the real stack: tests/e2e.)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "act.h"
 #include "model.h"
@@ -120,6 +122,62 @@ static const numa_ops fake_ops = {
     .file_policy = fake_policy,
     .node_free = fake_node_free,
     .node_free_huge = fake_node_free_huge,
+};
+
+/* The fake kernel behind a lock: act.c may call it from several mover threads at once. */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t fake_callers[8];
+static unsigned nr_fake_callers;
+static void note_caller(void)
+{
+    pthread_t self = pthread_self();
+    for (unsigned i = 0; i < nr_fake_callers; i++)
+        if (pthread_equal(fake_callers[i], self))
+            return;
+    if (nr_fake_callers < 8)
+        fake_callers[nr_fake_callers++] = self;
+}
+/* rendezvous: a first caller waits (up to 5 s) until a second thread calls too, so a test of
+ * parallel movers does not depend on how fast one thread finishes alone */
+static bool rendezvous;
+static pthread_cond_t fake_cond = PTHREAD_COND_INITIALIZER;
+static int locked_query(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    pthread_mutex_lock(&fake_lock);
+    note_caller();
+    pthread_cond_broadcast(&fake_cond);
+    if (rendezvous) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        while (nr_fake_callers < 2 && pthread_cond_timedwait(&fake_cond, &fake_lock, &until) == 0)
+            ;
+    }
+    int r = fake_query(pid, count, pages, status);
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}
+static int locked_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                       bool all)
+{
+    pthread_mutex_lock(&fake_lock);
+    int r = fake_move(pid, count, pages, nodes, status, all);
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}
+static long long locked_node_free(int node)
+{
+    pthread_mutex_lock(&fake_lock);
+    long long r = fake_node_free(node);
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}
+static const numa_ops locked_ops = {
+    .query = locked_query,
+    .move = locked_move,
+    .file_policy = fake_policy,
+    .node_free = locked_node_free,
+    .thread_safe = true,
 };
 
 static topology *topo;
@@ -453,6 +511,72 @@ int main(void)
     act_budget_init(&b, 1024, 5, 0);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(calls_move > 0 && last_all, "a shared backend's pages move with MPOL_MF_MOVE_ALL");
+
+    /* 12. cells move in parallel (move_threads), each its share of the tokens: two cells of
+     * 128 MiB, 24 MiB and 8 MiB on node 1; with all the budget they need, everything moves,
+     * from two threads, counted once; with a budget of 16 MiB, 12 go to the first, 4 to the
+     * second (as planned, 3:1), and the bucket is charged exactly what moved */
+    for (int round = 0; round < 2; round++) {
+        snap_cell cells[2];
+        plan_cell pcs[2];
+        plan_move mvs[2];
+        setup(st, &sd, &cell, 0);
+        memset(cells, 0, sizeof(cells));
+        memset(pcs, 0, sizeof(pcs));
+        st->nr_ram = 2;
+        for (unsigned k = 0; k < 2; k++) {
+            st->ram[k] = (ram_range){.cell = k,
+                                     .gpa = k * (FAKE_PAGES / 2) * PAGE,
+                                     .hva = FAKE_BASE + k * (FAKE_PAGES / 2) * PAGE,
+                                     .size = (FAKE_PAGES / 2) * PAGE};
+            unsigned on1 = k == 0 ? 6144 : 2048;
+            for (unsigned i = 0; i < on1; i++)
+                fake_node[k * (FAKE_PAGES / 2) + i * 4] = 1;
+            cells[k].id = k;
+            cells[k].page_size = PAGE;
+            cells[k].pages[0] = FAKE_PAGES / 2 - on1;
+            cells[k].pages[1] = on1;
+            mvs[k] = (plan_move){.from_node = 1, .to_node = 0, .bytes = on1 * PAGE};
+            pcs[k] = (plan_cell){.cell_id = k,
+                                 .target_node = 0,
+                                 .nr_moves = 1,
+                                 .moves = &mvs[k],
+                                 .batch_pages = 256};
+        }
+        sd.nr_cells = 2;
+        sd.cells = cells;
+        pd = (plan_domain){.mode = VN_MODE_AUTO, .nr_cells = 2, .cells = pcs};
+        cfg.move_threads = 2;
+        nr_fake_callers = 0;
+        rendezvous = round == 0;
+        act_budget_init(&b, round == 0 ? 1024 : 16, 1, 0);
+        double t0 = b.tokens;
+        r = act_apply(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
+        rendezvous = false;
+        uint64_t m0 = res.cells[0].bytes_moved, m1 = res.cells[1].bytes_moved;
+        if (round == 0)
+            CHECK(r == 0 && count_on(1) == 0 && m0 == 6144 * PAGE && m1 == 2048 * PAGE &&
+                      st->count.pages_moved == 8192 && nr_fake_callers == 2 &&
+                      b.tokens == t0 - (double)(8192 * PAGE),
+                  "two cells moved by two threads (%u): 24 + 8 MiB, counted once, charged once "
+                  "(r=%d, %llu + %llu bytes)",
+                  nr_fake_callers, r, (unsigned long long)m0, (unsigned long long)m1);
+        else
+            CHECK(r == 0 && m0 == 12 * VN_MIB && m1 == 4 * VN_MIB && b.tokens < PAGE &&
+                      res.cells[0].budget_exhausted && res.cells[1].budget_exhausted,
+                  "a 16 MiB budget split as planned (3:1): %llu + %llu MiB, %.0f bytes left",
+                  (unsigned long long)(m0 >> 20), (unsigned long long)(m1 >> 20), b.tokens);
+    }
+    cfg.move_threads = 1;
+    setup(st, &sd, &cell, 8192);
+    one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
+    nr_fake_callers = 0;
+    act_budget_init(&b, 1024, 5, 0);
+    r = act_apply(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
+    CHECK(r == 0 && count_on(1) == 0 && nr_fake_callers == 1 &&
+              pthread_equal(fake_callers[0], pthread_self()),
+          "move_threads = 1, or one cell: the calling thread moves it alone");
+    config_defaults(&cfg);
 
     free(st);
     free(topo);

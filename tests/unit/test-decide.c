@@ -562,10 +562,43 @@ static void test_hot_first(void)
     free(t);
 }
 
+/* No decision on unmeasured input: a domain without a CPU time window stays as it is, and its
+ * vCPUs' load stays where they run for the domains placed after it. */
+static void test_unmeasured(void)
+{
+    topology *t = load_synth(T2);
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    /* vCPUs on node 1, memory on node 0: measured, it would move (early-migration) */
+    snap_domain *d = add_domain(&s, "new", VN_MODE_AUTO, 0, -1);
+    snap_cell *c = add_cell(d, 2, 0, 0.9, &t->nodes[1].cpus, &t->nodes[1].cpus);
+    set_mem(c, 0, 400);
+    d->busy_unmeasured = true;
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "new", 0);
+    CHECK(pc && pc->nr_moves == 0 && pc->nr_pins == 0 && pc->reason == REASON_UNMEASURED &&
+              pc->target_node == -1 && pc->candidate_node == -1,
+          "busy not measured: no pin, no move, reason unmeasured, no candidate (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    d->busy_unmeasured = false;
+    run(t, &s, &p);
+    pc = find_cell(&p, "new", 0);
+    CHECK(pc && pc->nr_moves > 0 && pc->reason == REASON_NONE,
+          "the same domain measured: it acts on the first measured observation (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 int main(void)
 {
     test_prefer_vcpu_move();
     test_early_vs_old();
+    test_unmeasured();
     test_hysteresis();
     test_capacity_band();
     test_imbalance_pair_and_spread();

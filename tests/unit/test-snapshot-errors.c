@@ -197,6 +197,8 @@ static const bad_case bad_cases[] = {
      "domains[0].age_passes: expected an integer from 0 to 1000000000, got -1"},
     {"preferred_node unknown", DOMF("\"preferred_node\":1"), 0, -EINVAL,
      "domains[0].preferred_node: unknown host node 1"},
+    {"busy_unmeasured not a bool", DOMF("\"busy_unmeasured\":1"), 0, -EINVAL,
+     "domains[0].busy_unmeasured: expected true or false, got 1"},
     {"preferred_node -2", DOMF("\"preferred_node\":-2"), 0, -EINVAL,
      "domains[0].preferred_node: expected a host node number or -1, got -2"},
     {"preferred_node huge", DOMF("\"preferred_node\":9223372036854775808"), 0, -EINVAL,

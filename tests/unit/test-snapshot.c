@@ -53,6 +53,7 @@ static const char full_doc[] =
     "      \"balancer\": {\"mode\": \"auto\", \"priority\": -100, \"nodes\": [2, 0]},\n"
     "      \"age_passes\": 1000000000,\n"
     "      \"preferred_node\": 2,\n"
+    "      \"busy_unmeasured\": true,\n"
     "      \"numatune\": {\"mode\": \"strict\", \"nodes\": [5]},\n"
     "      \"cells\": [\n"
     "        {\n"
@@ -134,6 +135,7 @@ static void test_full(void)
     CHECK(d->allowed_nodes == ((1u << 1) | (1u << 0)), "balancer nodes [2,0] -> indexes {0,1}");
     CHECK(d->age_passes == 1000000000u, "age_passes at its maximum");
     CHECK(d->preferred_node == 1, "preferred_node 2 -> index 1");
+    CHECK(d->busy_unmeasured, "busy_unmeasured true");
     CHECK(d->nr_cells == 3, "3 cells");
     if (d->nr_cells == 3) {
         c = &d->cells[0];
@@ -190,6 +192,7 @@ static void test_full(void)
           "domain 1: UTF-8 name, escaped and raw");
     CHECK(d->mode == VN_MODE_ADVISE && d->priority == 100 && d->allowed_nodes == 0,
           "domain 1: advise, priority 100, all nodes");
+    CHECK(!d->busy_unmeasured, "domain 1: busy_unmeasured absent means measured");
 
     d = &s.domains[2];
     CHECK(strcmp(d->name, "plain") == 0 && d->mode == VN_MODE_OFF && d->priority == 0 &&
