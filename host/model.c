@@ -100,7 +100,7 @@ void config_defaults(vn_config *c)
         .min_gain_points = 5.0,
         .switch_margin = 0.25,
         .early_passes = EARLY_MIGRATION_PASSES,
-        .move_threads = 4,
+        .move_threads = 2,
     };
 }
 

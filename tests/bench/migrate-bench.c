@@ -15,6 +15,10 @@
  *       [--interval 1]: passes every INTERVAL s as the daemon runs them (act_budget_refill,
  *       then act_apply until the budget is spent, the region going back and forth); the
  *       achieved MiB/s against the configured rate
+ *   migrate-bench parallel --size-mib 512 --from 0 --to 1 [--cells 4] [--threads 1,2,4] [--thp]
+ *       the region as CELLS cells of a domain, all moved by one act_apply() with
+ *       move_threads = each of THREADS: MiB/s there and back against memcpy, and (--thp:
+ *       the region is madvise(MADV_HUGEPAGE)d) its AnonHugePages before and after
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,6 +40,9 @@ static unsigned opt_passes = 8;
 static double opt_interval = 1.0;
 static char opt_batches[128] = "64,256,1024,4096,16384";
 static char opt_rates[128] = "16,64,128,256,1024";
+static char opt_threads[128] = "1,2,4";
+static unsigned opt_cells = 4;
+static bool opt_thp;
 
 static void child_region(void *arg, int cmd_fd, int reply_fd)
 {
@@ -48,7 +55,7 @@ static void child_region(void *arg, int cmd_fd, int reply_fd)
      * guest RAM (numa_maps shows such a backend "default") */
     if (bt_bind_thread_to_node(opt_from) < 0)
         fprintf(stderr, "migrate-bench: cannot bind to node %d\n", opt_from);
-    p = bt_map_region(opt_size, false);
+    p = bt_map_region(opt_size, opt_thp);
     bt_touch(p, opt_size);
     hva = (uintptr_t)p;
     if (bt_write_full(reply_fd, &hva, sizeof(hva)) < 0)
@@ -353,19 +360,135 @@ static void mode_rate(void)
     bt_target_stop(&tg);
 }
 
+/* kB of AnonHugePages of the target's mapping at hva (its smaps entry), -1 unknown */
+static long anon_huge_kb(const bt_target *tg)
+{
+    char path[64], line[256];
+    bool in = false;
+    long kb = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/smaps", (int)tg->pid);
+    if (!(f = fopen(path, "re")))
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = a <= tg->hva && tg->hva < b;
+            continue;
+        }
+        if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+static void mode_parallel(void)
+{
+    unsigned threads[8], nt = parse_list(opt_threads, threads, 8),
+                         nc = VN_MAX(1u, VN_MIN(opt_cells, 16u));
+    double mib = (double)opt_size / (1 << 20);
+    double remote = memcpy_mibs(VN_MIN(opt_size, 256ULL << 20), opt_from, opt_to);
+    bt_target tg = {0};
+    act_ctx a;
+    snap_cell cells[16];
+    plan_cell pcs[16];
+    plan_move mvs[16];
+    int r, fi, ti;
+
+    printf("# memcpy %llu MiB, median of 5: node %d -> node %d %.0f MiB/s\n",
+           (unsigned long long)(VN_MIN(opt_size, 256ULL << 20) >> 20), opt_from, opt_to, remote);
+    if ((r = bt_target_start(&tg, opt_size, child_region, NULL)) < 0) {
+        fprintf(stderr, "migrate-bench: target: %s\n", strerror(-r));
+        exit(1);
+    }
+    act_ctx_init(&a, &tg);
+    fi = topo_node_index(a.t, (unsigned)opt_from);
+    ti = topo_node_index(a.t, (unsigned)opt_to);
+    /* CELLS ranges of the region, a cell each */
+    uint64_t part = tg.len / nc / BT_PAGE * BT_PAGE;
+    memset(cells, 0, sizeof(cells));
+    memset(pcs, 0, sizeof(pcs));
+    a.st->nr_ram = nc;
+    for (unsigned k = 0; k < nc; k++) {
+        a.st->ram[k] =
+            (ram_range){.cell = k, .gpa = k * part, .hva = tg.hva + k * part, .size = part};
+        cells[k].id = k;
+        cells[k].page_size = BT_PAGE;
+        pcs[k] = (plan_cell){.cell_id = k, .nr_moves = 1, .moves = &mvs[k], .batch_pages = 4096};
+    }
+    a.sd.nr_cells = nc;
+    a.sd.cells = cells;
+    a.pd.nr_cells = nc;
+    a.pd.cells = pcs;
+    printf(
+        "# region %.0f MiB as %u cells of %llu MiB; THP %s, AnonHugePages %ld kB after the first touch\n",
+        mib, nc, (unsigned long long)(part >> 20), opt_thp ? "asked (MADV_HUGEPAGE)" : "not asked",
+        anon_huge_kb(&tg));
+    /* | move_threads | act_apply() MiB/s (there, back) | / memcpy | / one thread | AnonHugePages kB
+     * before -> after | */
+    double one = 0;
+    for (unsigned i = 0; i < nt; i++) {
+        double secs[2] = {0};
+        long huge0 = anon_huge_kb(&tg);
+        a.cfg.move_threads = threads[i];
+        for (int dir = 0; dir < 2; dir++) {
+            int from = dir ? ti : fi, to = dir ? fi : ti;
+            act_budget b;
+            act_result res;
+            for (unsigned k = 0; k < nc; k++) {
+                mvs[k] = (plan_move){.from_node = from, .to_node = to, .bytes = part};
+                pcs[k].target_node = to;
+                pcs[k].current_node = from;
+            }
+            act_budget_init(&b, 1u << 30, 1, bt_now_s());
+            uint64_t t0 = bt_now_ns();
+            r = act_apply(NULL, a.st, a.t, &a.sd, &a.pd, ops, &b, &a.cfg, &res);
+            secs[dir] = (double)(bt_now_ns() - t0) / 1e9;
+            if (r < 0) {
+                fprintf(stderr, "migrate-bench: act_apply: %s (%s)\n", strerror(-r), res.error);
+                exit(1);
+            }
+            uint64_t moved = 0;
+            for (unsigned k = 0; k < nc; k++)
+                moved += res.cells[k].bytes_moved;
+            if (moved < (uint64_t)nc * part * 99 / 100)
+                fprintf(stderr, "migrate-bench: only %llu of %llu bytes moved\n",
+                        (unsigned long long)moved, (unsigned long long)nc * part);
+        }
+        double rate = 2 * mib / (secs[0] + secs[1]);
+        if (i == 0)
+            one = rate;
+        printf("| %u | %.0f (%.0f, %.0f) | %.2f | %.2f | %ld -> %ld |\n", threads[i], rate,
+               mib / secs[0], mib / secs[1], rate / remote, one > 0 ? rate / one : 0, huge0,
+               anon_huge_kb(&tg));
+        fflush(stdout);
+    }
+    bt_target_stop(&tg);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"size-mib", required_argument, NULL, 's'}, {"from", required_argument, NULL, 'f'},
-        {"to", required_argument, NULL, 't'},       {"batches", required_argument, NULL, 'b'},
-        {"rates", required_argument, NULL, 'r'},    {"passes", required_argument, NULL, 'p'},
-        {"interval", required_argument, NULL, 'i'}, {NULL, 0, NULL, 0},
+        {"size-mib", required_argument, NULL, 's'},
+        {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},
+        {"batches", required_argument, NULL, 'b'},
+        {"rates", required_argument, NULL, 'r'},
+        {"passes", required_argument, NULL, 'p'},
+        {"interval", required_argument, NULL, 'i'},
+        {"threads", required_argument, NULL, 'T'},
+        {"cells", required_argument, NULL, 'c'},
+        {"thp", no_argument, NULL, 'H'},
+        {NULL, 0, NULL, 0},
     };
     const char *mode;
     int o;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: migrate-bench batch|rate [--size-mib N] [--from A --to B] ...\n");
+        fprintf(stderr,
+                "usage: migrate-bench batch|rate|parallel [--size-mib N] [--from A --to B] ...\n");
         return 2;
     }
     mode = argv[1];
@@ -393,6 +516,15 @@ int main(int argc, char **argv)
         case 'i':
             opt_interval = strtod(optarg, NULL);
             break;
+        case 'T':
+            snprintf(opt_threads, sizeof(opt_threads), "%s", optarg);
+            break;
+        case 'c':
+            opt_cells = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'H':
+            opt_thp = true;
+            break;
         default:
             return 2;
         }
@@ -407,6 +539,8 @@ int main(int argc, char **argv)
         mode_batch();
     else if (!strcmp(mode, "rate"))
         mode_rate();
+    else if (!strcmp(mode, "parallel"))
+        mode_parallel();
     else
         return 2;
     return 0;

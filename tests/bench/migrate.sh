@@ -9,6 +9,8 @@
 #          and back
 #   rate:  act_apply() driven by passes every 1 s with the daemon's token bucket
 #          (act_budget_init/act_budget_refill) at 16, 64, 128, 256 and 1024 MiB/s; achieved vs set
+#   parallel: the SIZE MiB region as 4 cells of one domain moved by one act_apply() with
+#          move_threads 1, 2, 4 (and again with the region MADV_HUGEPAGE: AnonHugePages after)
 # Prints Markdown tables. Usage: tests/bench/migrate.sh [SIZE_MIB] [RATE_SIZE_MIB] [PASSES]
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -21,7 +23,7 @@ command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 is not in
 make -s BUILD="$BUILD" "$BUILD/bench/sample-bench" "$BUILD/bench/migrate-bench" >&2 || exit 1
 . tests/bench/ground-lib.sh
 ground_bench migrate 1536M 900 size="$SIZE" rate_size="$RATE_SIZE" from=0 to=2 passes="$PASSES" || exit 1
-grep '^# ' "$GROUND_OUT" | grep -v '^# batch\|^# rate' | sed 's/^# /    /'
+sed -n '1,/^# batch/p' "$GROUND_OUT" | grep '^# ' | grep -v '^# batch' | sed 's/^# /    /'
 echo
 echo "## move batch size vs throughput ($SIZE MiB, node 0 -> node 2 and back)"
 echo
@@ -33,4 +35,15 @@ echo "## rate limit ($RATE_SIZE MiB region going back and forth, window 4096)"
 echo
 echo "| configured MiB/s | passes x interval | first pass (full bucket) MiB | achieved MiB/s, passes 2..N | achieved / configured | overall MiB/s incl. first pass | mean pass duration s | every pass stopped by the budget |"
 echo "|---|---|---|---|---|---|---|---|"
-sed -n '/^# rate/,$p' "$GROUND_OUT" | grep '^|'
+sed -n '/^# rate/,/^# parallel/p' "$GROUND_OUT" | grep '^|'
+for part in parallel parallel-thp; do
+    echo
+    echo "## cells moving at once ($part: $SIZE MiB as 4 cells of one domain, one act_apply() each way, move_threads 1, 2, 4)"
+    echo
+    sed -n "/^# $part\$/,/^# parallel/p" "$GROUND_OUT" | grep '^# [mr]' | sed 's/^# /    /'
+    echo
+    echo "| move_threads | act_apply() MiB/s (there, back) | / memcpy | / one thread | AnonHugePages kB before -> after |"
+    echo "|---|---|---|---|---|"
+    if [ $part = parallel ]; then sed -n '/^# parallel$/,/^# parallel-thp/p' "$GROUND_OUT" | grep '^|'
+    else sed -n '/^# parallel-thp/,$p' "$GROUND_OUT" | grep '^|'; fi
+done

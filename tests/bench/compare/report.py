@@ -19,6 +19,7 @@ def summarize(name, r, cfg):
     last = cfg["last_node"]
     loc = [x["locality"] for x in s]
     t95 = next((x["t"] for x in s if x["locality"] >= 0.95), None)
+    t99 = next((x["t"] for x in s if x["locality"] >= 0.99), None)
     held = t95 is not None and all(x["locality"] >= 0.95 for x in s if x["t"] >= t95)
     # first change of any kind: guest pages left their node, or a vCPU's affinity changed
     s0 = r["s0"]
@@ -37,7 +38,23 @@ def summarize(name, r, cfg):
     total1 = sum(d["total"].get(str(last), d["total"].get(last, 0)) for d in s[-1]["doms"].values())
     vnodes = sorted({v["node"] for d in s[-1]["doms"].values() for v in d["vcpus"]})
     allowed = sorted({v["allowed"] for d in s[-1]["doms"].values() for v in d["vcpus"]})
-    return {"name": name, "t_end": s[-1]["t"], "loc0": s0["locality"], "loc_end": sum(loc[-5:]) / len(loc[-5:]),
+    # the minimum: every guest page on the last node at t=0 has to leave it (no vCPU may run
+    # there); moved more than once: migrations beyond the pages that left (vmstat), and for
+    # vnumad the bytes its journal moved for a cell toward a target it later left
+    minimum = on0 * PAGE
+    extra_vmstat = max(0, dv.get("pgmigrate_success", 0) * PAGE - guest_moved)
+    twice_journal = None
+    if name == "vnumad":
+        per_cell = {}
+        for rec in r.get("journal") or []:
+            if rec.get("action") != "acted":
+                continue
+            for c in rec.get("cells", []):
+                if c.get("bytes_moved"):
+                    per_cell.setdefault((rec["domain"], c["cell"]), []).append((c.get("target"), c["bytes_moved"]))
+        twice_journal = sum(b for moves in per_cell.values() for t, b in moves if t != moves[-1][0])
+    return {"name": name, "t_end": s[-1]["t"], "t99": t99, "minimum": minimum, "extra_vmstat": extra_vmstat,
+            "twice_journal": twice_journal, "loc0": s0["locality"], "loc_end": sum(loc[-5:]) / len(loc[-5:]),
             "loc_max": max(loc), "t95": t95, "held": held, "first": first, "guest_moved": guest_moved,
             "qemu_left_last": (total0 - total1) * PAGE, "numa_pages_migrated": dv.get("numa_pages_migrated", 0) * PAGE,
             "pgmigrate_success": dv.get("pgmigrate_success", 0) * PAGE, "hint_faults": dv.get("numa_hint_faults", 0),
@@ -57,11 +74,14 @@ def table(data):
         if not r:
             continue
         if "error" in r and not r.get("samples"):
-            rows.append(f"| {LABELS[name]} | run failed: {r['error'].strip().splitlines()[-1][:120]} | | | | | |")
+            rows.append(f"| {LABELS[name]} | run failed: {r['error'].strip().splitlines()[-1][:300]} | | | | | | | | | |")
             continue
         m = summarize(name, r, cfg)
         T = int(round(m["t_end"]))
         t95 = (f"{m['t95']:.0f} s" + ("" if m["held"] else " (not held)")) if m["t95"] is not None else f"not within {T} s"
+        t99 = f"{m['t99']:.0f} s" if m["t99"] is not None else f"not within {T} s"
+        ratio = f"{m['pgmigrate_success'] / m['minimum']:.2f} x" if m["minimum"] else "-"
+        twice = mib(m["extra_vmstat"]) + (f" (journal: {mib(m['twice_journal'])})" if m["twice_journal"] is not None else "")
         first = f"{m['first']:.0f} s" if m["first"] is not None else f"did not act within {T} s"
         if name == "kernel":
             cpu = (f"not separable (runs in the vCPU threads); {m['hint_faults']} hint faults "
@@ -73,9 +93,11 @@ def table(data):
         moved = (f"{mib(m['guest_moved'])} guest RAM off node {cfg['last_node']} (numa_maps); "
                  f"vmstat: {mib(m['pgmigrate_success'])} pgmigrate_success, {mib(m['numa_pages_migrated'])} numa_pages_migrated")
         rows.append(f"| {LABELS[name]} | {m['loc0'] * 100:.0f}% -> {m['loc_end'] * 100:.0f}% (max {m['loc_max'] * 100:.0f}%) "
-                    f"| {t95} | {first} | {moved} | {cpu} | {','.join(map(str, m['vcpu_nodes']))} |")
-    head = ("| balancer | locality start -> end (last 5 s) | time to 95% | first action | bytes migrated | balancer CPU time | vCPUs end on nodes |\n"
-            "|---|---|---|---|---|---|---|")
+                    f"| {t95} | {t99} | {first} | {moved} | {ratio} of {mib(m['minimum'])} | {twice} | {m['hint_faults']} "
+                    f"| {cpu} | {','.join(map(str, m['vcpu_nodes']))} |")
+    head = ("| balancer | locality start -> end (last 5 s) | time to 95% | time to 99% | first action | bytes migrated "
+            "| migrated / minimum | moved more than once | hinting faults | balancer CPU time | vCPUs end on nodes |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|")
     return head + "\n" + "\n".join(rows)
 
 

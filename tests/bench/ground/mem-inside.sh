@@ -46,6 +46,11 @@ migrate)
     gt "migrate rate $rate_size MiB"
     echo "# rate" >>"$OUT"
     "$bin/migrate-bench" rate --size-mib "$rate_size" --from "$from" --to "$to" --passes "$passes" --interval 1 >>"$OUT" 2>&1 || rc=1
+    gt "migrate parallel $size MiB as 4 cells, 1, 2, 4 movers"
+    echo "# parallel" >>"$OUT"
+    "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 >>"$OUT" 2>&1 || rc=1
+    echo "# parallel-thp" >>"$OUT"
+    "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 --thp >>"$OUT" 2>&1 || rc=1
     ;;
 *) echo "mem-inside: part=accuracy|migrate"; exit 2 ;;
 esac
