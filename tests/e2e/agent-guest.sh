@@ -95,8 +95,12 @@ check "memtouch has hot ranges" 'p is not None and len(p["ranges"]) > 0'
 # node 0): at least 90% of its range bytes, and all of its hottest range, are in node 1
 check ">= 90% of memtouch's range bytes lie inside guest node 1 (ram-node1)" \
     'p is not None and sum(g["length"] for g in p["ranges"] if inside(g)) >= 0.9 * sum(g["length"] for g in p["ranges"])'
-check "memtouch's hottest (first) range lies inside guest node 1" \
-    'p is not None and len(p["ranges"]) > 0 and inside(p["ranges"][0])'
+# the hottest range by heat alone is not the test: memtouch's stack and data (node 0) are
+# written every loop too and tie at heat 1000 with the buffer's ranges (ties come in address
+# order: seen once under a CPU hog, a 2 MiB range at 36 MiB first); the heaviest, heat x
+# length, is the buffer's
+check "memtouch's heaviest range (heat x length) lies inside guest node 1" \
+    'p is not None and len(p["ranges"]) > 0 and inside(max(p["ranges"], key=lambda g: g["heat"] * g["length"]))'
 check "memtouch's hottest range is hot (heat >= 500: soft-dirty sees its writes)" \
     'p is not None and len(p["ranges"]) > 0 and max(g["heat"] for g in p["ranges"]) >= 500'
 check "memtouch ran on a guest vCPU (0 or 1)" \
