@@ -473,6 +473,7 @@ typedef struct cell_mover {
     const vn_config *cfg;
     act_cell_result *cr;
     act_budget budget;        /* this mover's share of the pass's tokens */
+    double share;             /* the tokens it was given */
     dom_counters count;       /* added to the domain's once joined */
     uint64_t range_moved[64]; /* per range index: pages moved, pages refused (act_mem_refused) */
     uint64_t range_refused[64];
@@ -624,7 +625,8 @@ static int move_cells(dom_state *st, const topology *t, const plan_domain *pd, c
      * bucket moves only then: move_range) */
     for (unsigned i = 0; i < pool.nr; i++) {
         double f = (double)planned[i] / (double)total;
-        movers[i].budget.tokens = budget->tokens * f;
+        movers[i].share = budget->tokens * f;
+        movers[i].budget.tokens = movers[i].share;
         movers[i].budget.max_tokens = budget->max_tokens * f;
     }
     atomic_init(&pool.next, 0);
@@ -639,7 +641,7 @@ static int move_cells(dom_state *st, const topology *t, const plan_domain *pd, c
         pthread_join(threads[i], NULL);
     for (unsigned i = 0; i < pool.nr; i++) {
         cell_mover *cm = &movers[i];
-        spent += (budget->tokens * ((double)planned[i] / (double)total)) - cm->budget.tokens;
+        spent += cm->share - cm->budget.tokens;
         st->count.memory_scans += cm->count.memory_scans;
         st->count.pages_moved += cm->count.pages_moved;
         st->count.bytes_moved += cm->count.bytes_moved;
