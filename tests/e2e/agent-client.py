@@ -48,11 +48,37 @@ class Peer:
                 raise EOFError("channel closed")
             self.buf += data
 
+# As vnumad does (host/agentlink.c, AGENTLINK_REPLY_TIMEOUT_S): a hello unanswered for this
+# long is asked again on a new connection. The guest kernel can learn of a host connection
+# after the request that came with it (virtio_console handles the port-open message in a
+# work queue, the data at once): the agent's reply then fails with EPIPE and it waits for
+# the next host; the old hello is never answered (seen under load in CI, agent-guest test 6:
+# "Failed to send a reply of 139 bytes: Broken pipe", the client waited 180 s).
+HELLO_RETRY_S = 10
+
+
+def hello(path, timeout=180):
+    """a Peer that has had its hello answered, and the reply's (size, message); the guest may
+    still be booting (the agent answers once it has opened its port)"""
+    deadline = time.time() + timeout
+    while True:
+        p = Peer(path)
+        left = deadline - time.time()
+        try:
+            n, rep = p.call("vnuma-hello", {"versions": [1], "capabilities": []},
+                            timeout=max(1, min(HELLO_RETRY_S, left)))
+            return p, n, rep
+        except (TimeoutError, socket.timeout):
+            p.s.close()
+            if time.time() >= deadline:
+                raise TimeoutError("no reply to vnuma-hello within %ss" % timeout)
+            print("agent-client: no hello reply within %ss: connecting again" % HELLO_RETRY_S,
+                  file=sys.stderr, flush=True)
+
+
 def main():
     path, cmd = sys.argv[1], sys.argv[2]
-    p = Peer(path)
-    # the guest may still be booting: the agent answers once it has opened its port
-    n, rep = p.call("vnuma-hello", {"versions": [1], "capabilities": []}, timeout=180)
+    p, n, rep = hello(path)
     if cmd == "hello":
         print(json.dumps(rep))
         return
