@@ -414,6 +414,7 @@ static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool
                                                 .is_range = true,
                                                 .gain_points = 0,
                                                 .rules = base | RULE_BIT(RULE_HOT_FIRST)};
+        pc->rules |= RULE_BIT(RULE_HOT_FIRST); /* the record names it on the cell too */
     }
     for (unsigned n = 0; n < t->nr_nodes; n++)
         if (n != to && cell->pages[n])

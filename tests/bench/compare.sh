@@ -17,8 +17,14 @@ SECS=90
 . tests/bench/args.sh
 bench_args SECS:int -- "$@"
 BUILD=${BUILD:-build}
-RUNS=${RUNS:-none+numad+vnumad+kernel}
-SVG=${SVG:-docs/compare-locality.svg}
+HOT_MIB=${HOT_MIB:-0}
+if [ "$HOT_MIB" != 0 ]; then # tests/bench/hotset.sh
+    RUNS=${RUNS:-agent+plain}
+    SVG=${SVG:-}
+else
+    RUNS=${RUNS:-none+numad+vnumad+kernel}
+    SVG=${SVG:-docs/compare-locality.svg}
+fi
 T0=$SECONDS
 say() { printf '[%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 die() { say "$*"; exit 1; }
@@ -34,6 +40,7 @@ GUEST=$(vm-images/build-guest.sh 2>/dev/null | tail -n 1) || die "vm-images/buil
 [ "$GUEST" = "$PWD/$BUILD/guest" ] || die "the guest is built in $GUEST; inside.py expects $PWD/$BUILD/guest"
 GROUND_CACHE=${GROUND_CACHE:-$PWD/$BUILD/ground}
 vm-images/build-ground.sh "$GROUND_CACHE" >/dev/null 2>&1 || die "vm-images/build-ground.sh failed"
+if [ "$HOT_MIB" != 0 ]; then RESULTS=${RESULTS:-$GROUND_CACHE/results-hotset}; fi
 RESULTS=${RESULTS:-$GROUND_CACHE/results-compare}
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
@@ -44,6 +51,7 @@ CONSOLE=$RESULTS/console.log
 
 NODES=4 CPN=2 MEM=2G
 args="seconds=$SECS runs=$RUNS cell_mib=${CELL_MIB:-384} mib0=${MIB0:-192} mib1=${MIB1:-64}"
+[ "$HOT_MIB" != 0 ] && args="$args hot_mib=$HOT_MIB cold_mib=${COLD_MIB:-256}"
 say "booting the ground: $NODES nodes x $CPN CPUs x $MEM, 2 sockets, 2 L3 per node, TCG; inside: $args"
 # shellcheck disable=SC2086
 NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM SOCKETS=2 LLCS_PER_NODE=2 \
@@ -69,7 +77,11 @@ stream
 cat "$RESULTS/run-ground.out"
 [ -s "$RESULTS/compare.json" ] || { tail -n 20 "$CONSOLE"; die "no results (run-ground.sh exit $rc)"; }
 echo
-echo "Command: tests/bench/compare.sh $SECS${RUNS:+ (RUNS=$RUNS)}; ground wall time $((SECONDS - T0)) s"
-python3 tests/bench/compare/report.py "$RESULTS/compare.json" "$SVG" | tee "$RESULTS/table.md"
-say "data: $RESULTS/compare.json; plot: $SVG; logs: $RESULTS/{console.log,numad.log,vnumad.log}"
+if [ "$HOT_MIB" != 0 ]; then
+    echo "Command: tests/bench/hotset.sh $SECS (HOT_MIB=$HOT_MIB COLD_MIB=${COLD_MIB:-256} CELL_MIB=${CELL_MIB:-384}); ground wall time $((SECONDS - T0)) s"
+else
+    echo "Command: tests/bench/compare.sh $SECS${RUNS:+ (RUNS=$RUNS)}; ground wall time $((SECONDS - T0)) s"
+fi
+python3 tests/bench/compare/report.py "$RESULTS/compare.json" ${SVG:+"$SVG"} | tee "$RESULTS/table.md"
+say "data: $RESULTS/compare.json${SVG:+; plot: $SVG}; logs: $RESULTS/{console.log,numad.log,vnumad.log}"
 exit $rc

@@ -557,6 +557,7 @@ static void test_hot_first(void)
     CHECK(pc && pc->nr_moves == 2 && pc->moves[0].is_range && pc->moves[0].gpa == 0x100000 &&
               (pc->moves[0].rules & RULE_BIT(RULE_HOT_FIRST)) && !pc->moves[1].is_range,
           "hot private range first, then the bulk; the shared range waits (early path)");
+    CHECK(pc && (pc->rules & RULE_BIT(RULE_HOT_FIRST)), "the cell's record names hot-first");
     plan_clear(&p);
     snapshot_clear(&s);
     free(t);

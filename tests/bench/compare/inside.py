@@ -20,6 +20,15 @@ probe.py), per vCPU thread the CPU it runs on and its utime+stime, /proc/vmstat,
 own CPU time. Locality of one sample = sum over vCPUs of (busy ticks x share of its cell's
 resident pages on the node of the CPU it ran on) / sum of busy ticks.
 Writes /results/compare.json; progress lines ("@ ...") to /results/progress.out.
+
+With hot_mib=H (tests/bench/hotset.sh): the hot-set experiment of issue 16 instead, on two domains
+of the same guest, hs-agent (its vnuma-agent running, the org.vnuma.agent.0 channel) and hs-plain
+(no agent). In each, guest node 0 holds a cold filler (memtouch writes COLD_MIB once and keeps
+it, `--hold 1`) and, allocated after it, a hot set (memtouch writes H MiB in a loop and prints the
+guest-physical ranges that hold it, `--gpa 1`); vCPU 1 idles. Runs "agent" and "plain" are vnumad
+with only that domain opted in (both domains get the same misplaced start, both keep running).
+Every sample adds the hot set's pages per node (move_pages(2) on every page of its ranges,
+through HMP gpa2hva), and the hot set's locality: its share on the node vCPU 0 runs on.
 """
 import json, os, shutil, signal, subprocess, sys, time
 
@@ -36,8 +45,13 @@ RUNS = ARGS.get("runs", "none+numad+vnumad+kernel").split("+")
 CELL_MIB = int(ARGS.get("cell_mib", 384))
 MIB0, MIB1 = int(ARGS.get("mib0", 192)), int(ARGS.get("mib1", 64))
 READY_TIMEOUT = int(ARGS.get("ready_timeout", 480))
+HOT_MIB, COLD_MIB = int(ARGS.get("hot_mib", 0)), int(ARGS.get("cold_mib", 256))
 GUEST = os.path.join(BUILD, "guest")
-DOMS = ("cmp-a", "cmp-b")
+DOMS = ("hs-agent", "hs-plain") if HOT_MIB else ("cmp-a", "cmp-b")
+# the domains each vnumad run opts in
+OPTIN = {"vnumad": DOMS, "agent": ("hs-agent",), "plain": ("hs-plain",)}
+if HOT_MIB and "runs" not in ARGS:
+    RUNS = ["agent", "plain"]
 OUT = open(os.path.join(R, "progress.out"), "a", buffering=1)
 HZ = os.sysconf("SC_CLK_TCK")
 PAGE = 4096
@@ -106,8 +120,19 @@ def sched_numa(pid, tid):
 
 def dom_xml(name):
     d = f"/tmp/cmp"
-    cmdline = (f"console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off vnuma.agent=0 "
-               f"vnuma.workload=memtouch,node=0,mib={MIB0} vnuma.workload=memtouch,node=1,mib={MIB1}")
+    base = "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off"
+    channel = ""
+    if HOT_MIB:
+        agent = name == "hs-agent"
+        # the filler first (it keeps its pages, untouched), then the hot set: allocated after
+        # it, so it is not where a walk in guest-physical order finds it first by chance
+        cmdline = (f"{base} vnuma.agent={int(agent)} vnuma.workload=memtouch,node=0,mib={COLD_MIB},hold=1,ready=filled "
+                   f"vnuma.workload=memtouch,node=0,mib={HOT_MIB},gpa=1,wait=filled")
+        if agent:
+            channel = "<channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>"
+    else:
+        cmdline = (f"{base} vnuma.agent=0 "
+                   f"vnuma.workload=memtouch,node=0,mib={MIB0} vnuma.workload=memtouch,node=1,mib={MIB1}")
     last = cpus_str([LAST])
     return f"""<domain type='qemu'>
   <name>{name}</name>
@@ -137,6 +162,7 @@ def dom_xml(name):
   <devices>
     <emulator>/usr/bin/qemu-system-x86_64</emulator>
     <controller type='usb' model='none'/>
+    {channel}
     <serial type='file'><source path='{d}/{name}.console'/><target port='0'/></serial>
     <console type='file'><source path='{d}/{name}.console'/><target type='serial' port='0'/></console>
     <memballoon model='none'/>
@@ -171,9 +197,69 @@ def stop_domains():
 
 def guest_ready(d):
     try:
-        return open(f"/tmp/cmp/{d}.console", errors="replace").read().count("memtouch: pid") >= 2
+        con = open(f"/tmp/cmp/{d}.console", errors="replace").read()
     except OSError:
         return False
+    if HOT_MIB:  # the filler has written its pages and the hot set's ranges are printed
+        return con.count("memtouch: pid") >= 2 and " gpa done " in con
+    return con.count("memtouch: pid") >= 2
+
+
+HOT = {}  # domain -> [hva of every page of the hot set]
+HOT_INFO = {}  # domain -> what the console said of it
+
+
+def hot_set(d):
+    """the hot memtouch's guest-physical ranges (its --gpa lines), as host virtual addresses"""
+    if d in HOT:
+        return HOT[d]
+    con = open(f"/tmp/cmp/{d}.console", errors="replace").read()
+    ranges, want = [], None
+    for line in con.splitlines():
+        f = line.split()
+        if len(f) > 4 and f[0] == "memtouch:" and f[3] == "gpa":
+            if f[4] == "done" and len(f) > 7:
+                want = int(f[7])
+                continue
+            for r in f[4:]:
+                try:
+                    start, length = (int(x, 16) for x in r.split("+"))
+                except ValueError:
+                    continue  # a line another writer cut in two: the page count below tells
+                ranges.append((start, length))
+    got = sum(length for _, length in ranges) // PAGE
+    HOT_INFO[d] = {"ranges": len(ranges), "pages": got, "pages_memtouch": want}
+    if want is None or got != want:
+        raise RuntimeError(f"{d}: the hot set's ranges on the console add up to {got} pages, memtouch wrote {want}")
+    st = probe.quick(d)
+    layout, _ = probe.layout(d, st["pid"])
+    hvas, gpa = [], 0
+    bases = []
+    for _i, _id, size, hva in layout:
+        bases.append((gpa, size, hva))
+        gpa += size
+    for start, length in ranges:
+        for a in range(start, start + length, PAGE):
+            for g, size, hva in bases:
+                if g <= a < g + size:
+                    hvas.append(hva + a - g)
+                    break
+    HOT[d] = hvas
+    return hvas
+
+
+def hot_nodes(pid, hvas):
+    """{node: pages} of the hot set now (move_pages(2) status query of every page)"""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    n = len(hvas)
+    pages = (ctypes.c_void_p * n)(*hvas)
+    status = (ctypes.c_int * n)()
+    libc.syscall(279, pid, n, pages, None, status, 0)
+    out = {}
+    for x in status:
+        out[x] = out.get(x, 0) + 1
+    return out
 
 
 def cell_pages(st):
@@ -203,6 +289,11 @@ def sample(prev):
             vc.append({"vcpu": v["vcpu"], "cell": v["cell"], "cpu": cpu, "node": node, "allowed": v["allowed"],
                        "ticks": ticks, "busy": busy, "share": round(share, 4)})
         s["doms"][d] = {"pid": st["pid"], "cells": cells, "vcpus": vc, "total": {int(k): v for k, v in st["total_pages"].items()}}
+        if HOT_MIB:
+            hn = hot_nodes(st["pid"], hot_set(d))
+            on = hn.get(vc[0]["node"], 0)
+            s["doms"][d]["hot"] = hn
+            s["doms"][d]["hot_local"] = round(on / len(hot_set(d)), 4) if hot_set(d) else None
     s["locality"] = round(num / den, 4) if den else round(sum(unweighted) / len(unweighted), 4)
     s["weighted"] = den > 0
     return s
@@ -243,7 +334,7 @@ def balancer_start(name):
                 f.write(khp0)
             shutil.copy("/var/log/numad.log", os.path.join(R, "numad.log"))
         return pid, stop
-    if name == "vnumad":
+    if name in OPTIN:
         state = os.path.join(R, "vnumad-state")
         shutil.rmtree(state, ignore_errors=True)
         os.makedirs(state)
@@ -265,8 +356,10 @@ def balancer_start(name):
 
 def boot_guests():
     """start both domains once, pinned to the last node, and wait until memtouch runs in both"""
-    say(f"starting {DOMS[0]} and {DOMS[1]} (test guest: Debian kernel + memtouch {MIB0} MiB on guest node 0, "
-        f"{MIB1} MiB on guest node 1), pinned to node {LAST}; the guests boot TCG inside TCG (minutes)")
+    work = (f"memtouch {COLD_MIB} MiB once and {HOT_MIB} MiB in a loop on guest node 0" if HOT_MIB else
+            f"memtouch {MIB0} MiB on guest node 0, {MIB1} MiB on guest node 1")
+    say(f"starting {DOMS[0]} and {DOMS[1]} (test guest: Debian kernel + {work}), pinned to node {LAST}; "
+        "the guests boot TCG inside TCG (minutes)")
     start_domains()
     t0 = time.monotonic()
     last_note = 0
@@ -369,8 +462,8 @@ def run(name, ready_s):
         say(f"[{name}] REFUSED: not the same start: " + "; ".join(bad))
         r["error"] = "unfair start: " + "; ".join(bad)
         return r
-    if name == "vnumad":
-        virsh("; ".join(f"metadata {d} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"auto\"/>' --live" for d in DOMS))
+    if name in OPTIN:
+        virsh("; ".join(f"metadata {d} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"auto\"/>' --live" for d in OPTIN[name]))
     time.sleep(1)
     s0 = sample(None)
     r["initial"] = {d: s0["doms"][d]["cells"] for d in DOMS}
@@ -399,7 +492,8 @@ def run(name, ready_s):
         prev = s
         if s["t"] - last_say >= 10 or s["t"] >= SECONDS:
             last_say = s["t"]
-            where = "; ".join(f"{d} vCPUs on nodes {sorted({v['node'] for v in s['doms'][d]['vcpus']})}" for d in DOMS)
+            where = "; ".join(f"{d} vCPUs on nodes {sorted({v['node'] for v in s['doms'][d]['vcpus']})}"
+                              + (f", hot set {s['doms'][d]['hot_local'] * 100:.0f}% local" if HOT_MIB else "") for d in DOMS)
             say(f"[{name}] t={s['t']:5.1f}s locality {s['locality'] * 100:5.1f}%  ({where})")
         if s["t"] >= SECONDS:
             break
@@ -408,15 +502,15 @@ def run(name, ready_s):
     if name == "kernel":
         r["sched_numa"] = {d: {v["vcpu"]: sched_numa(samples[-1]["doms"][d]["pid"], v["tid"])
                                for v in probe.quick(d)["vcpus"]} for d in DOMS}
-    if name == "vnumad":
+    if name in OPTIN:
         r["vnumactl_decisions"] = {d: subprocess.run([os.path.join(BUILD, "vnumactl"), "--socket", "/run/vnuma-cmp/vnumad.sock",
                                                       "decisions", d], capture_output=True, text=True).stdout[-3000:]
-                                   for d in DOMS}
+                                   for d in OPTIN[name]}
     if bpid:
         bt = proc_ticks(bpid)
         r["balancer_cpu_s"] = round((bt - b0) / HZ, 2) if bt is not None and b0 is not None else samples[-1].get("balancer_cpu_s")
     stop()
-    if name == "vnumad":
+    if name in OPTIN:
         try:
             r["journal"] = [json.loads(l) for l in open(os.path.join(R, "vnumad-state", "journal.jsonl")) if l.strip()]
         except OSError:
@@ -425,21 +519,24 @@ def run(name, ready_s):
     r["samples"] = [{"t": s["t"], "locality": s["locality"], "weighted": s["weighted"], "vmstat": s["vmstat"],
                      "balancer_cpu_s": s.get("balancer_cpu_s"),
                      "doms": {d: {"cells": s["doms"][d]["cells"], "total": s["doms"][d]["total"],
+                                  "hot": s["doms"][d].get("hot"), "hot_local": s["doms"][d].get("hot_local"),
                                   "vcpus": [{k2: v[k2] for k2 in ("vcpu", "cell", "cpu", "node", "allowed", "busy", "share")}
                                             for v in s["doms"][d]["vcpus"]]} for d in DOMS}} for s in samples]
     r["s0"] = {"locality": s0["locality"], "vmstat": s0["vmstat"],
                "doms": {d: {"cells": s0["doms"][d]["cells"], "total": s0["doms"][d]["total"],
+                            "hot": s0["doms"][d].get("hot"), "hot_local": s0["doms"][d].get("hot_local"),
                             "vcpus": [{k2: v[k2] for k2 in ("vcpu", "cell", "node", "allowed")} for v in s0["doms"][d]["vcpus"]]}
                         for d in DOMS}}
     r["wall_s"] = round(time.monotonic() - t_start, 1)
-    if name == "vnumad":
-        virsh("; ".join(f"metadata {d} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"off\"/>' --live" for d in DOMS), check=False)
+    if name in OPTIN:
+        virsh("; ".join(f"metadata {d} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"off\"/>' --live" for d in OPTIN[name]), check=False)
     say(f"[{name}] done: final locality {samples[-1]['locality'] * 100:.1f}% ({r['wall_s']} s for this run)")
     return r
 
 
 def main():
     out = {"config": {"nodes": len(NODES), "node_cpus": NODE_CPUS, "seconds": SECONDS, "cell_mib": CELL_MIB,
+                      "hot_mib": HOT_MIB, "cold_mib": COLD_MIB, "optin": {k: list(v) for k, v in OPTIN.items()},
                       "memtouch_mib": [MIB0, MIB1], "domains": list(DOMS), "last_node": LAST, "allowed_nodes": ALLOWED,
                       "kernel": os.uname().release, "hz": HZ,
                       "numad": subprocess.run(["dpkg-query", "-W", "-f=${Version}", "numad"], capture_output=True, text=True).stdout},
@@ -458,6 +555,18 @@ def main():
             json.dump(out, f)
         return 1
     say(f"both guests' memtouch running after {ready} s")
+    if HOT_MIB:
+        try:
+            for d in DOMS:
+                hot_set(d)
+        except RuntimeError as e:
+            out["error"] = str(e)
+            say(f"FAILED: {e}")
+            with open(path, "w") as f:
+                json.dump(out, f)
+            return 1
+        out["config"]["hot_set"] = HOT_INFO
+        say("hot sets: " + "; ".join(f"{d} {i['pages']} pages in {i['ranges']} guest-physical ranges" for d, i in HOT_INFO.items()))
     for name in RUNS:
         try:
             out["runs"][name] = run(name, ready)

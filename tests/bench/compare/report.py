@@ -2,6 +2,7 @@
 """Table (markdown, stdout) and plot (SVG, no third-party modules) of tests/bench/compare.sh.
 
   report.py RESULTS/compare.json OUT.svg
+  report.py RESULTS/compare.json           (tests/bench/hotset.sh: a table only)
 """
 import json, sys
 
@@ -146,8 +147,63 @@ def svg(data, path):
         f.write("\n".join(o) + "\n")
 
 
+def dom_locality(dd):
+    """share of a domain's resident cell pages on the node of the CPU its cell's vCPU ran on"""
+    node = {v["cell"]: v["node"] for v in dd["vcpus"]}
+    on = tot = 0
+    for k, c in enumerate(dd["cells"]):
+        tot += sum(c.values())
+        on += c.get(str(node.get(k)), c.get(node.get(k), 0))
+    return on / tot if tot else 0.0
+
+
+def hotset_table(data):
+    """tests/bench/hotset.sh: per run, the opted-in domain's hot set and all of its memory"""
+    cfg = data["config"]
+    head = ("| run | domain | hot set local start -> end | hot set 95% local at | migrated before that | "
+            "domain memory 95% / 99% local at | migrated in all | acting passes with hot ranges first (journal) | acting passes |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for name in ("agent", "plain"):
+        r = data["runs"].get(name)
+        if not r:
+            continue
+        d = cfg["optin"][name][0]
+        s = r.get("samples") or []
+        if not s:
+            rows.append(f"| {name} | {d} | run failed: {r.get('error', '?').strip().splitlines()[-1][:300]} | | | | | | |")
+            continue
+        s0 = r["s0"]
+        mig0 = s0["vmstat"].get("pgmigrate_success", 0)
+
+        def mig(x):
+            return (x["vmstat"].get("pgmigrate_success", 0) - mig0) * PAGE
+        h0 = s0["doms"][d].get("hot_local") or 0
+        h1 = s[-1]["doms"][d].get("hot_local") or 0
+        th = next((x for x in s if (x["doms"][d].get("hot_local") or 0) >= 0.95), None)
+        t95 = next((x["t"] for x in s if dom_locality(x["doms"][d]) >= 0.95), None)
+        t99 = next((x["t"] for x in s if dom_locality(x["doms"][d]) >= 0.99), None)
+        ranges, passes = 0, 0
+        for rec in r.get("journal") or []:
+            if rec.get("domain") != d or rec.get("action") != "acted":
+                continue
+            passes += 1
+            ranges += any("hot-first" in (c.get("rules") or []) for c in rec.get("cells", []))
+        T = int(round(s[-1]["t"]))
+        at = f"{th['t']:.0f} s" if th else f"not within {T} s"
+        before = mib(mig(th)) if th else "-"
+        both = " / ".join(f"{t:.0f} s" if t is not None else f"not within {T} s" for t in (t95, t99))
+        rows.append(f"| {name} | {d} | {h0 * 100:.0f}% -> {h1 * 100:.0f}% | {at} | {before} | {both} "
+                    f"| {mib(mig(s[-1]))} | {ranges} | {passes} |")
+    return (f"Hot set {cfg['hot_mib']} MiB and cold filler {cfg['cold_mib']} MiB in guest node 0's cell "
+            f"of {cfg['cell_mib']} MiB; {cfg['seconds']} s per run.\n\n" + head + "\n" + "\n".join(rows))
+
+
 def main():
     data = json.load(open(sys.argv[1]))
+    if data["config"].get("hot_mib"):
+        print(hotset_table(data))
+        return
     print(table(data))
     if len(sys.argv) > 2:
         svg(data, sys.argv[2])
