@@ -51,7 +51,7 @@ CONSOLE=$RESULTS/console.log
 
 NODES=4 CPN=2 MEM=2G
 args="seconds=$SECS runs=$RUNS cell_mib=${CELL_MIB:-384} mib0=${MIB0:-192} mib1=${MIB1:-64}"
-[ "$HOT_MIB" != 0 ] && args="$args hot_mib=$HOT_MIB cold_mib=${COLD_MIB:-256}"
+[ "$HOT_MIB" != 0 ] && args="$args hot_mib=$HOT_MIB cold_mib=${COLD_MIB:-256} start=${HOT_START:-warm}"
 say "booting the ground: $NODES nodes x $CPN CPUs x $MEM, 2 sockets, 2 L3 per node, TCG; inside: $args"
 # shellcheck disable=SC2086
 NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM SOCKETS=2 LLCS_PER_NODE=2 \
@@ -78,7 +78,7 @@ cat "$RESULTS/run-ground.out"
 [ -s "$RESULTS/compare.json" ] || { tail -n 20 "$CONSOLE"; die "no results (run-ground.sh exit $rc)"; }
 echo
 if [ "$HOT_MIB" != 0 ]; then
-    echo "Command: tests/bench/hotset.sh $SECS (HOT_MIB=$HOT_MIB COLD_MIB=${COLD_MIB:-256} CELL_MIB=${CELL_MIB:-384}); ground wall time $((SECONDS - T0)) s"
+    echo "Command: tests/bench/hotset.sh $SECS (HOT_MIB=$HOT_MIB COLD_MIB=${COLD_MIB:-256} CELL_MIB=${CELL_MIB:-384} HOT_START=${HOT_START:-warm}); ground wall time $((SECONDS - T0)) s"
 else
     echo "Command: tests/bench/compare.sh $SECS${RUNS:+ (RUNS=$RUNS)}; ground wall time $((SECONDS - T0)) s"
 fi

@@ -46,6 +46,7 @@ CELL_MIB = int(ARGS.get("cell_mib", 384))
 MIB0, MIB1 = int(ARGS.get("mib0", 192)), int(ARGS.get("mib1", 64))
 READY_TIMEOUT = int(ARGS.get("ready_timeout", 480))
 HOT_MIB, COLD_MIB = int(ARGS.get("hot_mib", 0)), int(ARGS.get("cold_mib", 256))
+HOT_START = ARGS.get("start", "warm")  # hot-set mode: vnumad warm (warm_up) or started at t=0
 GUEST = os.path.join(BUILD, "guest")
 DOMS = ("hs-agent", "hs-plain") if HOT_MIB else ("cmp-a", "cmp-b")
 # the domains each vnumad run opts in
@@ -451,9 +452,53 @@ def misplace():
     return share, tries
 
 
+VNUMACTL_SOCK = "/run/vnuma-cmp/vnumad.sock"
+
+
+def vnctl_status():
+    out = subprocess.run([os.path.join(BUILD, "vnumactl"), "--socket", VNUMACTL_SOCK, "status", "--json"],
+                         capture_output=True, text=True).stdout
+    j = json.loads(out)
+    return j.get("return", j)
+
+
+def warm_up(name, timeout=240):
+    """hot-set mode: vnumad runs with the run's domain in advise mode (it samples, talks to the
+    agent, changes nothing) until it has sampled it in 3 passes and, for the agent's domain,
+    holds a hint set of a second collection (the first one sees every page written since the
+    process began as hot): the steady state of a host where vnumad ran before the memory was
+    misplaced. Returns (seconds it took, the domain's status) or (None, last status)."""
+    dom = OPTIN[name][0]
+    virsh(f"metadata {dom} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"advise\"/>' --live")
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        try:
+            ds = [x for x in vnctl_status()["domains"] if x["name"] == dom]
+        except (ValueError, OSError, KeyError):
+            ds = []
+        if ds:
+            last = ds[0]
+            if last.get("age_passes", 0) >= 3 and (name != "agent" or (last.get("agent") or {}).get("hint_sets", 0) >= 2):
+                return round(time.monotonic() - t0, 1), last
+        time.sleep(1)
+    return None, last
+
+
 def run(name, ready_s):
     r = {"name": name, "notes": [], "guest_ready_s": ready_s}
     t_start = time.monotonic()
+    early = None
+    if HOT_MIB and HOT_START == "warm" and name in OPTIN:
+        early = balancer_start(name)
+        r["warm_up_s"], r["warm_up_status"] = warm_up(name)
+        if r["warm_up_s"] is None:
+            early[1]()
+            r["error"] = f"vnumad did not sample {OPTIN[name][0]} 3 times (and get 2 hint sets) within 240 s"
+            say(f"[{name}] FAILED: {r['error']}")
+            return r
+        say(f"[{name}] vnumad warm after {r['warm_up_s']} s in advise mode: {OPTIN[name][0]} sampled "
+            f"{r['warm_up_status'].get('age_passes')} passes, agent {json.dumps(r['warm_up_status'].get('agent'))[:160]}")
     r["share_on_last_after_migratepages"], r["migratepages_tries"] = misplace()
     bad = start_check()
     r["start_check"] = bad
@@ -461,9 +506,13 @@ def run(name, ready_s):
         # not the start the others had: no numbers from it (the table says why)
         say(f"[{name}] REFUSED: not the same start: " + "; ".join(bad))
         r["error"] = "unfair start: " + "; ".join(bad)
+        if early:
+            early[1]()
         return r
-    if name in OPTIN:
+    def opt_in():
         virsh("; ".join(f"metadata {d} urn:vnuma:balancer:1 --key vnuma --set '<balancer mode=\"auto\"/>' --live" for d in OPTIN[name]))
+    if name in OPTIN and not early:
+        opt_in()  # before vnumad starts at t=0
     time.sleep(1)
     s0 = sample(None)
     r["initial"] = {d: s0["doms"][d]["cells"] for d in DOMS}
@@ -471,7 +520,9 @@ def run(name, ready_s):
         + ", ".join(f"{d} {s0['doms'][d]['total'].get(LAST, 0) * PAGE >> 20} of "
                     f"{sum(s0['doms'][d]['total'].values()) * PAGE >> 20} MiB" for d in DOMS)
         + f"; vCPUs allowed on nodes {ALLOWED[0]}-{ALLOWED[-1]}; t=0: balancer '{name}' starts, sampling every 1 s for {SECONDS} s")
-    bpid, stop = balancer_start(name)
+    bpid, stop = early or balancer_start(name)
+    if early:
+        opt_in()  # vnumad runs already (warm_up): t=0 is the switch from advise to auto
     b0 = proc_ticks(bpid) if bpid else None
     T0 = time.monotonic()
     samples = []
@@ -503,7 +554,7 @@ def run(name, ready_s):
         r["sched_numa"] = {d: {v["vcpu"]: sched_numa(samples[-1]["doms"][d]["pid"], v["tid"])
                                for v in probe.quick(d)["vcpus"]} for d in DOMS}
     if name in OPTIN:
-        r["vnumactl_decisions"] = {d: subprocess.run([os.path.join(BUILD, "vnumactl"), "--socket", "/run/vnuma-cmp/vnumad.sock",
+        r["vnumactl_decisions"] = {d: subprocess.run([os.path.join(BUILD, "vnumactl"), "--socket", VNUMACTL_SOCK,
                                                       "decisions", d], capture_output=True, text=True).stdout[-3000:]
                                    for d in OPTIN[name]}
     if bpid:
@@ -536,7 +587,7 @@ def run(name, ready_s):
 
 def main():
     out = {"config": {"nodes": len(NODES), "node_cpus": NODE_CPUS, "seconds": SECONDS, "cell_mib": CELL_MIB,
-                      "hot_mib": HOT_MIB, "cold_mib": COLD_MIB, "optin": {k: list(v) for k, v in OPTIN.items()},
+                      "hot_mib": HOT_MIB, "cold_mib": COLD_MIB, "start": HOT_START if HOT_MIB else "cold", "optin": {k: list(v) for k, v in OPTIN.items()},
                       "memtouch_mib": [MIB0, MIB1], "domains": list(DOMS), "last_node": LAST, "allowed_nodes": ALLOWED,
                       "kernel": os.uname().release, "hz": HZ,
                       "numad": subprocess.run(["dpkg-query", "-W", "-f=${Version}", "numad"], capture_output=True, text=True).stdout},

@@ -196,7 +196,9 @@ def hotset_table(data):
         rows.append(f"| {name} | {d} | {h0 * 100:.0f}% -> {h1 * 100:.0f}% | {at} | {before} | {both} "
                     f"| {mib(mig(s[-1]))} | {ranges} | {passes} |")
     return (f"Hot set {cfg['hot_mib']} MiB and cold filler {cfg['cold_mib']} MiB in guest node 0's cell "
-            f"of {cfg['cell_mib']} MiB; {cfg['seconds']} s per run.\n\n" + head + "\n" + "\n".join(rows))
+            f"of {cfg['cell_mib']} MiB; {cfg['seconds']} s per run; vnumad {cfg.get('start', 'cold')} "
+            f"({'running in advise mode before t=0' if cfg.get('start') == 'warm' else 'started at t=0'}).\n\n"
+            + head + "\n" + "\n".join(rows))
 
 
 def main():
