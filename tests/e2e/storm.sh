@@ -20,10 +20,12 @@
 #     write); at most 2 warning lines per measured domain run;
 #   - vnuma_errors_total did not grow by more than 1 per 10 domain runs (0 expected: a domain
 #     going away is not vnumad's error);
-#   - pass time bounded: no pass over 20 s (libvirtd holds a domain's lock while it kills its
-#     QEMU, about 2 s each under TCG here, up to 15 s by its timeouts, and a pass that looks
-#     the domain up waits for it), median under 2 s (about 0.5 s on this 2-CPU machine with
-#     a TCG proving ground running beside it).
+#   - no pass hangs: none over 20 s (libvirtd holds a domain's lock while it kills its QEMU,
+#     about 2 s each under TCG here, up to 15 s by its timeouts, and a pass that looks the
+#     domain up waits for it). How long passes take is printed, not checked: the median was
+#     about 0.5 s here idle and 3.1 s with two CPU hogs beside the KVM variant (a CI-like run
+#     failed on a 2 s bound); pass cost is a benchmark's number (tests/bench/storm.sh,
+#     docs/benchmarks.md "Start/stop storm"), not a test's.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
@@ -108,8 +110,8 @@ ok $? "a domain stopped during a pass is not a warning (logged: $(grep -c 'went 
 ok $? "vnuma_errors_total grew by $((err1 - err0)) (at most $((runs / 10)))$(grep -E '^vnuma_errors_total.* [1-9]' "$METRICS" | tr '\n' ' ' | sed 's/^./: &/')"
 read -r np max med p95 <<<"$(pass_stats "$PASSES" "$p0" "$p1")"
 note "passes timed: $np, max $max ms, median $med ms, p95 $p95 ms"
-[ "$np" -gt 0 ] && awk -v m="$max" -v d="$med" 'BEGIN {exit !(m < 20000 && d < 2000)}'
-ok $? "pass time bounded: max $max ms < 20 s, median $med ms < 2 s ($np passes)"
+[ "$np" -gt 0 ] && awk -v m="$max" 'BEGIN {exit !(m < 20000)}'
+ok $? "no pass hung: max $max ms < 20 s ($np passes; median $med ms)"
 grep '^<[0-4]>' "$VN_LOG" | sed -E "s/'[^']*'/'X'/g; s/[0-9]+/N/g" | sort | uniq -c | sort -rn | head -5 |
     sed 's/^/# warning: /'
 stop_vnumad
