@@ -23,7 +23,7 @@
 #   - no pass hangs: none over 20 s (libvirtd holds a domain's lock while it kills its QEMU,
 #     about 2 s each under TCG here, up to 15 s by its timeouts, and a pass that looks the
 #     domain up waits for it). How long passes take is printed, not checked: the median was
-#     about 0.5 s here idle and 3.1 s with two CPU hogs beside the KVM variant (a CI-like run
+#     0.7 s (TCG) and 1.7 s (KVM) here idle, 3.1 s for KVM with two CPU hogs (a CI-like run
 #     failed on a 2 s bound); pass cost is a benchmark's number (tests/bench/storm.sh,
 #     docs/benchmarks.md "Start/stop storm"), not a test's.
 set -u
