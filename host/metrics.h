@@ -55,6 +55,7 @@ typedef enum metrics_action {
     METRICS_ACTION_SKIPPED,
     METRICS_ACTION_ERROR,
     METRICS_ACTION_RESTORED,
+    METRICS_ACTION_MOVING,
     METRICS_ACTION_MAX,
 } metrics_action;
 

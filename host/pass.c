@@ -162,7 +162,8 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
                       .action = r < 0 ? "error"
                                 : st->cfg.mode == VN_MODE_ADVISE
                                     ? (plan_domain_has_actions(pd) ? "advised" : "none")
-                                    : (acted ? "acted" : "none"),
+                                    : (acted ? (r == 0 && record_continues(st->last_record, pd, &res) ? "moving" : "acted")
+                                             : "none"),
                       .reason = reason};
     publish_record(dm, res.kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? &res : NULL);
 }

@@ -345,3 +345,35 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
         json_object_object_add(o, "error", json_object_new_string(r->error));
     return VN_TAKE_PTR(o);
 }
+
+/*
+ * A pass that carried out nothing but memory moves toward the targets of the domain's last
+ * pass that acted (or went on moving): the same decision, still being carried out, recorded
+ * "moving" rather than "acted" (issue 16: a cell's memory is decided on once, then moved at
+ * the budget's rate over as many passes as it takes). A pin, an emulator pin, a backend
+ * policy or a changed target makes it a new decision: "acted".
+ */
+bool record_continues(const record_decision *last, const plan_domain *pd, const act_result *res)
+{
+    bool moved = false;
+
+    if (!last || (strcmp(last->action, "acted") != 0 && strcmp(last->action, "moving") != 0))
+        return false;
+    if (res->emulator_pinned || res->memfd_bound || res->nr_cells != pd->nr_cells)
+        return false;
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        const record_cell *lc = NULL;
+        if (res->cells[k].pins_done)
+            return false;
+        moved |= res->cells[k].bytes_moved > 0;
+        if (!pc->nr_moves && !pc->nr_pins)
+            continue; /* nothing for this cell this pass */
+        for (unsigned i = 0; i < last->nr_cells && !lc; i++)
+            if (last->cells[i].cell == pc->cell_id)
+                lc = &last->cells[i];
+        if (!lc || lc->target < 0 || lc->target != pc->target_node)
+            return false;
+    }
+    return moved;
+}

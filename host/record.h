@@ -32,7 +32,7 @@ typedef struct record_ctx {
     vn_mode mode;
     uint64_t pass;
     const char *time;   /* ISO 8601 UTC */
-    const char *action; /* "acted", "advised", "none", "skipped", "error" */
+    const char *action; /* "acted", "moving", "advised", "none", "skipped", "error" */
     const char *reason; /* domain level: "ok", "paused", "invalid-config: ...", ... */
 } record_ctx;
 
@@ -88,6 +88,14 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
 /* The record as JSON (docs/records.md; node numbers are the kernel's): a new JSON object or
  * NULL on ENOMEM. */
 struct json_object *record_decision_json(const topology *t, const record_decision *r);
+
+/*
+ * Whether a pass that carried out res for plan pd only goes on with the decision of last (the
+ * domain's previous record): last acted or was moving, res moved memory, changed no pin, no
+ * emulator pin and no backend policy, and every cell with something to do has last's target.
+ * Such a pass is recorded "moving", not "acted" (docs/records.md).
+ */
+bool record_continues(const record_decision *last, const plan_domain *pd, const act_result *res);
 
 /* The kernel's number of node index n into buf ("-" for none or out of range); returns buf. */
 const char *record_node_str(const topology *t, int n, char *buf, size_t len);

@@ -196,7 +196,7 @@ def main():
     for d in DOMS:
         show(f"$ vnumactl decisions {d}")
         out = run([VNUMACTL, "--socket", SOCK, "decisions", d]).splitlines()
-        acted = [i for i, l in enumerate(out) if " acted:" in l or " acted " in l]
+        acted = [i for i, l in enumerate(out) if any(f" {w}:" in l or f" {w} " in l for w in ("acted", "moving"))]
         keep = sorted({0} | set(acted)) if acted else list(range(min(3, len(out))))
         prev = -1
         for i in keep:
@@ -225,7 +225,7 @@ def main():
             r = json.loads(line)
         except ValueError:
             continue
-        if r.get("domain") in DOMS and r.get("action") == "acted":
+        if r.get("domain") in DOMS and r.get("action") in ("acted", "moving"):
             moved += r.get("bytes_moved") or 0
     show()
     show(f"vnumad moved {moved / 2**20:.1f} MiB of guest memory in {conv_s:.1f} s; "

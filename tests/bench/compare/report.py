@@ -45,17 +45,23 @@ def summarize(name, r, cfg):
     minimum = on0 * PAGE
     extra_vmstat = max(0, dv.get("pgmigrate_success", 0) * PAGE - guest_moved)
     twice_journal = None
+    acting = None
     if name == "vnumad":
         per_cell = {}
+        # per domain: passes that decided and acted ("acted") and passes that only moved
+        # more memory toward the same targets ("moving")
+        acting = {}
         for rec in r.get("journal") or []:
-            if rec.get("action") != "acted":
+            if rec.get("action") not in ("acted", "moving"):
                 continue
+            a = acting.setdefault(rec["domain"], {"acted": 0, "moving": 0})
+            a[rec["action"]] += 1
             for c in rec.get("cells", []):
                 if c.get("bytes_moved"):
                     per_cell.setdefault((rec["domain"], c["cell"]), []).append((c.get("target"), c["bytes_moved"]))
         twice_journal = sum(b for moves in per_cell.values() for t, b in moves if t != moves[-1][0])
     return {"name": name, "t_end": s[-1]["t"], "t99": t99, "minimum": minimum, "extra_vmstat": extra_vmstat,
-            "twice_journal": twice_journal, "loc0": s0["locality"], "loc_end": sum(loc[-5:]) / len(loc[-5:]),
+            "twice_journal": twice_journal, "acting": acting, "loc0": s0["locality"], "loc_end": sum(loc[-5:]) / len(loc[-5:]),
             "loc_max": max(loc), "t95": t95, "held": held, "first": first, "guest_moved": guest_moved,
             "qemu_left_last": (total0 - total1) * PAGE, "numa_pages_migrated": dv.get("numa_pages_migrated", 0) * PAGE,
             "pgmigrate_success": dv.get("pgmigrate_success", 0) * PAGE, "hint_faults": dv.get("numa_hint_faults", 0),
@@ -84,6 +90,9 @@ def table(data):
         ratio = f"{m['pgmigrate_success'] / m['minimum']:.2f} x" if m["minimum"] else "-"
         twice = mib(m["extra_vmstat"]) + (f" (journal: {mib(m['twice_journal'])})" if m["twice_journal"] is not None else "")
         first = f"{m['first']:.0f} s" if m["first"] is not None else f"did not act within {T} s"
+        if m["acting"]:
+            first += " (journal: " + ", ".join(f"{d} {a['acted']} acting + {a['moving']} moving passes"
+                                               for d, a in sorted(m["acting"].items())) + ")"
         if name == "kernel":
             cpu = (f"not separable (runs in the vCPU threads); {m['hint_faults']} hint faults "
                    f"({m['hint_faults_local']} local), {m['pte_updates']} PTE updates")

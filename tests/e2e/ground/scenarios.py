@@ -97,6 +97,11 @@ def record(dom):
         return {"error": str(e)}
 
 
+# the actions of a record that changed something: a new decision carried out ("acted"), or
+# more of the last one's memory moves ("moving": the same targets, no pin changed)
+CARRIED = ("acted", "moving")
+
+
 def journal_lines():
     try:
         return [json.loads(l) for l in open(JOURNAL).read().splitlines() if l.strip()]
@@ -311,9 +316,11 @@ def main():
     passes = {}
     for d in ("s1-a", "s1-b"):
         js = [r for r in journal_lines() if r.get("domain") == d]
-        acted = [r for r in js if r.get("action") == "acted"]
+        acted = [r for r in js if r.get("action") in CARRIED]
         passes[d] = {"first_pass": js[0]["pass"] if js else None, "last_acted_pass": acted[-1]["pass"] if acted else None,
-                     "acted_records": len(acted), "bytes_moved": sum(r.get("bytes_moved", 0) or 0 for r in acted)}
+                     "acted_records": len([r for r in acted if r["action"] == "acted"]),
+                     "moving_records": len([r for r in acted if r["action"] == "moving"]),
+                     "bytes_moved": sum(r.get("bytes_moved", 0) or 0 for r in acted)}
         passes[d]["passes_to_converge"] = (passes[d]["last_acted_pass"] - passes[d]["first_pass"] + 1
                                            if acted and js else None)
     num1.update({"seconds_to_converge": round(conv_s, 1), "passes": passes,
@@ -411,7 +418,7 @@ def main():
     p1 = rec_pass("s1-a") or 0
     after6 = {d: probe.state(d) for d in doms6}
     new = journal_lines()[jl0:]
-    acted6 = [r for r in new if r.get("action") == "acted"]
+    acted6 = [r for r in new if r.get("action") in CARRIED]
     diffs = []
     for d in doms6:
         b, a = before6[d], after6[d]
@@ -471,7 +478,7 @@ def main():
             diffs4.append(f"{d}: cell pages {[c['pages'] for c in b['cells']]} -> {[c['pages'] for c in a['cells']]}")
     rec4 = record("s4-advise")
     js4 = [r for r in journal_lines() if r.get("domain") in s4_before]
-    touched4 = [r for r in js4 if r.get("action") in ("acted", "restored")]
+    touched4 = [r for r in js4 if r.get("action") in CARRIED + ("restored",)]
     none_records = [r for r in js4 if r.get("domain") == "s4-none"]
     ok4 = not diffs4 and not touched4 and not none_records
     results.append(write(4, "untouched", ok4,
@@ -582,7 +589,7 @@ def scenario_faults(vn, conf, vlog):
         return cv if all(c["node"] in allowed and c["share"] >= 0.95 for c in cv) else None
     final = wait_until(120, conv, 1.0)
     after = [r for r in journal_lines()[jl_kill:] if r.get("domain") == "f-kill"]
-    moved2 = sum(r.get("bytes_moved", 0) or 0 for r in after if r.get("action") == "acted")
+    moved2 = sum(r.get("bytes_moved", 0) or 0 for r in after if r.get("action") in CARRIED)
     remaining = 0
     if final:
         for c, fc in zip(at_kill["cells"], final):
@@ -670,7 +677,7 @@ def backend_policies(dom):
 
 
 def acted_bytes(dom):
-    recs = [r for r in journal_lines() if r.get("domain") == dom and r.get("action") == "acted"]
+    recs = [r for r in journal_lines() if r.get("domain") == dom and r.get("action") in CARRIED]
     return sum(r.get("bytes_moved", 0) or 0 for r in recs), recs
 
 
@@ -853,7 +860,7 @@ def retargets(dom):
     waking its vCPUs when first measured) without any memory moving twice."""
     acts = {}
     for r in journal_lines():
-        if r.get("domain") != dom or r.get("action") != "acted":
+        if r.get("domain") != dom or r.get("action") not in CARRIED:
             continue
         for c in r.get("cells", []):
             if c.get("pins_done", 0) or c.get("bytes_moved", 0):
