@@ -95,26 +95,6 @@ if [ -z "$kvm_skip" ]; then
 else
     echo "KVM: $kvm_skip; the [kvm] variants are skipped"
 fi
-for dir in tests/cli tests/e2e; do
-    for s in "$dir"/*.sh; do
-        [ -f "$s" ] || continue
-        [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
-        name=$(basename "$dir")/$(basename "$s" .sh)
-        run_one "$name" bash "$s"
-        case " $KVM_TESTS " in
-        *" $(basename "$s" .sh) "*)
-            [ "$dir" = tests/e2e ] || continue
-            if [ -n "$kvm_skip" ]; then
-                total_skip=$((total_skip + 1))
-                printf '%-28s SKIP (%s)\n' "$name[kvm]" "$kvm_skip"
-            else
-                run_one "$name[kvm]" env VN_ACCEL=kvm bash "$s"
-            fi
-            ;;
-        esac
-    done
-done
-
 # Every test cleans up what it made, whatever its outcome: nothing of the suite may be left
 # (a leftover domain or daemon changes what the next test, or the next run, sees).
 leftovers() {
@@ -132,6 +112,40 @@ leftovers() {
     for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
     echo "$out"
 }
+# run_script NAME COMMAND...: run_one, then what the script left behind that was not there
+# before it: named as its own failure, so the test that leaked is the one that fails
+run_script() {
+    local name=$1 before after new="" x
+    before=$(leftovers)
+    run_one "$@"
+    after=$(leftovers)
+    for x in $after; do
+        case " $before " in *" $x "*) ;; *) new="$new $x" ;; esac
+    done
+    [ -z "$new" ] && return
+    total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
+    printf '%-28s FAIL (left behind:%s)\n' "$name" "$new"
+}
+for dir in tests/cli tests/e2e; do
+    for s in "$dir"/*.sh; do
+        [ -f "$s" ] || continue
+        [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
+        name=$(basename "$dir")/$(basename "$s" .sh)
+        run_script "$name" bash "$s"
+        case " $KVM_TESTS " in
+        *" $(basename "$s" .sh) "*)
+            [ "$dir" = tests/e2e ] || continue
+            if [ -n "$kvm_skip" ]; then
+                total_skip=$((total_skip + 1))
+                printf '%-28s SKIP (%s)\n' "$name[kvm]" "$kvm_skip"
+            else
+                run_script "$name[kvm]" env VN_ACCEL=kvm bash "$s"
+            fi
+            ;;
+        esac
+    done
+done
+
 left=$(leftovers)
 if [ -n "$left" ]; then
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"

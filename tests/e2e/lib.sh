@@ -275,6 +275,29 @@ remove_stale_configs() {
     done
 }
 
+# dom_gone NAME: 0 when libvirt answers that it has no domain NAME (not when it does not answer)
+dom_gone() {
+    local out
+    out=$($VIRSH domuuid "$1" 2>&1 </dev/null) && return 1
+    case $out in *"failed to get domain"* | *"Domain not found"*) return 0 ;; esac
+    return 1
+}
+
+# cleanup_domain NAME: destroys and undefines the test's domain NAME, up to 3 tries while
+# libvirt still has it (libvirtd may be killing its QEMU, or be restarting after a test that
+# killed it: each retry waits for it to answer, 10 s at most); 0 once it is gone. libvirt's
+# last word on the undefine is in $E2E_TMP/undefine.out.
+cleanup_domain() {
+    local i
+    for i in 1 2 3; do
+        $VIRSH destroy "$1" >/dev/null 2>&1 </dev/null
+        $VIRSH undefine "$1" >"$E2E_TMP/undefine.out" 2>&1 </dev/null
+        dom_gone "$1" && return 0
+        wait_for 10 libvirt_answers
+    done
+    return 1
+}
+
 e2e_cleanup() {
     local rc=$? d
     trap - EXIT INT TERM HUP
@@ -291,10 +314,17 @@ e2e_cleanup() {
         pgrep -x libvirtd >/dev/null || libvirtd -d 200>&-
         wait_for 30 libvirt_answers
     fi
-    [ -f "$E2E_TMP/domains" ] && while read -r d; do
-        $VIRSH destroy "$d" >/dev/null 2>&1
-        $VIRSH undefine "$d" >/dev/null 2>&1
-    done <"$E2E_TMP/domains"
+    # a domain the test made that is still defined afterwards fails the test, with what
+    # libvirt said (tests/run.sh's suite/leftovers would only see it at the end)
+    if [ -f "$E2E_TMP/domains" ]; then
+        while read -r d; do
+            cleanup_domain "$d" && continue
+            echo "not ok - cleanup: the test's domain $(printf %q "$d") is still defined after 3 tries: $(tr '\n' ' ' <"$E2E_TMP/undefine.out")"
+            rc=1
+        done <"$E2E_TMP/domains"
+        # (not after a skip: tests/run.sh shows a skip's last line as its reason)
+        [ "$rc" = 77 ] || echo "# cleanup: $(wc -l <"$E2E_TMP/domains") domain(s) of the test destroyed and undefined"
+    fi
     remove_stale_configs "$E2E_PREFIX"
     for d in "${E2E_AT_EXIT[@]}"; do eval "$d"; done
     if [ "${E2E_KEEP_TMP:-0}" = 1 ]; then
