@@ -434,21 +434,29 @@ def misplace():
         cmds += [f"vcpupin {d} {v} {last} --live" for v in (0, 1)] + [f"emulatorpin {d} {last} --live"]
     virsh("; ".join(cmds))
     share, tries = {}, {}
-    for d in DOMS:
-        for k in range(10):
+
+    def to_last(d, n):
+        for k in range(n):
             st = probe.quick(d)
             subprocess.run(["migratepages", str(st["pid"]), "all", str(LAST)])
             st = probe.quick(d)
             tot = sum(st["total_pages"].values())
             share[d] = round(st["total_pages"].get(str(LAST), 0) / tot, 4) if tot else None
-            tries[d] = k + 1
+            tries[d] = tries.get(d, 0) + 1
             if share[d] is not None and share[d] >= 0.995:
                 break
+    for d in DOMS:
+        to_last(d, 10)
     time.sleep(3)  # the guests keep touching their memory, from node LAST's CPUs
     cmds = []
     for d in DOMS:
         cmds += [f"vcpupin {d} {v} {allowed} --live" for v in (0, 1)] + [f"emulatorpin {d} {allowed} --live"]
     virsh("; ".join(cmds))
+    # pages the guests touched for the first time meanwhile landed near their vCPUs (seen:
+    # 5 of 507 MiB in the 3 s, and the start refused at 99.0%): once more, from where the vCPUs
+    # now run, so that every balancer starts from >= 99.5%
+    for d in DOMS:
+        to_last(d, 3)
     return share, tries
 
 
