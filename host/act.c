@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "domxml.h"
 #include "log.h"
 #include "rules.h"
 #include "util.h"
@@ -110,6 +111,73 @@ static int pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *
     return r < 0 ? r : 0;
 }
 
+static bool iothread_explicit(const dom_state *st, unsigned id)
+{
+    if (!st->cputune_known)
+        return true; /* not known this pass: kept */
+    for (unsigned i = 0; i < st->nr_iothread_explicit; i++)
+        if (st->iothread_explicit[i] == id)
+            return true;
+    return false;
+}
+
+static bool iothread_saved(const dom_state *st, unsigned id)
+{
+    for (unsigned k = 0; k < st->orig.nr_iothreads; k++)
+        if (st->orig.iothread_id[k] == id)
+            return true;
+    return false;
+}
+
+/*
+ * The operator's emulator and IOThread pins: the <cputune><emulatorpin>/<iothreadpin> of the
+ * domain's persistent XML (vnumad pins live only, so that XML is the operator's whatever vnumad
+ * did). A transient domain has only its live XML: its pins count as the operator's unless
+ * vnumad saved them as originals (after a vnumad restart: it may have changed them) and the
+ * emulator's differs from the saved one. Once per QEMU run; while the XML cannot be read,
+ * every emulator and IOThread pin is kept (st->cputune_known stays false).
+ */
+void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
+{
+    _cleanup_free_ char *xml = NULL;
+    domxml_info x;
+    bool persistent;
+    char err[256];
+    int r;
+
+    if (st->cputune_known)
+        return;
+    persistent = virt_dom_persistent(d);
+    r = persistent ? virt_dom_xml_inactive(d, &xml) : virt_dom_xml(d, &xml);
+    if (r < 0) {
+        log_debug("Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+                  st->name, virt_last_error());
+        return;
+    }
+    r = domxml_parse(xml, t, &x, err, sizeof(err));
+    if (r < 0) {
+        log_debug("Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+                  st->name, err);
+        return;
+    }
+    st->emulator_explicit = x.emulator_pinned;
+    st->nr_iothread_explicit = 0;
+    for (unsigned i = 0; i < x.nr_iothread_pins && i < STATE_MAX_IOTHREADS; i++)
+        if (persistent || !st->orig.saved || !iothread_saved(st, x.iothread_pins[i]))
+            st->iothread_explicit[st->nr_iothread_explicit++] = x.iothread_pins[i];
+    if (!persistent && st->orig.saved && st->emulator_explicit && st->orig.emulator_saved) {
+        vn_cpuset cur;
+        if (virt_emulator_pin(d, &cur) < 0 || !cpuset_equal(&cur, &st->orig.emulator_pin))
+            st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
+    }
+    st->cputune_known = true;
+    if (st->emulator_explicit || st->nr_iothread_explicit)
+        log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
+                 persistent ? "persistent" : "live", st->name,
+                 st->emulator_explicit ? "its emulator" : "",
+                 st->emulator_explicit ? " and " : "", st->nr_iothread_explicit);
+}
+
 int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 {
     _cleanup_free_ virt_vcpu *v = NULL;
@@ -121,6 +189,8 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 
     if (st->orig.saved)
         return 0;
+    if (!st->cputune_known)
+        return -EAGAIN; /* the operator's pins are not known: nothing is changed yet */
     memset(&o, 0, sizeof(o));
     r = virt_vcpus(d, &v, &n);
     if (r < 0)
@@ -130,14 +200,17 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
             o.vcpu_pin[v[i].number] = v[i].affinity;
             o.nr_vcpus = VN_MAX(o.nr_vcpus, v[i].number + 1);
         }
-    if (virt_emulator_pin(d, &o.emulator_pin) == 0)
+    /* the operator's pins (act_operator_pins) are neither changed nor restored */
+    if (!st->emulator_explicit && virt_emulator_pin(d, &o.emulator_pin) == 0)
         o.emulator_saved = true;
     {
         _cleanup_free_ unsigned *ids = NULL;
         _cleanup_free_ vn_cpuset *pins = NULL;
         unsigned nio = 0;
         if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-            for (unsigned i = 0; i < nio && i < STATE_MAX_IOTHREADS; i++) {
+            for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+                if (iothread_explicit(st, ids[i]))
+                    continue;
                 o.iothread_id[o.nr_iothreads] = ids[i];
                 o.iothread_pin[o.nr_iothreads++] = pins[i];
             }
@@ -691,7 +764,9 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             any_pin = true;
         }
     }
-    /* The emulator thread goes with the domain's main node (its largest cell). */
+    /* The emulator thread goes with the domain's main node (its largest cell), unless the
+     * operator pinned it in the domain's XML (act_operator_pins): an emulator pinned away
+     * from realtime vCPUs must stay there. */
     if (any_pin && main_node >= 0) {
         vn_cpuset want = t->nodes[main_node].cpus, cur, allowed;
         cpuset_zero(&allowed);
@@ -699,7 +774,8 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             for (unsigned v = 0; v < sd->cells[k].nr_vcpus; v++)
                 cpuset_or(&allowed, &allowed, &sd->cells[k].vcpus[v].allowed);
         cpuset_and(&want, &want, &allowed);
-        if (!cpuset_empty(&want) && virt_emulator_pin(d, &cur) == 0 && !cpuset_equal(&cur, &want)) {
+        if (!cpuset_empty(&want) && st->cputune_known && !st->emulator_explicit &&
+            virt_emulator_pin(d, &cur) == 0 && !cpuset_equal(&cur, &want)) {
             r = virt_pin_emulator(d, &want);
             if (r < 0) {
                 fail(res, r, "pin emulator");
@@ -714,7 +790,7 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             unsigned nio = 0;
             if (virt_iothreads(d, &ids, &pins, &nio) == 0)
                 for (unsigned i = 0; i < nio; i++) {
-                    if (cpuset_equal(&pins[i], &want))
+                    if (cpuset_equal(&pins[i], &want) || iothread_explicit(st, ids[i]))
                         continue;
                     r = virt_pin_iothread(d, ids[i], &want);
                     if (r < 0) {

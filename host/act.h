@@ -75,6 +75,12 @@ typedef struct act_result {
  */
 int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
 
+/* Learn which emulator and IOThread pins are the operator's (the <cputune> of the domain's
+ * persistent XML; act.c says how transient domains are judged), once per QEMU run: those are
+ * never changed, saved or restored. Until it succeeds, act_save_originals() refuses with
+ * -EAGAIN and act_apply() pins neither. */
+void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
+
 /*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
  * sd->cells[k]. Memory moves walk st->ram[] in windows of the plan's

@@ -106,6 +106,7 @@ static void state_reset_run(dom_state *st, int id)
     domains_agent_drop(st);
     st->nr_view = 0;
     memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
+    st->cputune_known = false;
 }
 
 /* libvirt placement='auto' asks numad for a placement at domain start: said once, when the

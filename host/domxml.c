@@ -128,7 +128,33 @@ static vn_mem_pin xml_mem_pin(const xmlNode *root)
     return MEM_PIN_NONE;
 }
 
-/* <vcpu cpuset>, <numatune><memnode> and pinned memory of the live XML. */
+/* <cputune><emulatorpin> and <iothreadpin iothread='N'>: pins the operator set. */
+static int xml_cputune(const xmlNode *root, domxml_info *info, char *err, size_t errlen)
+{
+    const xmlNode *cputune = xml_child(root, "cputune");
+
+    for (const xmlNode *c = cputune ? cputune->children : NULL; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(c->name, (const xmlChar *)"emulatorpin") == 0) {
+            info->emulator_pinned = true;
+        } else if (xmlStrcmp(c->name, (const xmlChar *)"iothreadpin") == 0) {
+            _cleanup_xmlchar_ xmlChar *id = xmlGetProp(c, (const xmlChar *)"iothread");
+            char b[DOMXML_SHOWN_BUF];
+            uint64_t v;
+            if (!id || vn_parse_u64((const char *)id, 0, UINT32_MAX, &v) < 0)
+                return vn_fail(err, errlen, -EINVAL, "bad <iothreadpin iothread='%s'>",
+                               id ? shown(b, (const char *)id) : "");
+            if (info->nr_iothread_pins >= DOMXML_MAX_IOTHREAD_PINS)
+                return vn_fail(err, errlen, -E2BIG, "more than %u <iothreadpin> elements",
+                               DOMXML_MAX_IOTHREAD_PINS);
+            info->iothread_pins[info->nr_iothread_pins++] = (unsigned)v;
+        }
+    }
+    return 0;
+}
+
+/* <vcpu cpuset>, <numatune><memnode>, pinned memory and <cputune> pins of the XML. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen)
 {
     _cleanup_(xml_docp) xmlDoc *doc = NULL;
@@ -176,6 +202,9 @@ int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err
             return r;
         info.nr_memnodes++;
     }
+    r = xml_cputune(root, &info, err, errlen);
+    if (r < 0)
+        return r;
     *ret = info;
     return 0;
 }

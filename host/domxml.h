@@ -15,6 +15,8 @@
 #include "model.h"
 #include "topology.h"
 
+#define DOMXML_MAX_IOTHREAD_PINS 64
+
 typedef struct domxml_memnode {
     unsigned cellid;
     vn_mem_binding binding;
@@ -26,10 +28,14 @@ typedef struct domxml_info {
     vn_cpuset cpuset; /* <vcpu cpuset=...>: host CPUs the domain's vCPUs may use */
     unsigned nr_memnodes;
     domxml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* <cputune>: the emulator and IOThread pins the XML sets (the ids of the IOThreads) */
+    bool emulator_pinned;
+    unsigned nr_iothread_pins;
+    unsigned iothread_pins[DOMXML_MAX_IOTHREAD_PINS];
 } domxml_info;
 
-/* <vcpu cpuset>, <numatune><memnode> and pinned memory of a live domain XML (at most
- * 16 MiB). Returns 0, or -errno with the reason in err. */
+/* <vcpu cpuset>, <numatune><memnode>, pinned memory and the <cputune> emulator and IOThread
+ * pins of a domain XML (at most 16 MiB). Returns 0, or -errno with the reason in err. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
 
 /* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the

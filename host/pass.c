@@ -81,6 +81,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
         (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, sd, pd))) {
         /* the originals go into the live metadata before the first change */
         bool first = !st->orig.saved;
+        act_operator_pins(d, st, dm->topo);
         r = act_save_originals(d, st, sd);
         if (r == 0 && first) {
             vn_iso_time(time, sizeof(time));

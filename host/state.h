@@ -122,6 +122,12 @@ typedef struct dom_state {
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
+    /* The operator's emulator and IOThread pins in this QEMU run (act_operator_pins): the
+     * <cputune> of the persistent XML; vnumad never changes or restores them */
+    bool cputune_known;
+    bool emulator_explicit;
+    unsigned nr_iothread_explicit;
+    unsigned iothread_explicit[STATE_MAX_IOTHREADS];
 
     /* what the last pass saw, for vnumactl status */
     uint64_t view_pass;

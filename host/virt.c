@@ -457,6 +457,21 @@ int virt_dom_xml(virt_dom *d, char **ret)
     return 0;
 }
 
+bool virt_dom_persistent(virt_dom *d)
+{
+    return virDomainIsPersistent(d->dom) == 1;
+}
+
+int virt_dom_xml_inactive(virt_dom *d, char **ret)
+{
+    char *x = virDomainGetXMLDesc(d->dom, VIR_DOMAIN_XML_INACTIVE);
+
+    if (!x)
+        return virt_error();
+    *ret = x;
+    return 0;
+}
+
 int virt_metadata_get(virt_dom *d, char **ret)
 {
     char *x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_METADATA_URI,

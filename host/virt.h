@@ -94,6 +94,11 @@ bool virt_dom_active(virt_dom *d);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);
+/* Has the domain a persistent configuration (defined, not only created)? */
+bool virt_dom_persistent(virt_dom *d);
+/* The persistent configuration's XML (malloc'd): what the operator defined, without the
+ * live changes (vnumad's pins are live only). */
+int virt_dom_xml_inactive(virt_dom *d, char **ret);
 /* Live <balancer> element of urn:vnuma:balancer:1 (malloc'd), -ENOENT when absent. vnumad
  * never writes it: it is the operator's. */
 int virt_metadata_get(virt_dom *d, char **ret);

@@ -79,6 +79,35 @@ int main(void)
     r = domxml_parse(DOM("<numatune><memnode cellid='0' mode='bogus' nodeset='0'/></numatune>"), t,
                      &x, err, sizeof(err));
     CHECK(r == -EINVAL && strstr(err, "unknown mode 'bogus'"), "an unknown memnode mode: %s", err);
+    /* <cputune>: the emulator and IOThread pins the operator set (act_operator_pins) */
+    r = domxml_parse(DOM("<iothreads>2</iothreads><cputune><vcpupin vcpu='0' cpuset='1'/>"
+                         "<emulatorpin cpuset='0'/><iothreadpin iothread='2' cpuset='1'/>"
+                         "</cputune>"),
+                     t, &x, err, sizeof(err));
+    CHECK(r == 0 && x.emulator_pinned && x.nr_iothread_pins == 1 && x.iothread_pins[0] == 2,
+          "<emulatorpin> and <iothreadpin iothread='2'> are read (r=%d, %u IOThread pins)", r,
+          x.nr_iothread_pins);
+    r = domxml_parse(DOM("<cputune><vcpupin vcpu='0' cpuset='1'/></cputune>"), t, &x, err,
+                     sizeof(err));
+    CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0,
+          "a <cputune> with vCPU pins only pins no emulator or IOThread");
+    r = domxml_parse(DOM("<vcpu>2</vcpu>"), t, &x, err, sizeof(err));
+    CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0, "no <cputune>: no pins");
+    r = domxml_parse(DOM("<cputune><iothreadpin iothread='x1' cpuset='1'/></cputune>"), t, &x,
+                     err, sizeof(err));
+    CHECK(r == -EINVAL && strstr(err, "bad <iothreadpin iothread='x1'>"),
+          "a bad IOThread id is an error: %s", err);
+    {
+        char big[64 * 48 + 256];
+        size_t used = (size_t)snprintf(big, sizeof(big), "<domain><cputune>");
+        for (unsigned i = 0; i <= DOMXML_MAX_IOTHREAD_PINS; i++)
+            used += (size_t)snprintf(big + used, sizeof(big) - used,
+                                     "<iothreadpin iothread='%u' cpuset='0'/>", i + 1);
+        snprintf(big + used, sizeof(big) - used, "</cputune></domain>");
+        r = domxml_parse(big, t, &x, err, sizeof(err));
+        CHECK(r == -E2BIG && strstr(err, "more than 64 <iothreadpin>"),
+              "more than %u IOThread pins is refused: %s", DOMXML_MAX_IOTHREAD_PINS, err);
+    }
     r = domxml_parse("<domain", t, &x, err, sizeof(err));
     CHECK(r == -EINVAL && strstr(err, "does not parse"), "broken XML: %s", err);
     r = domxml_parse(

@@ -50,6 +50,7 @@ node_free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/mem
 
 dom_xml() {
     local name=$1 cells=2 cell_mib=64 vpc=1 cpuset="" emulatorpin="" vcpupin="" numatune="" optin="" kernel="" backing="" kv
+    local iothreads=0 iothreadpin=""
     shift
     for kv in "$@"; do
         case "$kv" in
@@ -57,6 +58,7 @@ dom_xml() {
         cpuset=*) cpuset=${kv#*=} ;; emulatorpin=*) emulatorpin=${kv#*=} ;; vcpupin=*) vcpupin=${kv#*=} ;;
         numatune=*) numatune=${kv#*=} ;; optin=*) optin=${kv#*=} ;; kernel=*) kernel=${kv#*=} ;;
         backing=*) backing=${kv#*=} ;;
+        iothreads=*) iothreads=${kv#*=} ;; iothreadpin=*) iothreadpin=${kv#*=} ;;
         *) echo "dom_xml: unknown $kv" >&2; return 1 ;;
         esac
     done
@@ -65,10 +67,13 @@ dom_xml() {
     echo "  <name>$name</name>"
     echo "  <memory unit='MiB'>$((cells * cell_mib))</memory>"
     echo "  <vcpu placement='static'${cpuset:+ cpuset='$cpuset'}>$nv</vcpu>"
-    if [ -n "$emulatorpin$vcpupin" ]; then
+    # iothreads=N: N IOThreads; iothreadpin=CPUS pins IOThread 1 in the XML
+    [ "$iothreads" -gt 0 ] && echo "  <iothreads>$iothreads</iothreads>"
+    if [ -n "$emulatorpin$vcpupin$iothreadpin" ]; then
         echo "  <cputune>"
         [ -n "$vcpupin" ] && for ((v = 0; v < nv; v++)); do echo "    <vcpupin vcpu='$v' cpuset='$vcpupin'/>"; done
         [ -n "$emulatorpin" ] && echo "    <emulatorpin cpuset='$emulatorpin'/>"
+        [ -n "$iothreadpin" ] && echo "    <iothreadpin iothread='1' cpuset='$iothreadpin'/>"
         echo "  </cputune>"
     fi
     [ -n "$numatune" ] && echo "  <numatune><memory mode='${numatune%%:*}' nodeset='${numatune#*:}'/></numatune>"

@@ -520,13 +520,14 @@ def main():
 
     t10 = time.monotonic()
     for idx, name, fn in ((10, "hugetlbfs-2m", scenario_hugetlbfs), (11, "memfd-shared", scenario_memfd),
-                          (12, "locked-memory", scenario_locked), (13, "longterm-pin", scenario_longterm_pin)):
+                          (12, "locked-memory", scenario_locked), (13, "longterm-pin", scenario_longterm_pin),
+                          (14, "operator-pins", scenario_operator_pins)):
         try:
             results.append(fn())
         except Exception:
             import traceback
             results.append(write(idx, name, False, {}, {"exception": traceback.format_exc()}))
-            for d in ("s10-huge", "s11-shm", "s12-locked"):
+            for d in ("s10-huge", "s11-shm", "s12-locked", "s14-op", "s14-tr", "s14-free"):
                 virsh("destroy", d, check=False)
             for n in NODES:
                 set_huge(n, 0)
@@ -802,6 +803,92 @@ def scenario_memfd():
           and state_xml.count('policy="default"') == 2 and moved >= (64 << 20) * 0.9)
     virsh("destroy", "s11-shm", check=False)
     return write(11, "memfd-shared", ok, num, ev)
+
+
+def iothread_pins(dom):
+    """{IOThread id: CPU list} of virsh iothreadinfo --live"""
+    out = {}
+    for line in virsh("iothreadinfo", dom, "--live").splitlines():
+        p = line.split()
+        if len(p) >= 2 and p[0].isdigit():
+            out[p[0]] = p[1]
+    return out
+
+
+def scenario_operator_pins():
+    # ---- 14. the operator's emulator and IOThread pins (issue 13): s14-op's persistent XML
+    # pins its emulator and IOThread 1 to node 0 (housekeeping CPUs, as OpenStack's
+    # emulator_threads_policy does), s14-tr is the same domain created transient (virsh create:
+    # only its live XML says so); s14-free pins them live only, on the last node. All three
+    # are misplaced (vCPUs allowed on nodes 0-2, memory on the last node) and opted in: vnumad
+    # moves them all; it never touches the emulator and IOThread pins of s14-op and s14-tr,
+    # moves s14-free's to its vCPUs' node, and puts s14-free's back on opt-out
+    last = NODES[-1]
+    allowed = NODES[:-1]
+    ev, num = {}, {}
+    hk = cpus_str([0])
+    ops, doms = ("s14-op", "s14-tr"), ("s14-op", "s14-tr", "s14-free")
+    spec = f"cells=2 cell_mib=32 cpuset={cpus_str(allowed)} vcpupin={cpus_str([last])} iothreads=1"
+    start_dom("s14-op", cells=2, cell_mib=32, cpuset=cpus_str(allowed), emulatorpin=hk,
+              vcpupin=cpus_str([last]), iothreads=1, iothreadpin=hk)
+    sh(f"dom_xml s14-tr {spec} emulatorpin={hk} iothreadpin={hk} >/tmp/dom-s14-tr.xml && "
+       "$VIRSH create /tmp/dom-s14-tr.xml >/dev/null")
+    start_dom("s14-free", cells=2, cell_mib=32, cpuset=cpus_str(allowed), vcpupin=cpus_str([last]),
+              iothreads=1)
+    virsh("emulatorpin", "s14-free", cpus_str([last]), "--live")
+    virsh("iothreadpin", "s14-free", "1", cpus_str([last]), "--live")
+    before = {}
+    for d in doms:
+        st = probe.state(d)
+        if moved_share(st, last) > 0.01:
+            subprocess.run(["migratepages", str(st["pid"]), "all", str(last)])
+        for v in probe.state(d)["vcpus"]:
+            virsh("vcpupin", d, str(v["vcpu"]), cpus_str(allowed), "--live")
+        st = probe.state(d)
+        before[d] = {"emulatorpin": st["emulatorpin"], "iothreads": iothread_pins(d), "vcpupin": st["vcpupin"]}
+    ev["before"] = before
+    seen = {d: set() for d in doms}
+    for d in doms:
+        set_mode(d, "auto")
+
+    def local():
+        res = {}
+        for d in doms:
+            st = probe.state(d)
+            seen[d].add((st["emulatorpin"], json.dumps(iothread_pins(d), sort_keys=True)))
+            cv = cell_view(st)
+            if not all(c["node"] in allowed and c["share"] >= 0.95 for c in cv):
+                return None
+            res[d] = {"cells": [(c["node"], c["share"]) for c in cv], "emulatorpin": st["emulatorpin"],
+                      "iothreads": iothread_pins(d)}
+        # s14-free's emulator follows its vCPUs (a pass may pin the vCPUs before the emulator)
+        return res if res["s14-free"]["emulatorpin"] != before["s14-free"]["emulatorpin"] else None
+    conv = wait_until(90, local, 1.0)
+    ev["balanced"] = conv
+    for d in doms:
+        set_mode(d, "off")
+
+    def restored():
+        st = probe.state("s14-free")
+        ok = st["emulatorpin"] == before["s14-free"]["emulatorpin"] and iothread_pins("s14-free") == before["s14-free"]["iothreads"]
+        return st if ok else None
+    back = wait_until(30, restored, 0.5)
+    after = {d: {"emulatorpin": probe.state(d)["emulatorpin"], "iothreads": iothread_pins(d)} for d in doms}
+    ev["after_optout"] = after
+    ev["pins_seen"] = {d: sorted(v) for d, v in seen.items()}
+    log_lines = open(os.path.join(R, "vnumad.log"), errors="replace").read().splitlines()
+    logged = {d: [l.strip() for l in log_lines if f"'{d}'" in l and "pins its emulator and 1 IOThread" in l][:1] for d in ops}
+    untouched = {d: seen[d] == {(before[d]["emulatorpin"], json.dumps(before[d]["iothreads"], sort_keys=True))} and
+                 after[d] == {k: before[d][k] for k in ("emulatorpin", "iothreads")} for d in ops}
+    free_followed = bool(conv) and set(nodes_of(conv["s14-free"]["emulatorpin"])) <= set(allowed) and \
+        conv["s14-free"]["iothreads"].get("1") == conv["s14-free"]["emulatorpin"]
+    num.update({"converged": bool(conv), "operator_pins_never_changed": untouched,
+                "free_emulator_followed_vcpus": free_followed, "free_restored": bool(back),
+                "logged": logged, "bytes_moved": {d: acted_bytes(d)[0] for d in doms}})
+    ok = bool(conv) and all(untouched.values()) and free_followed and bool(back) and all(logged.values())
+    for d in doms:
+        virsh("destroy", d, check=False)
+    return write(14, "operator-pins", ok, num, ev)
 
 
 def scenario_locked():
