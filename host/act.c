@@ -150,14 +150,16 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
     persistent = virt_dom_persistent(d);
     r = persistent ? virt_dom_xml_inactive(d, &xml) : virt_dom_xml(d, &xml);
     if (r < 0) {
-        log_debug("Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-                  st->name, virt_last_error());
+        log_debug(
+            "Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+            st->name, virt_last_error());
         return;
     }
     r = domxml_parse(xml, t, &x, err, sizeof(err));
     if (r < 0) {
-        log_debug("Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-                  st->name, err);
+        log_debug(
+            "Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+            st->name, err);
         return;
     }
     st->emulator_explicit = x.emulator_pinned;
@@ -174,8 +176,8 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
     if (st->emulator_explicit || st->nr_iothread_explicit)
         log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
                  persistent ? "persistent" : "live", st->name,
-                 st->emulator_explicit ? "its emulator" : "",
-                 st->emulator_explicit ? " and " : "", st->nr_iothread_explicit);
+                 st->emulator_explicit ? "its emulator" : "", st->emulator_explicit ? " and " : "",
+                 st->nr_iothread_explicit);
 }
 
 int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)

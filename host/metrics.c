@@ -52,9 +52,9 @@ const char *metrics_error_name(metrics_error e)
 const char *metrics_action_name(metrics_action a)
 {
     static const char *const names[METRICS_ACTION_MAX] = {
-        [METRICS_ACTION_ACTED] = "acted", [METRICS_ACTION_ADVISED] = "advised",
-        [METRICS_ACTION_NONE] = "none",   [METRICS_ACTION_SKIPPED] = "skipped",
-        [METRICS_ACTION_ERROR] = "error", [METRICS_ACTION_RESTORED] = "restored",
+        [METRICS_ACTION_ACTED] = "acted",   [METRICS_ACTION_ADVISED] = "advised",
+        [METRICS_ACTION_NONE] = "none",     [METRICS_ACTION_SKIPPED] = "skipped",
+        [METRICS_ACTION_ERROR] = "error",   [METRICS_ACTION_RESTORED] = "restored",
         [METRICS_ACTION_MOVING] = "moving",
     };
     return (unsigned)a < METRICS_ACTION_MAX ? names[a] : "unknown";

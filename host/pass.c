@@ -66,6 +66,19 @@ static bool memfd_needs_bind(const topology *t, const dom_state *st, const snap_
     return false;
 }
 
+/* The record's action (docs/records.md); st->last_record is still the previous pass's. */
+static const char *pass_action(const dom_state *st, const plan_domain *pd, const act_result *res,
+                               bool acted, int r)
+{
+    if (r < 0)
+        return "error";
+    if (st->cfg.mode == VN_MODE_ADVISE)
+        return plan_domain_has_actions(pd) ? "advised" : "none";
+    if (!acted)
+        return "none";
+    return record_continues(st->last_record, pd, res) ? "moving" : "acted";
+}
+
 static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_domain *sd,
                                const plan_domain *pd)
 {
@@ -160,11 +173,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
                       .mode = st->cfg.mode,
                       .pass = dm->pass,
                       .time = time,
-                      .action = r < 0 ? "error"
-                                : st->cfg.mode == VN_MODE_ADVISE
-                                    ? (plan_domain_has_actions(pd) ? "advised" : "none")
-                                    : (acted ? (r == 0 && record_continues(st->last_record, pd, &res) ? "moving" : "acted")
-                                             : "none"),
+                      .action = pass_action(st, pd, &res, acted, r),
                       .reason = reason};
     publish_record(dm, res.kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? &res : NULL);
 }

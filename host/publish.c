@@ -117,7 +117,8 @@ static void journal_write(vnumad *dm, const dom_state *st, const record_decision
     if (!dm->journal)
         return;
     /* one line per change: identical "nothing to do" passes are not repeated */
-    if (st->last_record && strcmp(rec->action, "acted") != 0 && strcmp(rec->action, "moving") != 0) {
+    if (st->last_record && strcmp(rec->action, "acted") != 0 &&
+        strcmp(rec->action, "moving") != 0) {
         journal_key(dm->topo, rec, key, sizeof(key));
         journal_key(dm->topo, st->last_record, last, sizeof(last));
         if (strcmp(key, last) == 0)

@@ -93,8 +93,8 @@ int main(void)
           "a <cputune> with vCPU pins only pins no emulator or IOThread");
     r = domxml_parse(DOM("<vcpu>2</vcpu>"), t, &x, err, sizeof(err));
     CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0, "no <cputune>: no pins");
-    r = domxml_parse(DOM("<cputune><iothreadpin iothread='x1' cpuset='1'/></cputune>"), t, &x,
-                     err, sizeof(err));
+    r = domxml_parse(DOM("<cputune><iothreadpin iothread='x1' cpuset='1'/></cputune>"), t, &x, err,
+                     sizeof(err));
     CHECK(r == -EINVAL && strstr(err, "bad <iothreadpin iothread='x1'>"),
           "a bad IOThread id is an error: %s", err);
     {
