@@ -73,6 +73,13 @@ static inline void cpuset_or(vn_cpuset *out, const vn_cpuset *a, const vn_cpuset
         out->w[i] = a->w[i] | b->w[i];
 }
 
+/* out = a & ~b (out may alias either input) */
+static inline void cpuset_andnot(vn_cpuset *out, const vn_cpuset *a, const vn_cpuset *b)
+{
+    for (unsigned i = 0; i < VN_CPUSET_WORDS; i++)
+        out->w[i] = a->w[i] & ~b->w[i];
+}
+
 static inline bool cpuset_intersects(const vn_cpuset *a, const vn_cpuset *b)
 {
     for (unsigned i = 0; i < VN_CPUSET_WORDS; i++)

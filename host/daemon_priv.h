@@ -15,6 +15,7 @@
 
 #include "act.h"
 #include "control.h"
+#include "hostload.h"
 #include "metrics.h"
 #include "model.h"
 #include "numa_ops.h"
@@ -46,6 +47,8 @@ typedef struct vnumad {
     bool quit;
     FILE *journal;
     metrics_host stats; /* counters for the metrics (host/metrics.h) */
+    host_load load[2];  /* /proc/stat at the last two passes (hostload.h) */
+    unsigned load_cur;  /* which of load[] is the newest */
 } vnumad;
 
 /* ---- domains.c ---- */

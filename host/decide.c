@@ -45,6 +45,7 @@ typedef struct cell_view {
     double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
     double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
     int home;                       /* node its vCPUs are confined to, -1 none */
+    vn_cpuset usable;               /* CPUs its vCPUs may be pinned to (vcpu_usable()) */
     bool mem_movable;               /* binding allows moving memory */
     bool mem_pinned;                /* it cannot move: the vCPUs go to it (cell->mem_pinned) */
 } cell_view;
@@ -96,6 +97,32 @@ static void take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_
         ps->huge[n][h].free_pages -= VN_MIN(ps->huge[n][h].free_pages, bytes / cell->page_size);
     else
         ps->free_left[n] -= VN_MIN(ps->free_left[n], bytes);
+}
+
+/*
+ * The CPUs decide may pin a vCPU to: its allowed set less the host's isolated CPUs (the
+ * scheduler does not balance across those: vCPUs given a set of them would stack on one);
+ * a fixed vCPU (realtime) is never re-pinned, so only where it is pinned now.
+ */
+static void vcpu_usable(const topology *t, const snap_vcpu *v, vn_cpuset *out)
+{
+    if (v->fixed)
+        *out = v->pinned;
+    else
+        cpuset_andnot(out, &v->allowed, &t->isolated);
+}
+
+/*
+ * How many busy vCPUs node n holds for a cell: the cores of the node its vCPUs may use.
+ * SMT siblings count once: two busy vCPUs on the two threads of one core each get about
+ * half of it (ESXi sizes its NUMA clients by cores for the same reason).
+ */
+static double cell_capacity(const topology *t, const cell_view *cv, unsigned n)
+{
+    vn_cpuset in;
+
+    cpuset_and(&in, &cv->usable, &t->nodes[n].cpus);
+    return (double)topo_count_cores(t, &in);
 }
 
 static bool vcpu_is_busy(const snap_vcpu *v, const vn_config *c)
@@ -162,7 +189,10 @@ static void cell_view_init(const topology *t, const snap_cell *cell, const vn_co
         const snap_vcpu *v = &cell->vcpus[i];
         double w = all_idle ? 1.0 : (vcpu_is_busy(v, c) ? v->busy : 0.0);
         double share[VN_MAX_NODES];
+        vn_cpuset u;
 
+        vcpu_usable(t, v, &u);
+        cpuset_or(&cv->usable, &cv->usable, &u);
         if (vcpu_is_busy(v, c))
             cv->busy += 1;
         vcpu_node_share(t, v, share);
@@ -217,9 +247,12 @@ static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const
     if ((b->mode == VN_MEM_STRICT || b->mode == VN_MEM_RESTRICTIVE) && b->nodes &&
         !(b->nodes & (1ULL << n)))
         return false; /* memory could not follow */
-    for (unsigned i = 0; i < cell->nr_vcpus; i++)
-        if (!cpuset_intersects(&cell->vcpus[i].allowed, &t->nodes[n].cpus))
-            return false; /* never a CPU outside the allowed set */
+    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
+        vn_cpuset u;
+        vcpu_usable(t, &cell->vcpus[i], &u);
+        if (!cpuset_intersects(&u, &t->nodes[n].cpus))
+            return false; /* never a CPU outside the allowed set, never an isolated one */
+    }
     return true;
 }
 
@@ -290,7 +323,7 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
                          TOPO_DISTANCE_LOCAL;
         }
         nc->over_capacity = ps->load[n] + cv->busy >
-                            (double)t->nodes[n].nr_cpus -
+                            cell_capacity(t, cv, n) -
                                 ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory (or huge pages) not yet promised, above the reserve */
         uint64_t room = cell_room(t, c, ps, cv->cell, n);
@@ -361,8 +394,11 @@ static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_ru
         return -ENOMEM;
     for (unsigned i = 0; i < cell->nr_vcpus; i++) {
         vn_cpuset want;
-        cpuset_and(&want, &cell->vcpus[i].allowed, &t->nodes[n].cpus);
-        if (cpuset_equal(&want, &cell->vcpus[i].pinned))
+        if (cell->vcpus[i].fixed)
+            continue; /* realtime: stays where the operator put it */
+        vcpu_usable(t, &cell->vcpus[i], &want);
+        cpuset_and(&want, &want, &t->nodes[n].cpus);
+        if (cpuset_empty(&want) || cpuset_equal(&want, &cell->vcpus[i].pinned))
             continue;
         pc->pins[pc->nr_pins++] =
             (plan_pin){.vcpu = cell->vcpus[i].id, .cpus = want, .rules = rules};
@@ -458,13 +494,19 @@ static bool vcpus_outside(const topology *t, const snap_cell *cell, unsigned n)
     return false;
 }
 
-/* Chen Yu's refinement: vCPUs can follow when the node's CPUs are all allowed. */
+/* Chen Yu's refinement: vCPUs can follow when the node's CPUs are all allowed (its
+ * isolated CPUs aside: they are never pinned to). */
 static bool vcpus_can_follow(const topology *t, const snap_cell *cell, unsigned n)
 {
+    vn_cpuset node_cpus;
+
     if (t->nodes[n].cpuless)
         return false;
+    cpuset_andnot(&node_cpus, &t->nodes[n].cpus, &t->isolated);
+    if (cpuset_empty(&node_cpus))
+        return false;
     for (unsigned i = 0; i < cell->nr_vcpus; i++)
-        if (!cpuset_subset(&t->nodes[n].cpus, &cell->vcpus[i].allowed))
+        if (!cell->vcpus[i].fixed && !cpuset_subset(&node_cpus, &cell->vcpus[i].allowed))
             return false;
     return true;
 }
@@ -498,7 +540,7 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     v = rule_cpuset_skip(&cell->binding,
                          vcpus_can_follow(t, cell, (unsigned)n) &&
                              (!d->allowed_nodes || (d->allowed_nodes & (1ULL << n))) &&
-                             ps->load[n] + cv->busy <= (double)t->nodes[n].nr_cpus,
+                             ps->load[n] + cv->busy <= cell_capacity(t, cv, (unsigned)n),
                          vcpus_outside(t, cell, (unsigned)n), &bound);
     if (v == CPUSET_NOT_BOUND)
         return 0;
@@ -575,6 +617,221 @@ static int memory_only_node(const topology *t, const snap_domain *d, const cell_
     return best;
 }
 
+/* The most busy vCPUs node n may still take for a cell (cores it may use less the load
+ * already placed there), never below zero. */
+static double node_room_busy(const topology *t, const cell_view *cv, const pass_state *ps,
+                             unsigned n)
+{
+    return VN_MAX(0.0, cell_capacity(t, cv, n) - ps->load[n]);
+}
+
+/* A wide cell: more busy vCPUs than any node it may use has cores for, load aside. */
+static bool cell_is_wide(const topology *t, const cell_view *cv, const node_cost costs[])
+{
+    double most = 0;
+
+    if (cv->busy <= 0 || cv->cell->nr_vcpus == 0)
+        return false;
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        if (costs[n].feasible)
+            most = VN_MAX(most, cell_capacity(t, cv, n));
+    return most > 0 && cv->busy > most;
+}
+
+/* Node index of the span a vCPU's current pin lies in, or -1. */
+static int vcpu_span_node(const topology *t, const snap_vcpu *v, const unsigned span[],
+                          unsigned nr_span)
+{
+    for (unsigned i = 0; i < nr_span; i++)
+        if (cpuset_subset(&v->pinned, &t->nodes[span[i]].cpus))
+            return (int)span[i];
+    return -1;
+}
+
+/*
+ * A wide cell (cell_is_wide()) spans the fewest, nearest nodes that hold its busy vCPUs, as
+ * ESXi splits a wide VM into NUMA clients: from the cheapest node `seed`, nodes are added
+ * by distance (then by room) until their spare cores hold the busy vCPUs. Each vCPU is
+ * pinned to one node of the span (one already there stays), busy ones within each node's
+ * spare cores; memory follows the vCPUs: each span node should hold the share of the cell's
+ * memory that its share of busy vCPUs asks for, and what is above that share elsewhere
+ * moves there (the guest sees one node: its memory is used by all its vCPUs alike).
+ */
+static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_config *c,
+                            const cell_view *cv, pass_state *ps, const node_cost costs[], int seed,
+                            vn_rules why, plan_cell *pc)
+{
+    const snap_cell *cell = cv->cell;
+    unsigned span[VN_MAX_NODES], nr_span = 0;
+    double quota[VN_MAX_NODES] = {0}, held = 0, on[VN_MAX_NODES] = {0}, total_w = 0;
+    int assigned_stack[SNAP_MAX_VCPUS_PER_CELL];
+    uint64_t span_mask = 0;
+
+    span[nr_span++] = (unsigned)seed;
+    span_mask |= 1ULL << seed;
+    held = node_room_busy(t, cv, ps, (unsigned)seed);
+    while (held < cv->busy) {
+        int next = -1;
+        for (unsigned n = 0; n < t->nr_nodes; n++) {
+            if (!costs[n].feasible || (span_mask & (1ULL << n)) || cell_capacity(t, cv, n) <= 0)
+                continue;
+            if (next < 0 ||
+                topo_distance(t, (unsigned)seed, n) <
+                    topo_distance(t, (unsigned)seed, (unsigned)next) ||
+                (topo_distance(t, (unsigned)seed, n) ==
+                     topo_distance(t, (unsigned)seed, (unsigned)next) &&
+                 node_room_busy(t, cv, ps, n) > node_room_busy(t, cv, ps, (unsigned)next)))
+                next = (int)n;
+        }
+        if (next < 0)
+            break;
+        span[nr_span++] = (unsigned)next;
+        span_mask |= 1ULL << next;
+        held += node_room_busy(t, cv, ps, (unsigned)next);
+    }
+    for (unsigned i = 0; i < nr_span; i++)
+        quota[span[i]] = VN_MAX(1.0, floor(node_room_busy(t, cv, ps, span[i]) + 1e-9));
+
+    /* vCPUs to nodes: fixed ones where they are; busy ones already on a span node stay
+     * while it has room; then the other busy ones, then the idle ones, fill in span order */
+    for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++)
+        assigned_stack[i] = -1;
+    for (int round = 0; round < 4; round++) {
+        unsigned rr = 0;
+        for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++) {
+            const snap_vcpu *v = &cell->vcpus[i];
+            bool busy = vcpu_is_busy(v, c);
+            int cur = vcpu_span_node(t, v, span, nr_span);
+            if (assigned_stack[i] >= 0)
+                continue;
+            if (round == 0 && v->fixed) {
+                assigned_stack[i] = cur >= 0 ? cur : seed;
+            } else if (round == 1 && busy && cur >= 0 && quota[cur] >= 1) {
+                assigned_stack[i] = cur;
+            } else if (round == 2 && busy) {
+                /* the first span node with a spare core, else the one least over */
+                int best_n = -1;
+                for (unsigned k = 0; k < nr_span && best_n < 0; k++)
+                    if (quota[span[k]] >= 1)
+                        best_n = (int)span[k];
+                for (unsigned k = 0; k < nr_span && best_n < 0; k++)
+                    if (k == 0 || quota[span[k]] > quota[assigned_stack[i]] + 1e-9)
+                        assigned_stack[i] = (int)span[k];
+                if (best_n >= 0)
+                    assigned_stack[i] = best_n;
+            } else if (round == 3) {
+                /* idle vCPUs: where they are when that is a span node, else round robin */
+                assigned_stack[i] = cur >= 0 ? cur : (int)span[rr++ % nr_span];
+            } else {
+                continue;
+            }
+            if (busy)
+                quota[assigned_stack[i]] -= 1;
+        }
+    }
+
+    /* pins */
+    pc->pins = calloc(cell->nr_vcpus ? cell->nr_vcpus : 1, sizeof(*pc->pins));
+    if (!pc->pins)
+        return -ENOMEM;
+    for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++) {
+        const snap_vcpu *v = &cell->vcpus[i];
+        vn_cpuset want;
+        double w = cv->busy > 0 ? (vcpu_is_busy(v, c) ? 1.0 : 0.0) : 1.0;
+        unsigned n = (unsigned)assigned_stack[i];
+
+        on[n] += w;
+        total_w += w;
+        if (vcpu_is_busy(v, c))
+            ps->load[n] += 1;
+        if (v->fixed)
+            continue;
+        vcpu_usable(t, v, &want);
+        cpuset_and(&want, &want, &t->nodes[n].cpus);
+        if (cpuset_empty(&want) || cpuset_equal(&want, &v->pinned))
+            continue;
+        pc->pins[pc->nr_pins++] =
+            (plan_pin){.vcpu = v->id, .cpus = want, .rules = why | RULE_BIT(RULE_WIDE_CELL)};
+    }
+    if (pc->nr_pins == 0) {
+        free(pc->pins);
+        pc->pins = NULL;
+    }
+    pc->target_node = seed;
+    pc->candidate_node = seed;
+    pc->span = span_mask;
+    pc->cpu_overcommit = held < cv->busy;
+    pc->rules |= why | RULE_BIT(RULE_WIDE_CELL) | RULE_BIT(RULE_CPU_CAPACITY);
+
+    /* memory: each span node's share of it, from where there is more than that */
+    double after[VN_MAX_NODES];
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        after[n] = (double)(cell->pages[n] * cell->page_size);
+    if (cv->mem_movable && cv->bytes && total_w > 0) {
+        double want_b[VN_MAX_NODES], deficit = 0;
+        for (unsigned n = 0; n < t->nr_nodes; n++) {
+            want_b[n] = (double)cv->bytes * on[n] / total_w;
+            if (after[n] < want_b[n])
+                deficit += want_b[n] - after[n];
+        }
+        rule_migrate_verdict priv = rule_migrate_filter(
+            d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, seed, false);
+        if (100.0 * deficit / (double)cv->bytes < c->min_gain_points) {
+            pc->rules |= RULE_BIT(RULE_HYSTERESIS);
+        } else if (priv == MIGRATE_WAIT) {
+            pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
+            if (!pc->nr_pins)
+                pc->reason = REASON_FILTER_PENDING;
+        } else {
+            vn_rules mr =
+                why | RULE_BIT(RULE_WIDE_CELL) | RULE_BIT(RULE_LOCK_HOLD) |
+                RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
+            pc->moves = calloc((size_t)t->nr_nodes * t->nr_nodes, sizeof(*pc->moves));
+            if (!pc->moves)
+                return -ENOMEM;
+            pc->rules |= mr;
+            for (unsigned src = 0; src < t->nr_nodes; src++) {
+                for (unsigned k = 0; k < nr_span; k++) {
+                    unsigned dst = span[k];
+                    double surplus = after[src] - want_b[src], need = want_b[dst] - after[dst];
+                    uint64_t room = cell_room(t, c, ps, cell, dst), bytes;
+                    if (src == dst || surplus <= 0 || need <= 0)
+                        continue;
+                    bytes = (uint64_t)VN_MIN(surplus, need);
+                    bytes = VN_MIN(bytes, room) / cell->page_size * cell->page_size;
+                    if (bytes == 0) {
+                        pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
+                        continue;
+                    }
+                    pc->moves[pc->nr_moves++] =
+                        (plan_move){.from_node = (int)src,
+                                    .to_node = (int)dst,
+                                    .bytes = bytes,
+                                    .gain_points = 100.0 * (double)bytes / (double)cv->bytes,
+                                    .rules = mr};
+                    take_room(ps, cell, dst, bytes);
+                    after[src] -= (double)bytes;
+                    after[dst] += (double)bytes;
+                }
+            }
+            if (!pc->nr_moves) {
+                free(pc->moves);
+                pc->moves = NULL;
+                if (!pc->nr_pins)
+                    pc->reason = REASON_NO_ROOM;
+            }
+            pc->batch_pages = rule_lock_hold_walk(cv->bytes / cell->page_size).window_pages;
+        }
+    }
+    double loc = 0;
+    for (unsigned n = 0; n < t->nr_nodes && cv->bytes && total_w > 0; n++)
+        loc += on[n] / total_w * after[n] / (double)cv->bytes;
+    pc->locality_after = 100.0 * loc;
+    if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE)
+        pc->reason = cv->bytes ? REASON_ALREADY_LOCAL : REASON_NO_MEMORY_INFO;
+    return 0;
+}
+
 static int decide_cell(const topology *t, const snap_domain *d, const vn_config *c,
                        const cell_view *cv, pass_state *ps, int placed_node[], unsigned cell_idx,
                        plan_cell *pc)
@@ -622,6 +879,16 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         }
     } else {
         why |= rules_that_changed(t, costs, cv, best);
+    }
+
+    if (cell_is_wide(t, cv, costs)) {
+        /* the span grows from the node it grew from last pass while vCPUs still run there */
+        int seed = best, lc = cell->last_candidate;
+        if (lc >= 0 && (unsigned)lc < t->nr_nodes && costs[lc].feasible && cv->weight_on[lc] > 0)
+            seed = lc;
+        r = decide_wide_cell(t, d, c, cv, ps, costs, seed, why, pc);
+        placed_node[cell_idx] = pc->target_node;
+        return r;
     }
 
     /* Hysteresis: the current home keeps the cell unless another node wins clearly. */

@@ -128,7 +128,8 @@ static vn_mem_pin xml_mem_pin(const xmlNode *root)
     return MEM_PIN_NONE;
 }
 
-/* <cputune><emulatorpin> and <iothreadpin iothread='N'>: pins the operator set. */
+/* <cputune><emulatorpin> and <iothreadpin iothread='N'>: pins the operator set; <vcpusched>
+ * fifo/rr: realtime vCPUs. */
 static int xml_cputune(const xmlNode *root, domxml_info *info, char *err, size_t errlen)
 {
     const xmlNode *cputune = xml_child(root, "cputune");
@@ -138,6 +139,19 @@ static int xml_cputune(const xmlNode *root, domxml_info *info, char *err, size_t
             continue;
         if (xmlStrcmp(c->name, (const xmlChar *)"emulatorpin") == 0) {
             info->emulator_pinned = true;
+        } else if (xmlStrcmp(c->name, (const xmlChar *)"vcpusched") == 0) {
+            /* realtime vCPUs: the operator placed each one; never re-pinned (decide.c) */
+            _cleanup_xmlchar_ xmlChar *sched = xmlGetProp(c, (const xmlChar *)"scheduler");
+            _cleanup_xmlchar_ xmlChar *ids = xmlGetProp(c, (const xmlChar *)"vcpus");
+            vn_cpuset set;
+            char b[DOMXML_SHOWN_BUF];
+            if (!sched || (xmlStrcmp(sched, (const xmlChar *)"fifo") != 0 &&
+                           xmlStrcmp(sched, (const xmlChar *)"rr") != 0))
+                continue; /* batch, idle, other: ordinary vCPUs */
+            if (!ids || cpuset_parse((const char *)ids, &set) < 0 || cpuset_empty(&set))
+                return vn_fail(err, errlen, -EINVAL, "bad <vcpusched vcpus='%s'>",
+                               ids ? shown(b, (const char *)ids) : "");
+            cpuset_or(&info->rt_vcpus, &info->rt_vcpus, &set);
         } else if (xmlStrcmp(c->name, (const xmlChar *)"iothreadpin") == 0) {
             _cleanup_xmlchar_ xmlChar *id = xmlGetProp(c, (const xmlChar *)"iothread");
             char b[DOMXML_SHOWN_BUF];

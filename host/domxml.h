@@ -30,12 +30,14 @@ typedef struct domxml_info {
     domxml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
     /* <cputune>: the emulator and IOThread pins the XML sets (the ids of the IOThreads) */
     bool emulator_pinned;
+    vn_cpuset rt_vcpus; /* <vcpusched scheduler='fifo'|'rr'>: the realtime vCPUs' ids */
     unsigned nr_iothread_pins;
     unsigned iothread_pins[DOMXML_MAX_IOTHREAD_PINS];
 } domxml_info;
 
-/* <vcpu cpuset>, <numatune><memnode>, pinned memory and the <cputune> emulator and IOThread
- * pins of a domain XML (at most 16 MiB). Returns 0, or -errno with the reason in err. */
+/* <vcpu cpuset>, <numatune><memnode>, pinned memory, the <cputune> emulator and IOThread
+ * pins and realtime vCPUs of a domain XML (at most 16 MiB). Returns 0, or -errno with the reason in
+ * err. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
 
 /* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the

@@ -304,6 +304,26 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
             fprintf(f, ",cell=\"%u\"} %.4f\n", doms[i]->view[k].cell,
                     doms[i]->view[k].locality / 100.0);
         }
+    family(f, "vnuma_cell_cpu_overcommit", "gauge",
+           "1 when the cell's busy vCPUs were placed with fewer cores to spare than they need "
+           "(no node it may use had room), else 0.");
+    for (size_t i = 0; i < nr; i++)
+        for (unsigned k = 0; k < doms[i]->nr_view; k++) {
+            fputs("vnuma_cell_cpu_overcommit", f);
+            dom_labels(f, doms[i]);
+            fprintf(f, ",cell=\"%u\"} %d\n", doms[i]->view[k].cell,
+                    doms[i]->view[k].cpu_overcommit ? 1 : 0);
+        }
+    family(f, "vnuma_cell_span_nodes", "gauge",
+           "Host nodes a wide cell spans (more busy vCPUs than one node has cores); 1 otherwise.");
+    for (size_t i = 0; i < nr; i++)
+        for (unsigned k = 0; k < doms[i]->nr_view; k++) {
+            uint64_t sp = doms[i]->view[k].span;
+            fputs("vnuma_cell_span_nodes", f);
+            dom_labels(f, doms[i]);
+            fprintf(f, ",cell=\"%u\"} %d\n", doms[i]->view[k].cell,
+                    sp ? __builtin_popcountll(sp) : 1);
+        }
     family(f, "vnuma_cell_target_node", "gauge",
            "Host node (kernel number) vnumad chose for the cell; -1 none.");
     for (size_t i = 0; i < nr; i++)

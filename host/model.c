@@ -162,6 +162,7 @@ const char *rule_name(vn_rule r)
         [RULE_ALLOWED_CPUS] = "allowed-cpus",
         [RULE_HYSTERESIS] = "hysteresis",
         [RULE_HOT_FIRST] = "hot-first",
+        [RULE_WIDE_CELL] = "wide-cell",
     };
     return (unsigned)r < RULE_MAX ? names[r] : "unknown";
 }

@@ -71,6 +71,7 @@ typedef struct snap_vcpu {
     vn_cpuset allowed; /* CPUs the domain may use for this vCPU (libvirt/cgroup limit) */
     vn_cpuset pinned;  /* current affinity */
     int cpu;           /* CPU it last ran on, -1 when unknown */
+    bool fixed;        /* never re-pinned: a realtime vCPU (<vcpusched> fifo/rr) */
 } snap_vcpu;
 
 typedef struct snap_hot_range {
@@ -180,6 +181,7 @@ typedef enum vn_rule {
     RULE_ALLOWED_CPUS,      /* objective: never outside the vCPU's allowed set */
     RULE_HYSTERESIS,        /* objective: small gains move nothing */
     RULE_HOT_FIRST,         /* guest hints: hot ranges first */
+    RULE_WIDE_CELL,         /* more busy vCPUs than one node holds: spans the nearest nodes */
     RULE_MAX,
 } vn_rule;
 
@@ -234,6 +236,7 @@ typedef struct plan_cell {
     plan_move *moves;      /* in priority order */
     uint32_t batch_pages;  /* rule 5: pages per move_pages call */
     bool cpu_overcommit;   /* no allowed node had CPUs to spare: placed on the least bad */
+    uint64_t span;         /* wide cell: node indexes its vCPUs and memory spread over, else 0 */
     vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */
     uint64_t page_size;    /* the cell's (snap_cell) */
     vn_rules rules;        /* every rule that shaped this cell's decision */

@@ -15,6 +15,7 @@
 #include "daemon_priv.h"
 #include "decide.h"
 #include "hints.h"
+#include "hostload.h"
 #include "log.h"
 #include "metrics.h"
 #include "rules.h"
@@ -34,6 +35,8 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
         memset(&st->view[k], 0, sizeof(st->view[k]));
         st->view[k].cell = c->id;
         st->view[k].target = pd ? pd->cells[k].target_node : -1;
+        st->view[k].cpu_overcommit = pd && pd->cells[k].cpu_overcommit;
+        st->view[k].span = pd ? pd->cells[k].span : 0;
         st->view[k].locality = pd ? pd->cells[k].locality_before : 0;
         st->view[k].page_size = c->page_size;
         st->view[k].mem_pinned = c->mem_pinned;
@@ -324,6 +327,11 @@ static void run_pass_stages(vnumad *dm)
     if (!set->s.domains)
         return;
     pass_sample_all(dm, set, now);
+    /* the other load (VMs that did not opt in, host work) per node since the last pass */
+    dm->load_cur ^= 1;
+    if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
+        dm->load[dm->load_cur].valid = false;
+    hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
     r = decide(dm->topo, s, &dm->cfg.decide, &p);
     if (dm->cfg.act_delay_ms && s->nr_domains) {
         /* fault-injection tests stop a domain here, between sample and act; they wait for

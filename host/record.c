@@ -287,6 +287,8 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->locality_before = pc->locality_before;
         rc->locality_after = pc->locality_after;
         rc->busy_vcpus = pc->busy_vcpus;
+        rc->span = pc->span;
+        rc->cpu_overcommit = pc->cpu_overcommit;
         out->bytes_moved += rc->bytes_moved;
     }
     out->has_error = res && res->kind != ACT_OK;
@@ -338,6 +340,16 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
                                json_object_new_double(round1(rc->locality_after)));
         if (rc->busy_vcpus >= 0)
             json_object_object_add(j, "busy_vcpus", json_object_new_int(rc->busy_vcpus));
+        if (rc->span) {
+            struct json_object *span = json_object_new_array();
+            for (unsigned n = 0; span && n < t->nr_nodes && n < 64; n++)
+                if (rc->span & (1ULL << n))
+                    json_object_array_add(span, json_object_new_int((int)t->nodes[n].os_index));
+            if (span)
+                json_object_object_add(j, "span", span);
+        }
+        if (rc->cpu_overcommit)
+            json_object_object_add(j, "cpu_overcommit", json_object_new_boolean(true));
         json_object_array_add(cells, j);
     }
     json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));

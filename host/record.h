@@ -56,7 +56,9 @@ typedef struct record_cell {
     uint64_t bytes_moved;
     double locality_before; /* percent, unrounded */
     double locality_after;
-    int busy_vcpus; /* the cell's vCPUs counted busy, -1 not measured (plan_cell) */
+    int busy_vcpus;      /* the cell's vCPUs counted busy, -1 not measured (plan_cell) */
+    uint64_t span;       /* wide cell: topology node indexes it spans, else 0 */
+    bool cpu_overcommit; /* no node it may use had cores to spare for its busy vCPUs */
 } record_cell;
 
 /* The decision record of one domain in one pass (docs/records.md), as typed values. */

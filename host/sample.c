@@ -210,6 +210,79 @@ int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
     return -ENOENT;
 }
 
+/* <root>/<path> as one line into buf (newline cut). Returns 0 or -errno. */
+static int read_line(const char *root, const char *path, char *buf, size_t len)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char full[4096];
+    int n = snprintf(full, sizeof(full), "%s%s", root, path);
+
+    if (n < 0 || (size_t)n >= sizeof(full))
+        return -ENAMETOOLONG;
+    f = fopen(full, "re");
+    if (!f)
+        return -errno;
+    if (!fgets(buf, (int)len, f))
+        return ferror(f) ? -EIO : -ENODATA;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[4096], line[4096], v1[4096] = "", v2[4096] = "", cpus[4096];
+    const char *rel, *file;
+    int n, r;
+
+    if (!root || pid <= 0 || !ret)
+        return -EINVAL;
+    n = snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    /* "N:cpuset:/path" (v1, also on a hybrid host) or "0::/path" (v2) */
+    while (fgets(line, sizeof(line), f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        c2[strcspn(c2, "\n")] = '\0';
+        *c2 = '\0';
+        if (!strcmp(c1 + 1, ""))
+            (void)snprintf(v2, sizeof(v2), "%s", c2 + 1);
+        else if (strstr(c1 + 1, "cpuset") &&
+                 (!strcmp(c1 + 1, "cpuset") || strstr(c1 + 1, ",cpuset") ||
+                  strstr(c1 + 1, "cpuset,")))
+            (void)snprintf(v1, sizeof(v1), "%s", c2 + 1);
+    }
+    rel = v1[0] ? v1 : v2;
+    if (!rel[0])
+        return -ENOENT;
+    /* the domain's group: above libvirt's emulator, vcpuN and iothreadN groups */
+    (void)snprintf(path, sizeof(path), "%s", rel);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(path, '/');
+        const char *last = slash ? slash + 1 : path;
+        if (!slash || !(strcmp(last, "emulator") == 0 || strncmp(last, "vcpu", 4) == 0 ||
+                        strncmp(last, "iothread", 8) == 0 || strcmp(last, "libvirt") == 0))
+            break;
+        *slash = '\0';
+    }
+    file = v1[0] ? "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus"
+                 : "/sys/fs/cgroup%s/cpuset.cpus.effective";
+    n = snprintf(line, sizeof(line), file, path);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return -ENAMETOOLONG;
+    r = read_line(root, line, cpus, sizeof(cpus));
+    if (r < 0)
+        return r;
+    if (cpuset_parse(cpus, ret) < 0 || cpuset_empty(ret))
+        return -EINVAL;
+    return 0;
+}
+
 /* ---- sample_domain ---- */
 
 /* After a count of ram[] cell c: wait longer before the next one when it is settled. */
@@ -242,12 +315,15 @@ static bool binding_pins_memory(const vn_mem_binding *b)
            rule_binding_single_node(b) >= 0;
 }
 
-/* CPUs every vCPU may use: <vcpu cpuset> (else all) within the topology, within the
- * balancer's allowed nodes when set. */
-static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x, uint64_t allowed_nodes)
+/* CPUs every vCPU may use: the domain's cgroup bound (cgroup_known) and <vcpu cpuset>
+ * (else all) within the topology, within the balancer's allowed nodes when set. */
+static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x, uint64_t allowed_nodes,
+                              const vn_cpuset *cgroup)
 {
     vn_cpuset a = t->cpus, nodes;
 
+    if (cgroup)
+        cpuset_and(&a, &a, cgroup);
     if (x->has_cpuset)
         cpuset_and(&a, &a, &x->cpuset);
     if (allowed_nodes) {
@@ -568,7 +644,10 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     /* busy fractions: CPU time over wall time since the previous sample */
     dt = now_s - st->prev_sample_s;
     first = st->nr_prev == 0 || st->nr_prev != nr_vcpus || !(dt > 0);
-    allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes);
+    /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
+    vn_cpuset cg;
+    bool cg_known = st->pid > 0 && sample_cgroup_cpus("/", st->pid, &cg) == 0;
+    allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes, cg_known ? &cg : NULL);
 
     dom.cells = calloc(nr_cells, sizeof(*dom.cells));
     if (!dom.cells)
@@ -614,6 +693,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             sv->allowed = allowed;
             sv->pinned = v->affinity;
             sv->cpu = v->cpu;
+            sv->fixed = cpuset_isset(&x.rt_vcpus, v->number);
         }
     }
 

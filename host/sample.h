@@ -54,6 +54,15 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 unsigned sample_ram_backoff(unsigned failures);
 
 /*
+ * The CPUs the cgroup of process pid may use (cpuset.cpus.effective on cgroup v2,
+ * cpuset.effective_cpus on v1), one level above libvirt's per-thread groups: for a QEMU
+ * process, the domain's machine scope, whatever vnumad's or its emulator's pins are. root
+ * is "/" (tests point it at a fixture tree). Returns 0, or -errno when there is no cpuset
+ * controller or no such file (the caller then has no bound beyond the XML's).
+ */
+int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
+
+/*
  * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
  * Mems_allowed_list. 0 or -errno (-ESRCH: gone). The sampled domain's allowed nodes are
  * intersected with it.

@@ -135,6 +135,8 @@ typedef struct dom_state {
     struct {
         unsigned cell;
         int target;                   /* node index, -1 none */
+        bool cpu_overcommit;          /* placed with more busy vCPUs than cores to spare */
+        uint64_t span;                /* wide cell: node indexes it spans, else 0 */
         double locality;              /* percent */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */

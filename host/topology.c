@@ -134,11 +134,16 @@ static void topo_fill_cores(hwloc_topology_t h, topology *t)
 {
     int nr_cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
 
+    for (unsigned c = 0; c < VN_MAX_CPUS; c++)
+        t->core_of[c] = TOPO_CORE_NONE;
+
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         topo_node *node = &t->nodes[n];
 
         node->nr_cores = 0;
         node->smt = 0;
+        if (nr_cores > UINT16_MAX - 1)
+            nr_cores = 0; /* no core index fits: every CPU its own core */
         if (nr_cores <= 0) {
             node->nr_cores = node->nr_cpus;
             node->smt = node->nr_cpus ? 1 : 0;
@@ -151,6 +156,10 @@ static void topo_fill_cores(hwloc_topology_t h, topology *t)
             if (!core || !core->cpuset || topo_cpuset_from_hwloc(core->cpuset, &cs) < 0)
                 continue;
             cpuset_and(&in_node, &cs, &node->cpus);
+            CPUSET_FOREACH(cpu, &in_node)
+            {
+                t->core_of[cpu] = (uint16_t)i;
+            }
             unsigned w = cpuset_weight(&in_node);
             if (w == 0)
                 continue;
@@ -279,11 +288,15 @@ static void topo_fill_distances(hwloc_topology_t h, topology *t)
         hwloc_distances_release(h, all[k]);
 }
 
-/* Build *t from a loaded hwloc topology. Returns 0 or -errno with a reason in err. */
-static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t errlen)
+/* Build *t from a loaded hwloc topology: the CPUs and nodes allowed to this process, or
+ * every online one (whole_host). Returns 0 or -errno with a reason in err. */
+static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, char *err,
+                           size_t errlen)
 {
-    hwloc_const_cpuset_t allowed_cpus = hwloc_topology_get_allowed_cpuset(h);
-    hwloc_const_nodeset_t allowed_nodes = hwloc_topology_get_allowed_nodeset(h);
+    hwloc_const_cpuset_t allowed_cpus =
+        whole_host ? hwloc_topology_get_topology_cpuset(h) : hwloc_topology_get_allowed_cpuset(h);
+    hwloc_const_nodeset_t allowed_nodes =
+        whole_host ? hwloc_topology_get_topology_nodeset(h) : hwloc_topology_get_allowed_nodeset(h);
     hwloc_obj_t nodes[VN_MAX_NODES];
     unsigned nr = 0;
     int pu, r;
@@ -360,6 +373,25 @@ static int topo_from_hwloc(hwloc_topology_t h, topology *t, char *err, size_t er
     return 0;
 }
 
+/* <root>/sys/devices/system/cpu/isolated into t->isolated (empty when absent). */
+static void topo_read_isolated(const char *root, topology *t)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[4096], line[TOPO_CPULIST_MAX];
+    int n;
+
+    cpuset_zero(&t->isolated);
+    n = snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/isolated", root);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return;
+    f = fopen(path, "re");
+    if (!f || !fgets(line, sizeof(line), f))
+        return;
+    line[strcspn(line, "\n")] = '\0';
+    if (cpuset_parse(line, &t->isolated) < 0)
+        cpuset_zero(&t->isolated);
+}
+
 /* errno after a failed hwloc call, never 0. */
 static int topo_errno(void)
 {
@@ -396,6 +428,12 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
     (void)hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
     (void)hwloc_topology_set_icache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
 
+    /* The live host whole, not only the CPUs of vnumad's own cgroup: a host that confines
+     * system.slice to housekeeping CPUs must not make those the only CPUs guests get. Each
+     * domain's own bounds come from its cgroup (sample.c). */
+    if (kind == TOPO_SOURCE_LIVE)
+        (void)hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+
     /* a failed set_xml/set_synthetic would let load() discover the live host instead */
     errno = 0;
     if (kind == TOPO_SOURCE_XML && hwloc_topology_set_xml(h, arg) < 0) {
@@ -414,16 +452,37 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
         return vn_fail(err, errlen, r, "topology %s: cannot load: %s", t->source, strerror(-r));
     }
 
-    r = topo_from_hwloc(h, t, err, errlen);
+    r = topo_from_hwloc(h, kind == TOPO_SOURCE_LIVE, t, err, errlen);
     if (r < 0)
         return r;
 
     /* a host without per-node meminfo (some containers) keeps mem_free_known == false */
-    if (kind == TOPO_SOURCE_LIVE)
+    if (kind == TOPO_SOURCE_LIVE) {
         (void)topo_refresh_free(t, sysfs_root);
+        topo_read_isolated(sysfs_root && *sysfs_root ? sysfs_root : "/", t);
+    }
 
     memcpy(ret, t, sizeof(*t));
     return 0;
+}
+
+unsigned topo_count_cores(const topology *t, const vn_cpuset *cpus)
+{
+    vn_cpuset seen; /* core indexes seen, as bits (there are fewer cores than CPUs) */
+    unsigned n = 0;
+
+    cpuset_zero(&seen);
+    CPUSET_FOREACH(cpu, cpus)
+    {
+        unsigned core = t->core_of[cpu];
+        if (core == TOPO_CORE_NONE) {
+            n++;
+        } else if (!cpuset_isset(&seen, core)) {
+            cpuset_set(&seen, core);
+            n++;
+        }
+    }
+    return n;
 }
 
 int topo_node_index(const topology *t, unsigned os_index)

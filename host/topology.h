@@ -55,7 +55,20 @@ typedef struct topology {
     bool distances_known; /* false: defaults were filled in */
     vn_cpuset cpus;       /* all allowed CPUs */
     unsigned nr_cpus;
+    /* CPUs the kernel isolates from the scheduler's load balancing (isolcpus=, nohz_full
+     * with domain isolation: /sys/devices/system/cpu/isolated; live hosts only). Never part
+     * of a pin mask vnumad chooses: vCPUs pinned to a set of them would stack on one. */
+    vn_cpuset isolated;
+    /* core_of[cpu]: an index of the core the CPU belongs to (SMT siblings share it);
+     * TOPO_CORE_NONE for a CPU of no known core (each counts as a core of its own). */
+    uint16_t core_of[VN_MAX_CPUS];
 } topology;
+
+#define TOPO_CORE_NONE UINT16_MAX
+
+/* Cores among cpus: SMT siblings count once (two busy vCPUs on the two threads of one core
+ * share it). */
+unsigned topo_count_cores(const topology *t, const vn_cpuset *cpus);
 
 typedef enum topo_source_kind {
     TOPO_SOURCE_LIVE,

@@ -150,6 +150,15 @@ static const snap_domain *snap_find(const snapshot *s, const char *name)
 }
 
 /* Returns a description of the first violated invariant, or NULL. */
+/* A wide cell's pin: inside one node of its span. */
+static bool in_span(const topology *t, const plan_cell *pc, const vn_cpuset *cpus)
+{
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        if ((pc->span & (1ULL << n)) && cpuset_subset(cpus, &t->nodes[n].cpus))
+            return true;
+    return false;
+}
+
 static const char *check_invariants(const topology *t, const snapshot *s, const plan *p)
 {
     static char why[256];
@@ -183,8 +192,9 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
                         v = &c->vcpus[x];
                 if (!v || cpuset_empty(&pin->cpus) || !cpuset_subset(&pin->cpus, &v->allowed))
                     return "a pin outside the vCPU's allowed set (or empty)";
-                if (!cpuset_subset(&pin->cpus, &t->nodes[pc->target_node].cpus))
-                    return "a pin outside the target node";
+                if (!cpuset_subset(&pin->cpus, &t->nodes[pc->target_node].cpus) &&
+                    !in_span(t, pc, &pin->cpus))
+                    return "a pin outside the target node (or a wide cell's span)";
                 if (!pin->rules)
                     return "a pin without a rule";
             }
@@ -196,8 +206,10 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
                 return "interleaved memory moved";
             for (unsigned m = 0; m < pc->nr_moves; m++) {
                 const plan_move *mv = &pc->moves[m];
-                if (mv->to_node != pc->target_node || !mv->rules)
-                    return "a move not to the target, or without a rule";
+                if ((mv->to_node != pc->target_node &&
+                     !(pc->span & (1ULL << (unsigned)mv->to_node))) ||
+                    !mv->rules)
+                    return "a move not to the target (or its span), or without a rule";
                 if (mv->is_range)
                     continue;
                 if (mv->from_node == mv->to_node ||
@@ -219,6 +231,30 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
     return NULL;
 }
 
+/* The node whose CPUs hold cpus, or -1. */
+static int node_of(const topology *t, const vn_cpuset *cpus)
+{
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        if (!cpuset_empty(cpus) && cpuset_subset(cpus, &t->nodes[n].cpus))
+            return (int)n;
+    return -1;
+}
+
+/* Where a planned cell's busy vCPU will run: its new pin's node, else its pin's, else the
+ * target (a wide cell's vCPUs are spread over its span). */
+static int vcpu_planned_node(const topology *t, const plan_cell *pc, const snap_vcpu *v)
+{
+    for (unsigned m = 0; m < pc->nr_pins; m++)
+        if (pc->pins[m].vcpu == v->id)
+            return node_of(t, &pc->pins[m].cpus);
+    if (pc->span) {
+        int n = node_of(t, &v->pinned);
+        if (n >= 0)
+            return n;
+    }
+    return pc->target_node;
+}
+
 /* CPU capacity: the busy vCPUs a plan puts on a node never exceed its CPUs, unless a cell
  * placed there is flagged cpu_overcommit (none of its allowed nodes had room). */
 static const char *check_capacity(const topology *t, const snapshot *s, const plan *p)
@@ -238,9 +274,15 @@ static const char *check_capacity(const topology *t, const snapshot *s, const pl
             const plan_cell *pc = &pd->cells[k];
             if (pc->target_node < 0 || pc->reason == REASON_CPUSET_SKIP)
                 continue;
-            for (unsigned v = 0; v < d->cells[k].nr_vcpus; v++)
-                load[pc->target_node] += d->cells[k].vcpus[v].busy > 0.25;
+            for (unsigned v = 0; v < d->cells[k].nr_vcpus; v++) {
+                int n = vcpu_planned_node(t, pc, &d->cells[k].vcpus[v]);
+                if (n >= 0)
+                    load[n] += d->cells[k].vcpus[v].busy > 0.25;
+            }
             flagged[pc->target_node] |= pc->cpu_overcommit;
+            for (unsigned n = 0; n < t->nr_nodes; n++)
+                if (pc->span & (1ULL << n))
+                    flagged[n] |= pc->cpu_overcommit;
         }
     }
     for (unsigned n = 0; n < t->nr_nodes; n++)

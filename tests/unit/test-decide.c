@@ -38,15 +38,15 @@ static void test_prefer_vcpu_move(void)
     plan_clear(&p);
     /* a vcpupin limit of CPUs 0-3 and 20-23 (part of each node): never outside it */
     vn_cpuset lim;
-    (void)cpuset_parse("0-3,20-23", &lim);
+    (void)cpuset_parse("0-3,18-23", &lim);
     c->vcpus[0].allowed = lim;
     c->vcpus[1].allowed = lim;
     run(t, &s, &p);
     pc = find_cell(&p, "vm", 0);
     vn_cpuset want;
-    (void)cpuset_parse("20-23", &want);
+    (void)cpuset_parse("18-23", &want);
     CHECK(pc && pc->target_node == 1 && pc->nr_pins == 2 && cpuset_equal(&pc->pins[0].cpus, &want),
-          "allowed CPUs 0-3,20-23: pinned to 20-23, the allowed part of node 1");
+          "allowed CPUs 0-3,18-23: pinned to 18-23, the allowed part of node 1");
     CHECK(pc && pc->locality_before < 1 && pc->locality_after > 99,
           "... locality 0%% -> 100%% (%.0f -> %.0f)", pc ? pc->locality_before : -1,
           pc ? pc->locality_after : -1);
@@ -595,6 +595,129 @@ static void test_unmeasured(void)
     free(t);
 }
 
+/* The operator's layout (issue 13): isolated CPUs, SMT cores, realtime vCPUs, wide cells. */
+static void test_operator_layout(void)
+{
+    topology *t = load_synth(T2); /* 2 nodes x 8 cores x 2 threads: node 0 CPUs 0-15 */
+    snapshot s;
+    plan p;
+    vn_cpuset iso, lim, want;
+
+    /* isolated CPUs never in a pin mask: node 1's CPUs 16-19 isolated */
+    snap_init(&s);
+    snap_domain *d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 1);
+    snap_cell *c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(c, 1, 512);
+    (void)cpuset_parse("16-19", &iso);
+    t->isolated = iso;
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "vm", 0);
+    (void)cpuset_parse("20-31", &want);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 2 &&
+              cpuset_equal(&pc->pins[0].cpus, &want) && cpuset_equal(&pc->pins[1].cpus, &want),
+          "isolated CPUs 16-19: the vCPUs go to node 1's other CPUs, 20-31");
+    plan_clear(&p);
+    /* a domain allowed only isolated CPUs on node 1 never goes there */
+    (void)cpuset_parse("0-15,16-19", &lim);
+    c->vcpus[0].allowed = lim;
+    c->vcpus[1].allowed = lim;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 0 && pc->nr_pins == 0,
+          "allowed 0-19 with 16-19 isolated: node 1 is no home, the cell stays on node 0 "
+          "(target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    cpuset_zero(&t->isolated);
+    snapshot_clear(&s);
+
+    /* capacity in cores: 4 busy vCPUs allowed 4 CPUs (2 cores) of node 0, 4 cores of node 1 */
+    snap_init(&s);
+    d = add_domain(&s, "smt", VN_MODE_AUTO, 10, 0);
+    (void)cpuset_parse("0-3,16-25", &lim);
+    vn_cpuset n0;
+    (void)cpuset_parse("0-3", &n0);
+    c = add_cell(d, 4, 0, 0.9, &lim, &n0);
+    set_mem(c, 0, 256);
+    run(t, &s, &p);
+    pc = find_cell(&p, "smt", 0);
+    CHECK(pc && pc->target_node == 1 && has_rule(pc, RULE_CPU_CAPACITY),
+          "4 busy vCPUs, 4 allowed threads = 2 cores on node 0: they go to node 1's 5 allowed "
+          "cores, cpu-capacity named (target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    /* ... foreign load on node 1 (other_busy 3 of its cores): back to the least bad */
+    s.other_busy[1] = 3;
+    run(t, &s, &p);
+    pc = find_cell(&p, "smt", 0);
+    CHECK(pc && pc->target_node == 0 && pc->cpu_overcommit,
+          "... with 3 busy CPUs of other work on node 1 it does not fit there either: stays on "
+          "node 0, overcommitted (target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    snapshot_clear(&s);
+
+    /* a realtime (fixed) vCPU is never re-pinned; its cell follows it */
+    snap_init(&s);
+    d = add_domain(&s, "rt", VN_MODE_AUTO, 10, 0);
+    c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    (void)cpuset_parse("17", &c->vcpus[1].pinned);
+    c->vcpus[1].fixed = true;
+    set_mem(c, 0, 256);
+    run(t, &s, &p);
+    pc = find_cell(&p, "rt", 0);
+    bool rt_kept = pc != NULL;
+    for (unsigned i = 0; pc && i < pc->nr_pins; i++)
+        rt_kept = rt_kept && pc->pins[i].vcpu != 1;
+    CHECK(rt_kept && pc->target_node == 1,
+          "a realtime vCPU pinned to CPU 17 is never re-pinned, the cell goes to its node 1 "
+          "(target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+
+    /* a wide cell: 6 busy vCPUs, nodes of 4 cores: spans the two nearest nodes */
+    t = load_synth("pack:4 numa:1 l3:1 core:4 pu:1");
+    snap_init(&s);
+    d = add_domain(&s, "wide", VN_MODE_AUTO, 0, -1);
+    c = add_cell(d, 6, 0, 0.9, &t->cpus, &t->cpus);
+    set_mem(c, 3, 600);
+    run(t, &s, &p);
+    pc = find_cell(&p, "wide", 0);
+    unsigned per[VN_MAX_NODES] = {0};
+    bool inside = pc != NULL;
+    for (unsigned i = 0; pc && i < pc->nr_pins; i++) {
+        int n = -1;
+        for (unsigned k = 0; k < t->nr_nodes; k++)
+            if (cpuset_subset(&pc->pins[i].cpus, &t->nodes[k].cpus))
+                n = (int)k;
+        inside = inside && n >= 0 && (pc->span & (1ULL << n));
+        if (n >= 0)
+            per[n]++;
+    }
+    unsigned nr_span = 0;
+    for (unsigned k = 0; pc && k < t->nr_nodes; k++)
+        nr_span += (pc->span >> k) & 1;
+    uint64_t in_span = 0;
+    for (unsigned i = 0; pc && i < pc->nr_moves; i++)
+        if (pc->span & (1ULL << pc->moves[i].to_node))
+            in_span += pc->moves[i].bytes;
+    CHECK(pc && has_rule(pc, RULE_WIDE_CELL) && nr_span == 2 && pc->nr_pins == 6 && inside &&
+              !pc->cpu_overcommit,
+          "6 busy vCPUs, 4 cores a node: wide-cell, the vCPUs pinned over 2 nodes (span %#llx, "
+          "%u pins)",
+          pc ? (unsigned long long)pc->span : 0ULL, pc ? pc->nr_pins : 0);
+    CHECK(pc && pc->target_node == 3 && per[3] == 4 && in_span == moved_bytes(pc) &&
+              moved_bytes(pc) == 200 * MIB,
+          "... from node 3 (its memory): 4 vCPUs there, 2 on the nearest node, and the memory "
+          "follows: a third of it moves there (%llu MiB)",
+          pc ? (unsigned long long)(moved_bytes(pc) / MIB) : 0ULL);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 int main(void)
 {
     test_prefer_vcpu_move();
@@ -613,5 +736,6 @@ int main(void)
     test_opt_in_and_modes();
     test_shared_proximity();
     test_hot_first();
+    test_operator_layout();
     return tap_done();
 }

@@ -92,7 +92,22 @@ int main(void)
     CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0,
           "a <cputune> with vCPU pins only pins no emulator or IOThread");
     r = domxml_parse(DOM("<vcpu>2</vcpu>"), t, &x, err, sizeof(err));
-    CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0, "no <cputune>: no pins");
+    CHECK(r == 0 && !x.emulator_pinned && x.nr_iothread_pins == 0 && cpuset_empty(&x.rt_vcpus),
+          "no <cputune>: no pins, no realtime vCPUs");
+    /* <vcpusched>: fifo and rr vCPUs are realtime (never re-pinned), batch ones are not */
+    r = domxml_parse(DOM("<vcpu>6</vcpu><cputune><vcpusched vcpus='0-1' scheduler='fifo' "
+                         "priority='1'/><vcpusched vcpus='4' scheduler='rr' priority='2'/>"
+                         "<vcpusched vcpus='5' scheduler='batch'/></cputune>"),
+                     t, &x, err, sizeof(err));
+    CHECK(r == 0 && cpuset_weight(&x.rt_vcpus) == 3 && cpuset_isset(&x.rt_vcpus, 0) &&
+              cpuset_isset(&x.rt_vcpus, 1) && cpuset_isset(&x.rt_vcpus, 4) &&
+              !cpuset_isset(&x.rt_vcpus, 5),
+          "<vcpusched> fifo 0-1 and rr 4 are realtime, batch 5 is not (%u, r=%d)",
+          cpuset_weight(&x.rt_vcpus), r);
+    r = domxml_parse(DOM("<cputune><vcpusched vcpus='a-' scheduler='fifo'/></cputune>"), t, &x, err,
+                     sizeof(err));
+    CHECK(r == -EINVAL && strstr(err, "bad <vcpusched vcpus='a-'>"),
+          "a bad <vcpusched vcpus> is an error: %s", err);
     r = domxml_parse(DOM("<cputune><iothreadpin iothread='x1' cpuset='1'/></cputune>"), t, &x, err,
                      sizeof(err));
     CHECK(r == -EINVAL && strstr(err, "bad <iothreadpin iothread='x1'>"),

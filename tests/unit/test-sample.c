@@ -476,10 +476,63 @@ static void test_libnuma(void)
     (void)munmap(a, len);
 }
 
+/* sample_cgroup_cpus on fixture trees: cgroup v1 (cpuset line) and v2 (0:: line). */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[4096], cmd[4200];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s%s", root, rel);
+    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(cmd) != 0)
+        return;
+    f = fopen(path, "we");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_cgroup_cpus(void)
+{
+    char v1[] = "/tmp/vnuma-cg1-XXXXXX", v2[] = "/tmp/vnuma-cg2-XXXXXX", cmd[256];
+    vn_cpuset set, want;
+    int r;
+
+    if (!CHECK(mkdtemp(v1) && mkdtemp(v2), "fixture directories"))
+        return;
+    put(v1, "/proc/42/cgroup",
+        "4:memory:/machine/qemu-1-vm.libvirt-qemu/emulator\n"
+        "3:cpuset:/machine/qemu-1-vm.libvirt-qemu/emulator\n0::/\n");
+    put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/cpuset.effective_cpus", "2-5\n");
+    put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/emulator/cpuset.effective_cpus",
+        "2\n");
+    r = sample_cgroup_cpus(v1, 42, &set);
+    (void)cpuset_parse("2-5", &want);
+    CHECK(r == 0 && cpuset_equal(&set, &want),
+          "cgroup v1: the domain's group above its emulator group bounds it (2-5, r=%d)", r);
+    put(v2, "/proc/43/cgroup",
+        "0::/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/emulator\n");
+    put(v2, "/sys/fs/cgroup/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/cpuset.cpus.effective",
+        "4-7,12\n");
+    r = sample_cgroup_cpus(v2, 43, &set);
+    (void)cpuset_parse("4-7,12", &want);
+    CHECK(r == 0 && cpuset_equal(&set, &want),
+          "cgroup v2: the machine scope above libvirt/emulator bounds it (4-7,12, r=%d)", r);
+    r = sample_cgroup_cpus(v2, 44, &set);
+    CHECK(r == -ESRCH, "no such process: -ESRCH (r=%d)", r);
+    put(v2, "/proc/45/cgroup", "0::/elsewhere\n");
+    r = sample_cgroup_cpus(v2, 45, &set);
+    CHECK(r < 0, "no cpuset file: an error, no bound (r=%d)", r);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", v1, v2);
+    (void)!system(cmd);
+}
+
 int main(void)
 {
     char err[256] = "";
 
+    test_cgroup_cpus();
     test_mems_allowed();
     test_ram_backoff();
 

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host's other load: per-CPU busy time from /proc/stat between two passes, less the time
+ * of the opted-in vCPUs vnumad sampled, per node. This is what VMs that did not opt in and
+ * host work use; decide (snapshot.other_busy) counts it against each node's capacity.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "topology.h"
+
+typedef struct host_load {
+    bool valid;
+    uint64_t busy[VN_MAX_CPUS];  /* USER_HZ ticks: user nice system irq softirq steal */
+    uint64_t total[VN_MAX_CPUS]; /* ... plus idle and iowait */
+} host_load;
+
+/* Read <root>/proc/stat ("/" on a host) into *ret. Returns 0 or -errno. */
+int hostload_read(const char *root, host_load *ret);
+
+/*
+ * other_busy[n] of the snapshot, from two readings: the busy CPUs of node n between them
+ * (counted over its CPUs that are not isolated and that some sampled vCPU may use, i.e. the
+ * guests' CPUs, not housekeeping ones) less the busy fractions of the snapshot's vCPUs that
+ * ran there, rounded to whole CPUs (noise below half a CPU is not load), never below 0.
+ * Leaves s untouched when either reading is not valid.
+ */
+void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,
+                         snapshot *s);
