@@ -54,7 +54,8 @@ typedef struct cell_view {
  * rule changed the choice. */
 typedef struct node_cost {
     bool feasible;
-    bool over_capacity; /* CPUs would be oversubscribed */
+    bool over_capacity; /* CPUs would be oversubscribed (or entering, within the margin) */
+    bool over_cores;    /* more busy vCPUs than cores, margin aside: really oversubscribed */
     bool no_room;       /* target lacks room above its reserve for the incoming memory */
     double mem, vcpu, share, imbalance;
 } node_cost;
@@ -322,6 +323,7 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
                          ((double)topo_distance(t, n, (unsigned)pn) - TOPO_DISTANCE_LOCAL) /
                          TOPO_DISTANCE_LOCAL;
         }
+        nc->over_cores = ps->load[n] + cv->busy > cell_capacity(t, cv, n);
         nc->over_capacity = ps->load[n] + cv->busy >
                             cell_capacity(t, cv, n) -
                                 ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
@@ -354,8 +356,10 @@ typedef struct cost_mask {
  * constraints that only give way when no node meets them. Ties: lower index. */
 static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
 {
-    for (int pass = 0; pass < 3; pass++) {
-        /* pass 0: capacity and room hold; 1: room relaxed; 2: both relaxed */
+    for (int pass = 0; pass < 4; pass++) {
+        /* pass 0: capacity and room hold; 1: room relaxed; 2: capacity without the margin
+         * to enter (a node the cell would fill exactly beats one it would overload); 3: all
+         * relaxed */
         int best = -1;
         double best_cost = 0;
         for (unsigned n = 0; n < t->nr_nodes; n++) {
@@ -364,6 +368,8 @@ static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
             if (!nc->feasible)
                 continue;
             if (pass < 2 && !m.no_capacity && nc->over_capacity)
+                continue;
+            if (pass == 2 && !m.no_capacity && nc->over_cores)
                 continue;
             if (pass < 1 && !m.no_room && nc->no_room)
                 continue;
@@ -625,7 +631,33 @@ static double node_room_busy(const topology *t, const cell_view *cv, const pass_
     return VN_MAX(0.0, cell_capacity(t, cv, n) - ps->load[n]);
 }
 
-/* A wide cell: more busy vCPUs than any node it may use has cores for, load aside. */
+/* Whether the cell's vCPUs are spread over several nodes, each pinned within one (what
+ * decide_wide_cell() leaves). */
+static bool cell_spread(const topology *t, const snap_cell *cell)
+{
+    int first = -1;
+    bool several = false;
+
+    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
+        int n = -1;
+        for (unsigned k = 0; k < t->nr_nodes && n < 0; k++)
+            if (cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[k].cpus))
+                n = (int)k;
+        if (n < 0)
+            return false;
+        if (first < 0)
+            first = n;
+        else if (n != first)
+            several = true;
+    }
+    return several;
+}
+
+/*
+ * A wide cell: more busy vCPUs than any node it may use has cores for, load aside. One
+ * already spread stays wide while it is within CAPACITY_ENTER_MARGIN of that: a vCPU that
+ * reads idle for a pass does not cram the cell onto one node (and its memory back).
+ */
 static bool cell_is_wide(const topology *t, const cell_view *cv, const node_cost costs[])
 {
     double most = 0;
@@ -635,6 +667,8 @@ static bool cell_is_wide(const topology *t, const cell_view *cv, const node_cost
     for (unsigned n = 0; n < t->nr_nodes; n++)
         if (costs[n].feasible)
             most = VN_MAX(most, cell_capacity(t, cv, n));
+    if (most > 0 && cell_spread(t, cv->cell))
+        most -= CAPACITY_ENTER_MARGIN;
     return most > 0 && cv->busy > most;
 }
 
@@ -654,7 +688,7 @@ static int vcpu_span_node(const topology *t, const snap_vcpu *v, const unsigned 
  * by distance (then by room) until their spare cores hold the busy vCPUs. Each vCPU is
  * pinned to one node of the span (one already there stays), busy ones within each node's
  * spare cores; memory follows the vCPUs: each span node should hold the share of the cell's
- * memory that its share of busy vCPUs asks for, and what is above that share elsewhere
+ * memory that its share of the cell's vCPUs asks for, and what is above that share elsewhere
  * moves there (the guest sees one node: its memory is used by all its vCPUs alike).
  */
 static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_config *c,
@@ -670,10 +704,21 @@ static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_co
     span[nr_span++] = (unsigned)seed;
     span_mask |= 1ULL << seed;
     held = node_room_busy(t, cv, ps, (unsigned)seed);
+    /* a cell spread already keeps the nodes its vCPUs are on while it stays wide */
+    bool spread = cell_spread(t, cell);
+    for (unsigned i = 0; spread && i < cell->nr_vcpus; i++)
+        for (unsigned n = 0; n < t->nr_nodes; n++)
+            if (!(span_mask & (1ULL << n)) && costs[n].feasible &&
+                cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus)) {
+                span[nr_span++] = n;
+                span_mask |= 1ULL << n;
+                held += node_room_busy(t, cv, ps, n);
+            }
     while (held < cv->busy) {
         int next = -1;
         for (unsigned n = 0; n < t->nr_nodes; n++) {
-            if (!costs[n].feasible || (span_mask & (1ULL << n)) || cell_capacity(t, cv, n) <= 0)
+            /* a node without a spare core holds none of the busy vCPUs: not in the span */
+            if (!costs[n].feasible || (span_mask & (1ULL << n)) || node_room_busy(t, cv, ps, n) < 1)
                 continue;
             if (next < 0 ||
                 topo_distance(t, (unsigned)seed, n) <
@@ -737,7 +782,9 @@ static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_co
     for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++) {
         const snap_vcpu *v = &cell->vcpus[i];
         vn_cpuset want;
-        double w = cv->busy > 0 ? (vcpu_is_busy(v, c) ? 1.0 : 0.0) : 1.0;
+        /* memory shares by vCPUs, busy or not: the guest spreads its work over them, and a
+         * vCPU that reads idle for a pass does not move memory back */
+        double w = 1.0;
         unsigned n = (unsigned)assigned_stack[i];
 
         on[n] += w;
@@ -901,7 +948,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     }
     pc->target_node = target;
     pc->candidate_node = target;
-    pc->cpu_overcommit = costs[target].over_capacity;
+    pc->cpu_overcommit = costs[target].over_cores;
     pc->rules |= why;
     placed_node[cell_idx] = target;
 

@@ -326,8 +326,11 @@ static void run_pass_stages(vnumad *dm)
     set->s.domains = calloc(dm->nr_doms ? dm->nr_doms : 1, sizeof(*set->s.domains));
     if (!set->s.domains)
         return;
+    /* the other load (VMs that did not opt in, host work) per node since the last pass; the
+     * first pass measures it over its own sampling (which waits for the vCPUs' window) */
+    if (!dm->load[dm->load_cur].valid && hostload_read("/", &dm->load[dm->load_cur]) < 0)
+        dm->load[dm->load_cur].valid = false;
     pass_sample_all(dm, set, now);
-    /* the other load (VMs that did not opt in, host work) per node since the last pass */
     dm->load_cur ^= 1;
     if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;

@@ -8,6 +8,7 @@
 
 #include "decide-fixture.h"
 #include "decide.h"
+#include "record.h"
 #include "rules.h"
 #include "tap.h"
 #include "util.h"
@@ -713,6 +714,44 @@ static void test_operator_layout(void)
           "... from node 3 (its memory): 4 vCPUs there, 2 on the nearest node, and the memory "
           "follows: a third of it moves there (%llu MiB)",
           pc ? (unsigned long long)(moved_bytes(pc) / MIB) : 0ULL);
+    /* once spread, a vCPU that reads idle does not cram it back onto one node */
+    snapshot s1;
+    plan p1;
+    if (CHECK(plan_apply(t, &s, &p, &s1) == 0, "the wide plan applies")) {
+        s1.domains[0].cells[0].vcpus[0].busy = 0; /* 5 busy now */
+        s1.domains[0].cells[0].vcpus[1].busy = 0; /* 4 busy: what one node holds */
+        s1.domains[0].age_passes = 10;
+        run(t, &s1, &p1);
+        pc = find_cell(&p1, "wide", 0);
+        if (getenv("VN_TEST_DEBUG")) {
+            record_snapshot_table(t, &s1, stdout);
+            record_plan_table(t, &p1, stdout);
+        }
+        CHECK(pc && has_rule(pc, RULE_WIDE_CELL) && pc->nr_pins == 0 && pc->nr_moves == 0,
+              "... spread, with 4 busy of 6 (a node's cores) it stays as it is: no pin, no move "
+              "(%u pins, %u moves)",
+              pc ? pc->nr_pins : 0, pc ? pc->nr_moves : 0);
+        plan_clear(&p1);
+        snapshot_clear(&s1);
+    }
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+
+    /* no node with a core to spare by the margin: one the cell fills exactly beats one it
+     * would overload, even where its memory is */
+    t = load_synth("pack:3 numa:1 core:1 pu:1");
+    snap_init(&s);
+    d = add_domain(&s, "hog", VN_MODE_AUTO, 10, 0);
+    set_mem(add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus), 0, 64);
+    d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 0);
+    set_mem(add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus), 0, 64);
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 1 && !pc->cpu_overcommit,
+          "1-core nodes: the second busy cell on node 0 goes to node 1, which it fills exactly, "
+          "not overcommitted (target %d)",
+          pc ? pc->target_node : -9);
     plan_clear(&p);
     snapshot_clear(&s);
     free(t);

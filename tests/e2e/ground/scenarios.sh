@@ -22,4 +22,6 @@ fi
 t1=$(cut -d' ' -f1 /proc/uptime)
 gt "libvirt ready ($(echo "$t1 - $t0" | bc) s)"
 echo "{\"uptime_scenarios_start\": $t0, \"uptime_libvirt_ready\": $t1}" >"$R/timings-libvirt.json"
-exec python3 -u scenarios.py "$@"
+py=scenarios.py
+for a in "$@"; do case "$a" in run=*) py=${a#run=}.py ;; esac; done
+exec python3 -u "$py" "$@"
