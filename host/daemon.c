@@ -66,8 +66,12 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
     dom_state *st = domains_find(dm, uuid);
 
     if (ev == VIRT_EVENT_STARTED) {
-        log_debug("Domain '%s' started%s", name, migrated ? " (arrived by migration)" : "");
-        if (domains_consider(dm, uuid))
+        log_debug("Domain '%s' started%s", name, migrated ? " (arriving by migration)" : "");
+        if (migrated ? domains_arrived(dm, uuid, false) : domains_consider(dm, uuid))
+            schedule_pass_soon(dm);
+    } else if (ev == VIRT_EVENT_RESUMED && migrated) {
+        log_debug("Domain '%s' resumed after its migration here", name);
+        if (domains_arrived(dm, uuid, true))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_STOPPED && st) {
         log_info("Domain '%s' stopped%s; no longer tracked", name,
@@ -168,7 +172,14 @@ static void connect_now(vnumad *dm)
     }
     dm->connected = true;
     dm->backoff_s = BACKOFF_MIN_S;
-    log_info("Connected to %s", dm->cfg.uri);
+    r = virt_host_uuid(dm->conn, dm->host_uuid, sizeof(dm->host_uuid));
+    if (r < 0) {
+        dm->host_uuid[0] = '\0';
+        log_warn(
+            "libvirtd did not say its host UUID (%s): originals saved on another host are not recognised unless the domain arrives by live migration",
+            r == -ENOENT ? "none in its capabilities" : virt_last_error());
+    }
+    log_info("Connected to %s (host %s)", dm->cfg.uri, dm->host_uuid[0] ? dm->host_uuid : "?");
     domains_resync(dm);
     schedule_pass_soon(dm);
 }

@@ -46,6 +46,9 @@ typedef struct vnumad {
     bool quit;
     FILE *journal;
     metrics_host stats; /* counters for the metrics (host/metrics.h) */
+    /* libvirtd's host UUID (virt_host_uuid), stamped on the originals vnumad saves so that
+     * another host recognises them ("" when libvirtd did not say) */
+    char host_uuid[SNAP_UUID_MAX];
 } vnumad;
 
 /* ---- domains.c ---- */
@@ -63,6 +66,12 @@ void domains_forget(vnumad *dm, dom_state *st);
 /* Read a running domain's <balancer> element and track, update, restore or drop it; true
  * when something that matters for balancing changed. */
 bool domains_consider(vnumad *dm, const char *uuid);
+
+/* domains_consider() of a domain that arrives by live migration: its live pins and the
+ * originals in its metadata are the other host's, never put back here (domains.c). While
+ * the migration runs (`finished` false: libvirt holds the domain) nothing is written; once
+ * it finished, this host's originals are taken and written. */
+bool domains_arrived(vnumad *dm, const char *uuid, bool finished);
 
 /* After (re)connecting: forget what no longer runs, consider every running domain. */
 void domains_resync(vnumad *dm);

@@ -221,6 +221,11 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
     } else if (event == VIR_DOMAIN_EVENT_STOPPED) {
         ev = VIRT_EVENT_STOPPED;
         migrated = detail == VIR_DOMAIN_EVENT_STOPPED_MIGRATED;
+    } else if (event == VIR_DOMAIN_EVENT_RESUMED) {
+        ev = VIRT_EVENT_RESUMED;
+        /* the incoming migration finished (or post-copy runs the guest here now) */
+        migrated = detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED ||
+                   detail == VIR_DOMAIN_EVENT_RESUMED_POSTCOPY;
     }
     if (c->cb.lifecycle)
         c->cb.lifecycle(c->cb.opaque, uuid, name, ev, migrated);
@@ -343,6 +348,27 @@ error:
     r = virt_error();
     virt_close(c);
     return r;
+}
+
+int virt_host_uuid(virt_conn *c, char *buf, size_t len)
+{
+    _cleanup_free_ char *caps = virConnectGetCapabilities(c->conn);
+    const char *host, *start, *end;
+
+    if (!caps)
+        return virt_error();
+    /* <capabilities><host><uuid>...</uuid>: the first <uuid> after <host> is the host's */
+    host = strstr(caps, "<host>");
+    start = host ? strstr(host, "<uuid>") : NULL;
+    end = start ? strstr(start, "</uuid>") : NULL;
+    if (!end)
+        return -ENOENT;
+    start += strlen("<uuid>");
+    if ((size_t)(end - start) >= len)
+        return -ENOSPC;
+    memcpy(buf, start, (size_t)(end - start));
+    buf[end - start] = '\0';
+    return 0;
 }
 
 void virt_close(virt_conn *c)

@@ -47,7 +47,8 @@ void loop_remove_timer(int timer);
 typedef enum virt_lifecycle {
     VIRT_EVENT_STARTED, /* booted, restored, or arrived by live migration (detail says) */
     VIRT_EVENT_STOPPED, /* shut off, destroyed, crashed, saved, migrated away */
-    VIRT_EVENT_OTHER,   /* suspended, resumed, defined, ... */
+    VIRT_EVENT_RESUMED, /* resumed (after an incoming migration: detail says) */
+    VIRT_EVENT_OTHER,   /* suspended, defined, ... */
     VIRT_EVENT_MAX,
 } virt_lifecycle;
 
@@ -69,6 +70,10 @@ typedef struct virt_conn virt_conn;
 
 /* Open uri (NULL: qemu:///system), set keepalive, register every event above. */
 int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret);
+/* libvirtd's host UUID (<capabilities><host><uuid>) into buf: the host libvirt itself tells
+ * apart in a migration (it refuses one between two hosts with the same UUID). Returns 0,
+ * -ENOENT (none in the capabilities), -ENOSPC or a libvirt error. */
+int virt_host_uuid(virt_conn *c, char *buf, size_t len);
 /* Deregister and close. NULL-safe. */
 void virt_close(virt_conn *c);
 /* libvirt's message for the last failed call of this thread ("" if none). */
