@@ -131,12 +131,10 @@ static bool iothread_saved(const dom_state *st, unsigned id)
 }
 
 /*
- * A domain that arrived from another host (st->arrived) carries that host's pins: its live
- * vCPU, emulator and IOThread pins are the other vnumad's or the other host's CPU numbers,
- * and none of them may be put back here. Its originals are what this host would have given
- * it at start: the pins of its definition here (`xml`; for a transient domain, defined=false,
- * only its <vcpu cpuset>), for the threads vnumad may change (not the operator's emulator and
- * IOThread pins, known by now). Returns 0 or -errno.
+ * A domain that arrived from another host (st->arrived) carries that host's pins, live and
+ * saved: none may be put back here. Its originals are what this host would have given it
+ * at start: the pins of its definition here (`xml`; transient, defined=false: its <vcpu
+ * cpuset> only) for the threads vnumad may change (st->cputune_known). Returns 0 or -errno.
  */
 static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
                              bool defined)
@@ -144,8 +142,8 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
     _cleanup_free_ virt_vcpu *v = NULL;
     _cleanup_free_ unsigned *ids = NULL;
     _cleanup_free_ vn_cpuset *pins = NULL;
-    _cleanup_free_ dom_originals *o = NULL;
     unsigned n = 0, nio = 0, nr_vcpus = 0;
+    dom_originals o;
     vn_cpuset def;
     int r;
 
@@ -154,31 +152,22 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
         return r;
     for (unsigned i = 0; i < n; i++)
         nr_vcpus = VN_MAX(nr_vcpus, v[i].number + 1);
-    o = calloc(1, sizeof(*o));
-    if (!o)
-        return -ENOMEM;
-    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, o, &def);
+    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, &o, &def);
     if (r < 0)
         return r;
     if (!st->emulator_explicit) {
-        o->emulator_pin = def;
-        o->emulator_saved = true;
+        o.emulator_pin = def;
+        o.emulator_saved = true;
     }
     if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-        for (unsigned i = 0; i < nio && o->nr_iothreads < STATE_MAX_IOTHREADS; i++) {
-            bool explicit = false;
-            for (unsigned k = 0; k < st->nr_iothread_explicit; k++)
-                explicit |= st->iothread_explicit[k] == ids[i];
-            if (explicit)
+        for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+            if (iothread_explicit(st, ids[i]))
                 continue;
-            o->iothread_id[o->nr_iothreads] = ids[i];
-            o->iothread_pin[o->nr_iothreads++] = def;
+            o.iothread_id[o.nr_iothreads] = ids[i];
+            o.iothread_pin[o.nr_iothreads++] = def;
         }
-    snprintf(o->host, sizeof(o->host), "%s", st->host_uuid);
-    st->orig = *o;
-    log_info("'%s' arrived from another host: its originals are this host's definition of it, "
-             "not the pins it came with",
-             st->name);
+    snprintf(o.host, sizeof(o.host), "%s", st->host_uuid);
+    st->orig = o;
     return 0;
 }
 
@@ -225,15 +214,13 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
         if (virt_emulator_pin(d, &cur) < 0 || !cpuset_equal(&cur, &st->orig.emulator_pin))
             st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
     }
-    if (st->arrived && !st->orig.saved) {
-        r = arrival_originals(d, st, t, xml, persistent);
-        if (r < 0) {
-            log_debug("Cannot take this host's originals of '%s' (%s): it is left alone this pass",
-                      st->name, strerror(-r));
-            return;
-        }
-    }
     st->cputune_known = true;
+    r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
+    if (r < 0) {
+        log_debug("Cannot take this host's originals of '%s': %s", st->name, strerror(-r));
+        st->cputune_known = false; /* nothing is changed before they are taken */
+        return;
+    }
     if (st->emulator_explicit || st->nr_iothread_explicit)
         log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
                  persistent ? "persistent" : "live", st->name,
