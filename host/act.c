@@ -166,7 +166,7 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
             o.iothread_id[o.nr_iothreads] = ids[i];
             o.iothread_pin[o.nr_iothreads++] = def;
         }
-    snprintf(o.host, sizeof(o.host), "%s", st->host_uuid);
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
     st->orig = o;
     return 0;
 }
@@ -273,7 +273,7 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
         o.numa_saved = true;
     }
     o.saved = true;
-    snprintf(o.host, sizeof(o.host), "%s", st->host_uuid);
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
     st->orig = o;
     return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -27,6 +28,7 @@
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
+#define VN_MACHINE_ID "/etc/machine-id"
 
 /* ---- start-up warnings ---- */
 
@@ -172,14 +174,7 @@ static void connect_now(vnumad *dm)
     }
     dm->connected = true;
     dm->backoff_s = BACKOFF_MIN_S;
-    r = virt_host_uuid(dm->conn, dm->host_uuid, sizeof(dm->host_uuid));
-    if (r < 0) {
-        dm->host_uuid[0] = '\0';
-        log_warn(
-            "libvirtd did not say its host UUID (%s): originals saved on another host are not recognised unless the domain arrives by live migration",
-            r == -ENOENT ? "none in its capabilities" : virt_last_error());
-    }
-    log_info("Connected to %s (host %s)", dm->cfg.uri, dm->host_uuid[0] ? dm->host_uuid : "?");
+    log_info("Connected to %s", dm->cfg.uri);
     domains_resync(dm);
     schedule_pass_soon(dm);
 }
@@ -260,6 +255,28 @@ static void on_signal(int watch, int fd, int events, void *opaque)
 
 /* ---- main ---- */
 
+/*
+ * This host's id, stamped on the originals vnumad saves (host/metadata.h): /etc/machine-id,
+ * stable across reboots and daemon restarts. Not libvirt's host UUID: without SMBIOS (some
+ * clouds, nested hosts) libvirtd makes up a new one at each start, and vnumad would take its
+ * own originals for another host's after a libvirtd restart.
+ */
+static void read_host_id(vnumad *dm)
+{
+    _cleanup_fclose_ FILE *f = fopen(VN_MACHINE_ID, "re");
+    char line[64] = "";
+
+    if (!f || !fgets(line, sizeof(line), f) || strlen(line) != 33 || line[32] != '\n' ||
+        strspn(line, "0123456789abcdef") != 32) {
+        log_warn(
+            "Cannot read a machine id from %s: originals saved on another host are recognised only when the domain arrives by live migration",
+            VN_MACHINE_ID);
+        return;
+    }
+    line[32] = '\0';
+    snprintf(dm->host_id, sizeof(dm->host_id), "%s", line);
+}
+
 static void shutdown_restore(vnumad *dm)
 {
     if (!dm->cfg.restore_on_exit || !dm->connected)
@@ -296,6 +313,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         return 1;
     }
     log_info("Host topology: %u NUMA node(s), %u CPUs", dm.topo->nr_nodes, dm.topo->nr_cpus);
+    read_host_id(&dm);
     r = loop_init();
     if (r < 0) {
         log_err("Cannot start the event loop: %s", virt_last_error());

@@ -46,9 +46,9 @@ typedef struct vnumad {
     bool quit;
     FILE *journal;
     metrics_host stats; /* counters for the metrics (host/metrics.h) */
-    /* libvirtd's host UUID (virt_host_uuid), stamped on the originals vnumad saves so that
-     * another host recognises them ("" when libvirtd did not say) */
-    char host_uuid[SNAP_UUID_MAX];
+    /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
+     * so that another host recognises them ("" unknown) */
+    char host_id[SNAP_UUID_MAX];
 } vnumad;
 
 /* ---- domains.c ---- */

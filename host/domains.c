@@ -313,8 +313,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
             }
         }
         if (st) {
-            snprintf(st->host_uuid, sizeof(st->host_uuid), "%s", dm->host_uuid);
-            if (how != ARRIVAL_NONE || meta_originals_foreign(&st->orig, dm->host_uuid))
+            snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
+            if (how != ARRIVAL_NONE || meta_originals_foreign(&st->orig, dm->host_id))
                 arrive(dm, d, st, false); /* the restore writes the metadata */
             if (st->arrived && !st->orig.saved)
                 act_operator_pins(d, st, dm->topo);
@@ -357,8 +357,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
         changed = true;
     }
     snprintf(st->name, sizeof(st->name), "%s", id.name);
-    snprintf(st->host_uuid, sizeof(st->host_uuid), "%s", dm->host_uuid);
-    if (how != ARRIVAL_NONE || meta_originals_foreign(&orig, dm->host_uuid)) {
+    snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
+    if (how != ARRIVAL_NONE || meta_originals_foreign(&orig, dm->host_id)) {
         changed |= !st->arrived;
         arrive(dm, d, st, how != ARRIVAL_MIGRATING);
     }
@@ -367,7 +367,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
     if (!st->orig.saved && orig.saved && !st->arrived) {
         st->orig = orig;
         if (!st->orig.host[0])
-            snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_uuid);
+            snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_id);
     }
     if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
         if (!cfg.valid)

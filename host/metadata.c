@@ -208,7 +208,7 @@ static int format_mempolicy(xmlNodePtr n, const vn_mempolicy *p)
     return 0;
 }
 
-/* A host UUID as libvirt prints it: hex digits and dashes, nothing else. */
+/* A host id as vnumad writes it (a machine id; a UUID would do): hex digits and dashes. */
 static bool host_id_ok(const char *s)
 {
     size_t n = strlen(s);

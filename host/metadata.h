@@ -6,7 +6,7 @@
  *       namespace urn:vnuma:balancer:1: the operator's opt-in. vnumad only reads it.
  *
  *   <state>                                                   namespace urn:vnuma:state:1:
- *     <original host="libvirt host UUID">                     vnumad's own, live only
+ *     <original host="machine id">                            vnumad's own, live only
  *       <vcpupin vcpu="0" cpuset="0-3"/> ... <emulatorpin cpuset="0-7"/>
  *       <numatune nodeset="0-1"/>
  *     </original>
@@ -60,7 +60,7 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
 int meta_parse_state(const char *xml, dom_originals *ret_orig);
 
 /*
- * Whether originals o were taken on another host than `host` (this host's libvirt UUID):
+ * Whether originals o were taken on another host than `host` (this host's machine id):
  * saved, with a host, and not this one. False when either host is unknown.
  */
 bool meta_originals_foreign(const dom_originals *o, const char *host);

@@ -46,7 +46,7 @@ typedef struct ram_range {
 /* What vnumad changed, as it was before the first change (restored on opt-out/exit). */
 typedef struct dom_originals {
     bool saved;
-    /* libvirt host UUID of the host they were taken on (<original host=...>); "" when the
+    /* machine id of the host they were taken on (<original host=...>); "" when the
      * record has none (older vnumad): taken as this host's */
     char host[SNAP_UUID_MAX];
     unsigned nr_vcpus;
@@ -126,7 +126,7 @@ typedef struct dom_state {
      * saved): its live pins are that host's, so its originals are taken from this host's
      * definition of it (act_operator_pins) before any change. Cleared by a restore. */
     bool arrived;
-    char host_uuid[SNAP_UUID_MAX]; /* this host's libvirt UUID ("" unknown), for orig.host */
+    char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */

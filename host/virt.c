@@ -350,27 +350,6 @@ error:
     return r;
 }
 
-int virt_host_uuid(virt_conn *c, char *buf, size_t len)
-{
-    _cleanup_free_ char *caps = virConnectGetCapabilities(c->conn);
-    const char *host, *start, *end;
-
-    if (!caps)
-        return virt_error();
-    /* <capabilities><host><uuid>...</uuid>: the first <uuid> after <host> is the host's */
-    host = strstr(caps, "<host>");
-    start = host ? strstr(host, "<uuid>") : NULL;
-    end = start ? strstr(start, "</uuid>") : NULL;
-    if (!end)
-        return -ENOENT;
-    start += strlen("<uuid>");
-    if ((size_t)(end - start) >= len)
-        return -ENOSPC;
-    memcpy(buf, start, (size_t)(end - start));
-    buf[end - start] = '\0';
-    return 0;
-}
-
 void virt_close(virt_conn *c)
 {
     if (!c)

@@ -70,10 +70,6 @@ typedef struct virt_conn virt_conn;
 
 /* Open uri (NULL: qemu:///system), set keepalive, register every event above. */
 int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret);
-/* libvirtd's host UUID (<capabilities><host><uuid>) into buf: the host libvirt itself tells
- * apart in a migration (it refuses one between two hosts with the same UUID). Returns 0,
- * -ENOENT (none in the capabilities), -ENOSPC or a libvirt error. */
-int virt_host_uuid(virt_conn *c, char *buf, size_t len);
 /* Deregister and close. NULL-safe. */
 void virt_close(virt_conn *c);
 /* libvirt's message for the last failed call of this thread ("" if none). */

@@ -2,11 +2,11 @@
 # A domain that arrives from another host (issue 13, live migration) carries that host's pins
 # and, in vnumad's live <state>, the originals saved there (<original host=...>): CPU numbers
 # chosen for the other host. This machine has one host and one libvirtd, so the other host is
-# made up: its vnumad's live pins are set by hand and its <original> carries another host's
-# UUID. Checked on the real libvirtd and QEMU (TCG; type='kvm' with VN_ACCEL=kvm):
+# made up: its vnumad's live pins are set by hand and its <original> carries another machine
+# id. Checked on the real libvirtd and QEMU (TCG; type='kvm' with VN_ACCEL=kvm):
 #   a. vnumad starts and finds the domain running with the other host's <original>: it drops
 #      it, saves this host's originals (the domain's persistent <cputune>: vCPU 0 on CPU 1,
-#      vCPU 1 and the emulator unpinned) stamped with this host's UUID, and an opt-out puts
+#      vCPU 1 and the emulator unpinned) stamped with this host's machine id, and an opt-out puts
 #      those back, never the other host's.
 #   b. a save image whose XML says it was saved on another host (virsh save-image-define) is
 #      restored while vnumad runs: the same, and SIGTERM (restore_on_exit) puts this host's
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 
 T=tests/data/domains/e2e-two-cell.xml.in
-OTHER=0b5e6a44-1c2d-4e3f-8a9b-0c1d2e3f4a5b # the host the domain comes from
+OTHER=0b5e6a441c2d4e3f8a9b0c1d2e3f4a5b     # the host the domain comes from (its machine id)
 THERE="0:0 1:0"                            # the pins the other host's vnumad gave it
 THERE_ORIG="0:0 1:1"                       # the originals saved on the other host
 HERE_ORIG="0:1 1:0-1"                      # this host's: vcpupin vcpu 0 -> 1, vCPU 1 unpinned
@@ -29,12 +29,11 @@ pins_are() { [ "$(vcpu_pins "$1")" = "$2" ]; }
 # emulator_pin DOM: the live emulator pin ("0-1"; virsh -q prints the list alone)
 emulator_pin() { $VIRSH emulatorpin "$1" --live 2>/dev/null | awk -F: '{gsub(/[ *]/, "", $NF); if ($NF != "") print $NF}'; }
 show_log() { grep -E "$1" "$VN_LOG" | tail -n "${2:-3}" | sed 's/^/#   /'; }
-host_uuid() { $VIRSH capabilities | python3 -c 'import sys, xml.etree.ElementTree as E; print(E.parse(sys.stdin).find("host/uuid").text)'; }
 # there_state: vnumad's <state> as the other host's vnumad left it
 there_state() {
     echo "<state><original host=\"$OTHER\"><vcpupin vcpu=\"0\" cpuset=\"0\"/><vcpupin vcpu=\"1\" cpuset=\"1\"/><emulatorpin cpuset=\"1\"/></original></state>"
 }
-# state_is_here DOM: the live <state> holds this host's originals, stamped with its UUID
+# state_is_here DOM: the live <state> holds this host's originals, stamped with its machine id
 state_is_here() {
     live_state "$1" | python3 -c '
 import sys, xml.etree.ElementTree as E
@@ -52,9 +51,9 @@ arrive_from_there() {
         $VIRSH metadata "$1" urn:vnuma:state:1 --key vnumad --set "$(there_state)" --live >/dev/null
 }
 
-HERE=$(host_uuid)
+HERE=$(cat /etc/machine-id)
 [ -n "$HERE" ] && [ "$HERE" != "$OTHER" ]
-ok $? "this host's libvirt UUID is $HERE"
+ok $? "this host's machine id is $HERE"
 
 D=$(define_domain arrival "$T" "s|</vcpu>|</vcpu><cputune><vcpupin vcpu='0' cpuset='1'/></cputune>|" \
     "$(optin_sed 'mode="auto"')")
