@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "domxml.h"
 #include "log.h"
+#include "metadata.h"
 #include "rules.h"
 #include "util.h"
 
@@ -130,6 +131,47 @@ static bool iothread_saved(const dom_state *st, unsigned id)
 }
 
 /*
+ * A domain that arrived from another host (st->arrived) carries that host's pins, live and
+ * saved: none may be put back here. Its originals are what this host would have given it
+ * at start: the pins of its definition here (`xml`; transient, defined=false: its <vcpu
+ * cpuset> only) for the threads vnumad may change (st->cputune_known). Returns 0 or -errno.
+ */
+static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
+                             bool defined)
+{
+    _cleanup_free_ virt_vcpu *v = NULL;
+    _cleanup_free_ unsigned *ids = NULL;
+    _cleanup_free_ vn_cpuset *pins = NULL;
+    unsigned n = 0, nio = 0, nr_vcpus = 0;
+    dom_originals o;
+    vn_cpuset def;
+    int r;
+
+    r = virt_vcpus(d, &v, &n);
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < n; i++)
+        nr_vcpus = VN_MAX(nr_vcpus, v[i].number + 1);
+    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, &o, &def);
+    if (r < 0)
+        return r;
+    if (!st->emulator_explicit) {
+        o.emulator_pin = def;
+        o.emulator_saved = true;
+    }
+    if (virt_iothreads(d, &ids, &pins, &nio) == 0)
+        for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+            if (iothread_explicit(st, ids[i]))
+                continue;
+            o.iothread_id[o.nr_iothreads] = ids[i];
+            o.iothread_pin[o.nr_iothreads++] = def;
+        }
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
+    st->orig = o;
+    return 0;
+}
+
+/*
  * The operator's emulator and IOThread pins: the <cputune><emulatorpin>/<iothreadpin> of the
  * domain's persistent XML (vnumad pins live only, so that XML is the operator's whatever vnumad
  * did). A transient domain has only its live XML: its pins count as the operator's unless
@@ -173,6 +215,12 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
             st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
     }
     st->cputune_known = true;
+    r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
+    if (r < 0) {
+        log_debug("Cannot take this host's originals of '%s': %s", st->name, strerror(-r));
+        st->cputune_known = false; /* nothing is changed before they are taken */
+        return;
+    }
     if (st->emulator_explicit || st->nr_iothread_explicit)
         log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
                  persistent ? "persistent" : "live", st->name,
@@ -191,8 +239,10 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 
     if (st->orig.saved)
         return 0;
-    if (!st->cputune_known)
-        return -EAGAIN; /* the operator's pins are not known: nothing is changed yet */
+    /* the operator's pins are not known, or (arrived) this host's originals not taken yet
+     * (act_operator_pins takes them): nothing is changed yet */
+    if (!st->cputune_known || st->arrived)
+        return -EAGAIN;
     memset(&o, 0, sizeof(o));
     r = virt_vcpus(d, &v, &n);
     if (r < 0)
@@ -223,6 +273,7 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
         o.numa_saved = true;
     }
     o.saved = true;
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
     st->orig = o;
     return 0;
 }

@@ -77,7 +77,9 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
 
 /* Learn which emulator and IOThread pins are the operator's (the <cputune> of the domain's
  * persistent XML; act.c says how transient domains are judged), once per QEMU run: those are
- * never changed, saved or restored. Until it succeeds, act_save_originals() refuses with
+ * never changed, saved or restored. For a domain that arrived from another host
+ * (st->arrived) without originals yet, it also takes them, from this host's definition of
+ * the domain (act.c arrival_originals). Until it succeeds, act_save_originals() refuses with
  * -EAGAIN and act_apply() pins neither. */
 void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -27,6 +28,7 @@
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
+#define VN_MACHINE_ID "/etc/machine-id"
 
 /* ---- start-up warnings ---- */
 
@@ -66,8 +68,12 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
     dom_state *st = domains_find(dm, uuid);
 
     if (ev == VIRT_EVENT_STARTED) {
-        log_debug("Domain '%s' started%s", name, migrated ? " (arrived by migration)" : "");
-        if (domains_consider(dm, uuid))
+        log_debug("Domain '%s' started%s", name, migrated ? " (arriving by migration)" : "");
+        if (migrated ? domains_arrived(dm, uuid, false) : domains_consider(dm, uuid))
+            schedule_pass_soon(dm);
+    } else if (ev == VIRT_EVENT_RESUMED && migrated) {
+        log_debug("Domain '%s' resumed after its migration here", name);
+        if (domains_arrived(dm, uuid, true))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_STOPPED && st) {
         log_info("Domain '%s' stopped%s; no longer tracked", name,
@@ -249,6 +255,28 @@ static void on_signal(int watch, int fd, int events, void *opaque)
 
 /* ---- main ---- */
 
+/*
+ * This host's id, stamped on the originals vnumad saves (host/metadata.h): /etc/machine-id,
+ * stable across reboots and daemon restarts. Not libvirt's host UUID: without SMBIOS (some
+ * clouds, nested hosts) libvirtd makes up a new one at each start, and vnumad would take its
+ * own originals for another host's after a libvirtd restart.
+ */
+static void read_host_id(vnumad *dm)
+{
+    _cleanup_fclose_ FILE *f = fopen(VN_MACHINE_ID, "re");
+    char line[64] = "";
+
+    if (!f || !fgets(line, sizeof(line), f) || strlen(line) != 33 || line[32] != '\n' ||
+        strspn(line, "0123456789abcdef") != 32) {
+        log_warn(
+            "Cannot read a machine id from %s: originals saved on another host are recognised only when the domain arrives by live migration",
+            VN_MACHINE_ID);
+        return;
+    }
+    line[32] = '\0';
+    snprintf(dm->host_id, sizeof(dm->host_id), "%s", line);
+}
+
 static void shutdown_restore(vnumad *dm)
 {
     if (!dm->cfg.restore_on_exit || !dm->connected)
@@ -285,6 +313,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         return 1;
     }
     log_info("Host topology: %u NUMA node(s), %u CPUs", dm.topo->nr_nodes, dm.topo->nr_cpus);
+    read_host_id(&dm);
     r = loop_init();
     if (r < 0) {
         log_err("Cannot start the event loop: %s", virt_last_error());

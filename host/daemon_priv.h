@@ -49,6 +49,9 @@ typedef struct vnumad {
     metrics_host stats; /* counters for the metrics (host/metrics.h) */
     host_load load[2];  /* /proc/stat at the last two passes (hostload.h) */
     unsigned load_cur;  /* which of load[] is the newest */
+    /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
+     * so that another host recognises them ("" unknown) */
+    char host_id[SNAP_UUID_MAX];
 } vnumad;
 
 /* ---- domains.c ---- */
@@ -66,6 +69,12 @@ void domains_forget(vnumad *dm, dom_state *st);
 /* Read a running domain's <balancer> element and track, update, restore or drop it; true
  * when something that matters for balancing changed. */
 bool domains_consider(vnumad *dm, const char *uuid);
+
+/* domains_consider() of a domain that arrives by live migration: its live pins and the
+ * originals in its metadata are the other host's, never put back here (domains.c). While
+ * the migration runs (`finished` false: libvirt holds the domain) nothing is written; once
+ * it finished, this host's originals are taken and written. */
+bool domains_arrived(vnumad *dm, const char *uuid, bool finished);
 
 /* After (re)connecting: forget what no longer runs, consider every running domain. */
 void domains_resync(vnumad *dm);

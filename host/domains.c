@@ -107,6 +107,7 @@ static void state_reset_run(dom_state *st, int id)
     st->nr_view = 0;
     memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
     st->cputune_known = false;
+    st->arrived = false;
 }
 
 /* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
@@ -211,6 +212,7 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     }
     log_info("Restored the original pinning and binding of '%s' (%s)", st->name, why);
     memset(&st->orig, 0, sizeof(st->orig));
+    st->arrived = false; /* its pins are this host's now */
     publish_record_simple(dm, d, st, "restored", why);
 }
 
@@ -234,11 +236,49 @@ static bool read_originals(virt_dom *d, const dom_originals *legacy, dom_origina
     return r == 0 || r == -ENOENT;
 }
 
+typedef enum arrival {
+    ARRIVAL_NONE,      /* an event or a resync: arrived only if its originals say so */
+    ARRIVAL_MIGRATING, /* STARTED_MIGRATED: the migration runs, libvirt holds the domain */
+    ARRIVAL_FINISHED,  /* RESUMED_MIGRATED: it runs here now */
+    ARRIVAL_MAX,
+} arrival;
+
+/*
+ * A domain that came from another host: by live migration, or with originals another host
+ * saved (a vnumad started after the migration, a save image restored here). Its live pins
+ * are the other host's, chosen for that host's CPUs, and so are the originals it carried:
+ * neither is ever put back here. It is balanced as new (rule 3's early phase anew), and its
+ * originals are this host's definition of it, taken before any change (act_operator_pins)
+ * and, when `write`, written into the live metadata at once, so that an opt-out or a
+ * vnumad stop gives it the pins it would have had had it started here.
+ */
+static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
+{
+    char time[32];
+
+    if (!st->arrived) {
+        log_info(
+            "Domain '%s' arrived from another host: the pins it came with and the originals saved there are not put back here",
+            st->name);
+        state_reset_run(st, st->id);
+        memset(&st->orig, 0, sizeof(st->orig));
+        st->arrived = true;
+    }
+    if (!write || st->orig.saved)
+        return;
+    act_operator_pins(d, st, dm->topo);
+    if (!st->orig.saved)
+        return; /* the next pass tries again before it changes anything */
+    vn_iso_time(time, sizeof(time));
+    if (publish_metadata(d, st, dm->pass, time, NULL) < 0)
+        dm->stats.errors[METRICS_ERR_METADATA]++;
+}
+
 /*
  * Look at a running domain's <balancer> element and track, update or drop it.
  * Returns true when something that matters for balancing changed.
  */
-bool domains_consider(vnumad *dm, const char *uuid)
+static bool consider(vnumad *dm, const char *uuid, arrival how)
 {
     _cleanup_free_ char *xml = NULL;
     virt_dom *d = NULL;
@@ -273,6 +313,11 @@ bool domains_consider(vnumad *dm, const char *uuid)
             }
         }
         if (st) {
+            snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
+            if (how != ARRIVAL_NONE || meta_originals_foreign(&st->orig, dm->host_id))
+                arrive(dm, d, st, false); /* the restore writes the metadata */
+            if (st->arrived && !st->orig.saved)
+                act_operator_pins(d, st, dm->topo);
             domains_restore(dm, d, st, "opted out: element removed");
             domains_forget(dm, st);
             changed = true;
@@ -312,9 +357,18 @@ bool domains_consider(vnumad *dm, const char *uuid)
         changed = true;
     }
     snprintf(st->name, sizeof(st->name), "%s", id.name);
-    /* a restarted vnumad finds the originals in the live metadata */
-    if (!st->orig.saved && orig.saved)
+    snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
+    if (how != ARRIVAL_NONE || meta_originals_foreign(&orig, dm->host_id)) {
+        changed |= !st->arrived;
+        arrive(dm, d, st, how != ARRIVAL_MIGRATING);
+    }
+    /* a restarted vnumad finds the originals in the live metadata (this host's: an
+     * <original> without a host is from an older vnumad on this host) */
+    if (!st->orig.saved && orig.saved && !st->arrived) {
         st->orig = orig;
+        if (!st->orig.host[0])
+            snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_id);
+    }
     if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
         if (!cfg.valid)
             log_warn("Leaving '%s' alone: invalid <balancer> element: %s", st->name, cfg.error);
@@ -331,6 +385,16 @@ bool domains_consider(vnumad *dm, const char *uuid)
     }
     virt_dom_free(d);
     return changed;
+}
+
+bool domains_consider(vnumad *dm, const char *uuid)
+{
+    return consider(dm, uuid, ARRIVAL_NONE);
+}
+
+bool domains_arrived(vnumad *dm, const char *uuid, bool finished)
+{
+    return consider(dm, uuid, finished ? ARRIVAL_FINISHED : ARRIVAL_MIGRATING);
 }
 
 void domains_resync(vnumad *dm)

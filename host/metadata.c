@@ -208,9 +208,25 @@ static int format_mempolicy(xmlNodePtr n, const vn_mempolicy *p)
     return 0;
 }
 
+/* A host id as vnumad writes it (a machine id; a UUID would do): hex digits and dashes. */
+static bool host_id_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n >= SNAP_UUID_MAX)
+        return false;
+    return strspn(s, "0123456789abcdefABCDEF-") == n;
+}
+
 static void parse_original(xmlNodePtr orig, dom_originals *o)
 {
+    _cleanup_(xml_freep) xmlChar *host = xmlGetProp(orig, (const xmlChar *)"host");
+
     memset(o, 0, sizeof(*o));
+    /* a host attribute vnumad cannot have written names no host: "another host" */
+    if (host)
+        snprintf(o->host, sizeof(o->host), "%s",
+                 host_id_ok((const char *)host) ? (const char *)host : "?");
     for (xmlNodePtr n = orig->children; n; n = n->next) {
         _cleanup_(xml_freep) xmlChar *set = NULL;
         _cleanup_(xml_freep) xmlChar *vc = NULL;
@@ -385,6 +401,8 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
         xmlNodePtr o = xmlNewChild(root, NULL, (const xmlChar *)"original", NULL);
         if (!o)
             return -ENOMEM;
+        if (host_id_ok(orig->host))
+            xmlNewProp(o, (const xmlChar *)"host", (const xmlChar *)orig->host);
         for (unsigned v = 0; v < orig->nr_vcpus && r == 0; v++)
             if (!cpuset_empty(&orig->vcpu_pin[v]))
                 r = add_pin(o, "vcpupin", (int)v, &orig->vcpu_pin[v]);
@@ -429,4 +447,85 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
     *ret = strdup((const char *)xmlBufferContent(buf));
     xmlBufferFree(buf);
     return *ret ? 0 : -ENOMEM;
+}
+
+bool meta_originals_foreign(const dom_originals *o, const char *host)
+{
+    return o->saved && o->host[0] && host && host[0] && strcmp(o->host, host) != 0;
+}
+
+/* The <vcpupin vcpu=N cpuset=...> children of <cputune>: the first pin of each vCPU
+ * below nr_vcpus, into ret->vcpu_pin[] (entries without one stay empty). */
+static void defined_vcpupins(xmlNodePtr cputune, unsigned nr_vcpus, dom_originals *ret)
+{
+    for (xmlNodePtr n = cputune->children; n; n = n->next) {
+        _cleanup_(xml_freep) xmlChar *vc = NULL;
+        _cleanup_(xml_freep) xmlChar *set = NULL;
+        vn_cpuset cs;
+        long v;
+
+        if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "vcpupin") != 0)
+            continue;
+        vc = xmlGetProp(n, (const xmlChar *)"vcpu");
+        set = xmlGetProp(n, (const xmlChar *)"cpuset");
+        if (vc && set && parse_int((const char *)vc, 0, (long)nr_vcpus - 1, &v) &&
+            cpuset_empty(&ret->vcpu_pin[v]) && cpuset_parse((const char *)set, &cs) == 0 &&
+            !cpuset_empty(&cs))
+            ret->vcpu_pin[v] = cs;
+    }
+}
+
+int meta_defined_originals(const char *xml, bool defined, const vn_cpuset *host_cpus,
+                           unsigned nr_vcpus, dom_originals *ret, vn_cpuset *ret_default)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    xmlNodePtr root;
+    dom_originals *o;
+    vn_cpuset def = *host_cpus;
+
+    if (!doc || !(root = xmlDocGetRootElement(doc)) || strcmp((const char *)root->name, "domain"))
+        return -EINVAL;
+    o = calloc(1, sizeof(*o));
+    if (!o)
+        return -ENOMEM;
+    nr_vcpus = VN_MIN(nr_vcpus, (unsigned)STATE_MAX_VCPUS);
+    for (xmlNodePtr n = root->children; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (!strcmp((const char *)n->name, "vcpu")) {
+            /* <vcpu cpuset=...>: where libvirt puts every thread the XML does not pin */
+            _cleanup_(xml_freep) xmlChar *set = xmlGetProp(n, (const xmlChar *)"cpuset");
+            vn_cpuset cs;
+            if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs))
+                def = cs;
+        } else if (defined && !strcmp((const char *)n->name, "cputune")) {
+            defined_vcpupins(n, nr_vcpus, o);
+        } else if (defined && !strcmp((const char *)n->name, "numatune")) {
+            for (xmlNodePtr m = n->children; m; m = m->next) {
+                _cleanup_(xml_freep) xmlChar *mode = NULL;
+                _cleanup_(xml_freep) xmlChar *set = NULL;
+                vn_cpuset cs;
+                if (m->type != XML_ELEMENT_NODE || strcmp((const char *)m->name, "memory"))
+                    continue;
+                mode = xmlGetProp(m, (const xmlChar *)"mode");
+                set = xmlGetProp(m, (const xmlChar *)"nodeset");
+                /* the only nodeset vnumad changes (act.c set_restrictive_nodeset) */
+                if (mode && set && !strcmp((const char *)mode, "restrictive") &&
+                    strlen((const char *)set) < sizeof(o->nodeset) &&
+                    cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs)) {
+                    snprintf(o->nodeset, sizeof(o->nodeset), "%s", (const char *)set);
+                    o->numa_saved = true;
+                }
+            }
+        }
+    }
+    for (unsigned v = 0; v < nr_vcpus; v++)
+        if (cpuset_empty(&o->vcpu_pin[v]))
+            o->vcpu_pin[v] = def;
+    o->nr_vcpus = nr_vcpus;
+    o->saved = true;
+    *ret = *o;
+    *ret_default = def;
+    free(o);
+    return 0;
 }

@@ -6,7 +6,7 @@
  *       namespace urn:vnuma:balancer:1: the operator's opt-in. vnumad only reads it.
  *
  *   <state>                                                   namespace urn:vnuma:state:1:
- *     <original>                                              vnumad's own, live only
+ *     <original host="machine id">                            vnumad's own, live only
  *       <vcpupin vcpu="0" cpuset="0-3"/> ... <emulatorpin cpuset="0-7"/>
  *       <numatune nodeset="0-1"/>
  *     </original>
@@ -18,9 +18,15 @@
  * write would be lost. So vnumad writes only its own element, whole, never read back.
  * vnumad 0.1.0 kept <original> and <decision> inside <balancer>: meta_parse() still
  * accepts them, and their originals count only while the domain has no <state>.
+ *
+ * The live metadata travels with the domain (live migration, a save image restored
+ * elsewhere): <original host=...> says which host the originals are of, so that no host
+ * ever puts back another host's CPU numbers. An <original> without it (older vnumad) is
+ * this host's.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "state.h"
@@ -52,3 +58,21 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
  * there is none). Returns 0, or -EINVAL when the element is not vnumad's state.
  */
 int meta_parse_state(const char *xml, dom_originals *ret_orig);
+
+/*
+ * Whether originals o were taken on another host than `host` (this host's machine id):
+ * saved, with a host, and not this one. False when either host is unknown.
+ */
+bool meta_originals_foreign(const dom_originals *o, const char *host);
+
+/*
+ * The originals of a domain that arrived from another host, from this host's definition
+ * of it (xml: a <domain> XML): each of its first nr_vcpus vCPUs gets its <cputune><vcpupin>,
+ * else the <vcpu cpuset>, else host_cpus, as libvirt would pin them at start here; a
+ * restrictive <numatune><memory> gives the nodeset. With defined=false (a transient domain:
+ * its pins are the other host's) the vCPUs only get the <vcpu cpuset> or host_cpus, and no
+ * nodeset. *ret_default gets the set unpinned threads get (for the emulator and IOThreads).
+ * ret->host is left empty. Returns 0, -EINVAL (not a domain XML) or -ENOMEM.
+ */
+int meta_defined_originals(const char *xml, bool defined, const vn_cpuset *host_cpus,
+                           unsigned nr_vcpus, dom_originals *ret, vn_cpuset *ret_default);

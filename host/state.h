@@ -46,6 +46,9 @@ typedef struct ram_range {
 /* What vnumad changed, as it was before the first change (restored on opt-out/exit). */
 typedef struct dom_originals {
     bool saved;
+    /* machine id of the host they were taken on (<original host=...>); "" when the
+     * record has none (older vnumad): taken as this host's */
+    char host[SNAP_UUID_MAX];
     unsigned nr_vcpus;
     vn_cpuset vcpu_pin[STATE_MAX_VCPUS];
     bool emulator_saved;
@@ -119,6 +122,11 @@ typedef struct dom_state {
     pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
 
     dom_originals orig;
+    /* This QEMU run came from another host (live migration, or originals another host
+     * saved): its live pins are that host's, so its originals are taken from this host's
+     * definition of it (act_operator_pins) before any change. Cleared by a restore. */
+    bool arrived;
+    char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */

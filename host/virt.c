@@ -221,6 +221,11 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
     } else if (event == VIR_DOMAIN_EVENT_STOPPED) {
         ev = VIRT_EVENT_STOPPED;
         migrated = detail == VIR_DOMAIN_EVENT_STOPPED_MIGRATED;
+    } else if (event == VIR_DOMAIN_EVENT_RESUMED) {
+        ev = VIRT_EVENT_RESUMED;
+        /* the incoming migration finished (or post-copy runs the guest here now) */
+        migrated = detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED ||
+                   detail == VIR_DOMAIN_EVENT_RESUMED_POSTCOPY;
     }
     if (c->cb.lifecycle)
         c->cb.lifecycle(c->cb.opaque, uuid, name, ev, migrated);

@@ -47,7 +47,8 @@ void loop_remove_timer(int timer);
 typedef enum virt_lifecycle {
     VIRT_EVENT_STARTED, /* booted, restored, or arrived by live migration (detail says) */
     VIRT_EVENT_STOPPED, /* shut off, destroyed, crashed, saved, migrated away */
-    VIRT_EVENT_OTHER,   /* suspended, resumed, defined, ... */
+    VIRT_EVENT_RESUMED, /* resumed (after an incoming migration: detail says) */
+    VIRT_EVENT_OTHER,   /* suspended, defined, ... */
     VIRT_EVENT_MAX,
 } virt_lifecycle;
 

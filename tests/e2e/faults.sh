@@ -78,7 +78,7 @@ start_vnumad "interval = 1" "restore_on_exit = yes"
 ok $? "b: vnumad started again (no pause)"
 wait_for 20 pins_are "$D" "$WIDE"
 ok $? "b: $D balanced ('$(vcpu_pins "$D")')"
-wait_for 10 bash -c "virsh -q metadata '$D' urn:vnuma:state:1 | grep -q '<original>'"
+wait_for 10 bash -c "virsh -q metadata '$D' urn:vnuma:state:1 | grep -q '<original[ >]'"
 ok $? "b: its originals are in vnumad's live <state> metadata"
 wait_for 20 age_at_least "$D" 6
 r=$?

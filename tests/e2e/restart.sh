@@ -23,7 +23,7 @@ start_vnumad "interval = 1" "restore_on_exit = yes"
 set_meta "$D" '<balancer mode="auto"/>' >/dev/null
 wait_for 15 bash -c "[ \"\$($(declare -f vcpu_pins); VIRSH='$VIRSH'; vcpu_pins $D)\" = '$WIDE' ]"
 ok $? "vnumad pinned $D to $WIDE (got $(vcpu_pins "$D"))"
-wait_for 10 bash -c "virsh -q metadata $D urn:vnuma:state:1 | grep -q '<original>'"
+wait_for 10 bash -c "virsh -q metadata $D urn:vnuma:state:1 | grep -q '<original[ >]'"
 ok $? "the originals are in vnumad's live <state> metadata"
 
 kill -KILL "$VN_PID"

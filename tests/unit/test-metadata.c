@@ -396,6 +396,116 @@ static void test_roundtrip(const topology *t)
           "vnumad 0.1.0's <original> and <decision> inside <balancer> are still read");
 }
 
+#define HOST_A "3d1219c7c4c5404aaa1f6d2a48adfda4"     /* a machine id */
+#define HOST_B "2f1a9d3e-7b6c-4e55-9a0d-1c2b3a4d5e6f" /* a UUID would do too */
+
+/* <original host=...>: written, read back, and told apart (issue 13, live migration). */
+static void test_original_host(void)
+{
+    static dom_originals o, back;
+    static const struct {
+        const char *xml;
+        const char *host; /* what is read back */
+        bool foreign;     /* seen from HOST_A */
+    } cases[] = {
+        {"<state><original host=\"" HOST_A "\"><vcpupin vcpu=\"0\" cpuset=\"1\"/></original>"
+         "</state>",
+         HOST_A, false},
+        {"<state><original host=\"" HOST_B "\"><vcpupin vcpu=\"0\" cpuset=\"1\"/></original>"
+         "</state>",
+         HOST_B, true},
+        /* an older vnumad wrote no host: the originals are this host's */
+        {"<state><original><vcpupin vcpu=\"0\" cpuset=\"1\"/></original></state>", "", false},
+        /* a host vnumad cannot have written is no host: another one */
+        {"<state><original host=\"x&lt;y\"><vcpupin vcpu=\"0\" cpuset=\"1\"/></original>"
+         "</state>",
+         "?", true},
+        {"<state><original host=\"\"><vcpupin vcpu=\"0\" cpuset=\"1\"/></original></state>", "?",
+         true},
+        {"<state><original host=\"" HOST_A HOST_B "\"><vcpupin vcpu=\"0\" cpuset=\"1\"/>"
+         "</original></state>",
+         "?", true},
+    };
+    char *out = NULL;
+
+    for (size_t i = 0; i < VN_ARRAY_SIZE(cases); i++) {
+        int r = meta_parse_state(cases[i].xml, &back);
+        CHECK(r == 0 && back.saved && strcmp(back.host, cases[i].host) == 0 &&
+                  meta_originals_foreign(&back, HOST_A) == cases[i].foreign,
+              "case %zu: host '%s' read back, %s", i, back.host,
+              cases[i].foreign ? "another host's" : "this host's");
+    }
+    CHECK(!meta_originals_foreign(&back, "") && !meta_originals_foreign(&back, NULL),
+          "while this host's UUID is unknown no originals are another host's");
+    memset(&back, 0, sizeof(back));
+    snprintf(back.host, sizeof(back.host), "%s", HOST_B);
+    CHECK(!meta_originals_foreign(&back, HOST_A), "no originals saved: nothing foreign");
+
+    memset(&o, 0, sizeof(o));
+    o.saved = true;
+    o.nr_vcpus = 1;
+    (void)cpuset_parse("3", &o.vcpu_pin[0]);
+    snprintf(o.host, sizeof(o.host), "%s", HOST_A);
+    CHECK(meta_format_state(&o, 1, "t", NULL, &out) == 0 && out &&
+              strstr(out, "<original host=\"" HOST_A "\">") && meta_parse_state(out, &back) == 0 &&
+              strcmp(back.host, HOST_A) == 0,
+          "the host is written on <original> and reads back: %s", out ? out : "(null)");
+    free(out);
+    out = NULL;
+    o.host[0] = '\0';
+    CHECK(meta_format_state(&o, 1, "t", NULL, &out) == 0 && out && !strstr(out, "host="),
+          "unknown host: no attribute (read as this host's)");
+    free(out);
+}
+
+/* The originals of a domain that arrived: this host's definition of it, never its live pins. */
+static void test_defined_originals(void)
+{
+    static dom_originals o;
+    static const char persistent[] =
+        "<domain type='kvm'><name>d</name><vcpu placement='static' cpuset='0-5'>4</vcpu>"
+        "<cputune><vcpupin vcpu='0' cpuset='2'/><vcpupin vcpu='2' cpuset='3-4'/>"
+        "<vcpupin vcpu='2' cpuset='7'/><vcpupin vcpu='9' cpuset='1'/>"
+        "<emulatorpin cpuset='5'/></cputune>"
+        "<numatune><memory mode='restrictive' nodeset='0-1'/></numatune></domain>";
+    vn_cpuset host, def, want;
+
+    (void)cpuset_parse("0-7", &host);
+    CHECK(meta_defined_originals(persistent, true, &host, 4, &o, &def) == 0 && o.saved &&
+              o.nr_vcpus == 4 && !o.emulator_saved && o.host[0] == '\0',
+          "a persistent definition gives originals for the live vCPUs");
+    (void)cpuset_parse("2", &want);
+    CHECK(cpuset_equal(&o.vcpu_pin[0], &want), "vCPU 0: its <vcpupin>");
+    (void)cpuset_parse("3-4", &want);
+    CHECK(cpuset_equal(&o.vcpu_pin[2], &want), "vCPU 2: its first <vcpupin> (libvirt's)");
+    (void)cpuset_parse("0-5", &want);
+    CHECK(cpuset_equal(&o.vcpu_pin[1], &want) && cpuset_equal(&o.vcpu_pin[3], &want) &&
+              cpuset_equal(&def, &want),
+          "vCPUs without a pin, and unpinned threads: the <vcpu cpuset>");
+    CHECK(cpuset_empty(&o.vcpu_pin[9]), "a pin of a vCPU the domain does not run is ignored");
+    CHECK(o.numa_saved && strcmp(o.nodeset, "0-1") == 0, "the restrictive nodeset: %s", o.nodeset);
+
+    CHECK(meta_defined_originals(persistent, false, &host, 4, &o, &def) == 0 &&
+              cpuset_equal(&o.vcpu_pin[0], &want) && cpuset_equal(&o.vcpu_pin[2], &want) &&
+              !o.numa_saved,
+          "transient (the XML is the other host's): unpinned within the <vcpu cpuset>, no nodeset");
+
+    CHECK(meta_defined_originals("<domain><vcpu>2</vcpu><numatune><memory mode='strict' "
+                                 "nodeset='1'/></numatune></domain>",
+                                 true, &host, 2, &o, &def) == 0 &&
+              cpuset_equal(&o.vcpu_pin[0], &host) && cpuset_equal(&o.vcpu_pin[1], &host) &&
+              cpuset_equal(&def, &host) && !o.numa_saved,
+          "no pins, no cpuset: every host CPU; a strict nodeset is the operator's, not saved");
+    CHECK(meta_defined_originals("<state/>", true, &host, 2, &o, &def) == -EINVAL &&
+              meta_defined_originals("<domain", true, &host, 2, &o, &def) == -EINVAL,
+          "not a domain XML: refused");
+    CHECK(meta_defined_originals("<domain><cputune><vcpupin vcpu='0' cpuset='bogus'/>"
+                                 "<vcpupin vcpu='-1' cpuset='1'/></cputune></domain>",
+                                 true, &host, 1, &o, &def) == 0 &&
+              cpuset_equal(&o.vcpu_pin[0], &host),
+          "a pin libvirt would not have taken leaves the vCPU unpinned");
+}
+
 int main(void)
 {
     topology *t = two_nodes();
@@ -406,6 +516,8 @@ int main(void)
     test_sizes(t);
     test_hostile_original(t);
     test_roundtrip(t);
+    test_original_host();
+    test_defined_originals();
     free(t);
     return tap_done();
 }
