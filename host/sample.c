@@ -272,10 +272,21 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
     }
     file = v1[0] ? "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus"
                  : "/sys/fs/cgroup%s/cpuset.cpus.effective";
-    n = snprintf(line, sizeof(line), file, path);
-    if (n < 0 || (size_t)n >= sizeof(line))
-        return -ENAMETOOLONG;
-    r = read_line(root, line, cpus, sizeof(cpus));
+    /* a group without the cpuset controller (cgroup v2: its parent does not delegate it, as
+     * libvirt's machine groups without systemd) is bounded by its nearest ancestor that has it */
+    for (;;) {
+        char *slash;
+        n = snprintf(line, sizeof(line), file, path);
+        if (n < 0 || (size_t)n >= sizeof(line))
+            return -ENAMETOOLONG;
+        r = read_line(root, line, cpus, sizeof(cpus));
+        if (r != -ENOENT || !path[0])
+            break;
+        slash = strrchr(path, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+    }
     if (r < 0)
         return r;
     if (cpuset_parse(cpus, ret) < 0 || cpuset_empty(ret))

@@ -56,7 +56,8 @@ unsigned sample_ram_backoff(unsigned failures);
 /*
  * The CPUs the cgroup of process pid may use (cpuset.cpus.effective on cgroup v2,
  * cpuset.effective_cpus on v1), one level above libvirt's per-thread groups: for a QEMU
- * process, the domain's machine scope, whatever vnumad's or its emulator's pins are. root
+ * process, the domain's machine scope (or its nearest ancestor with the cpuset controller),
+ * whatever vnumad's or its emulator's pins are. root
  * is "/" (tests point it at a fixture tree). Returns 0, or -errno when there is no cpuset
  * controller or no such file (the caller then has no bound beyond the XML's).
  */

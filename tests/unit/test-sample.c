@@ -519,6 +519,16 @@ static void test_cgroup_cpus(void)
     (void)cpuset_parse("4-7,12", &want);
     CHECK(r == 0 && cpuset_equal(&set, &want),
           "cgroup v2: the machine scope above libvirt/emulator bounds it (4-7,12, r=%d)", r);
+    /* libvirt without systemd: the domain's group has no cpuset files, /machine has */
+    put(v2, "/proc/46/cgroup", "0::/machine/qemu-2-vm.libvirt-qemu/emulator\n");
+    put(v2, "/sys/fs/cgroup/machine/qemu-2-vm.libvirt-qemu/cgroup.procs", "");
+    put(v2, "/sys/fs/cgroup/machine/cpuset.cpus.effective", "1-7\n");
+    r = sample_cgroup_cpus(v2, 46, &set);
+    (void)cpuset_parse("1-7", &want);
+    CHECK(r == 0 && cpuset_equal(&set, &want),
+          "cgroup v2, no cpuset controller in the domain's group: its nearest ancestor's (1-7, "
+          "r=%d)",
+          r);
     r = sample_cgroup_cpus(v2, 44, &set);
     CHECK(r == -ESRCH, "no such process: -ESRCH (r=%d)", r);
     put(v2, "/proc/45/cgroup", "0::/elsewhere\n");
