@@ -108,6 +108,7 @@ static void state_reset_run(dom_state *st, int id)
     memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
     st->cputune_known = false;
     st->arrived = false;
+    st->bound_logged = false;
 }
 
 /* libvirt placement='auto' asks numad for a placement at domain start: said once, when the

@@ -79,7 +79,7 @@ static void sanitize(const char *in, char *out, size_t len)
 
 static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
 {
-    static const char *const known[] = {"mode", "nodes", "rate", "priority"};
+    static const char *const known[] = {"mode", "nodes", "rate", "priority", "realtime"};
     bool seen[VN_ARRAY_SIZE(known)] = {false};
     bool have_mode = false;
 
@@ -136,6 +136,13 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
                 invalid(c, "rate: expected MiB/s from 1 to 1048576, got '%s'%s", shown, "");
             else
                 c->rate_mib = (unsigned)n;
+        } else if (!strcmp(name, "realtime")) {
+            if (!strcmp(v, "keep"))
+                c->move_realtime = false;
+            else if (!strcmp(v, "move"))
+                c->move_realtime = true;
+            else
+                invalid(c, "realtime: expected keep or move, got '%s'%s", shown, "");
         } else if (!strcmp(name, "priority")) {
             if (!parse_int(v, META_PRIORITY_MIN, META_PRIORITY_MAX, &n))
                 invalid(c, "priority: expected -100 to 100, got '%s'%s", shown, "");

@@ -657,7 +657,16 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     first = st->nr_prev == 0 || st->nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
-    bool cg_known = st->pid > 0 && sample_cgroup_cpus("/", st->pid, &cg) == 0;
+    int cgr = st->pid > 0 ? sample_cgroup_cpus("/", st->pid, &cg) : -ESRCH;
+    bool cg_known = cgr == 0;
+    if (!st->bound_logged) {
+        char b[SAMPLE_SHOWN_BUF] = "";
+        if (cg_known)
+            (void)cpuset_format(&cg, b, sizeof(b));
+        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", st->name, (int)st->pid,
+                  cg_known ? b : strerror(-cgr));
+        st->bound_logged = true;
+    }
     allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes, cg_known ? &cg : NULL);
 
     dom.cells = calloc(nr_cells, sizeof(*dom.cells));
@@ -704,7 +713,8 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             sv->allowed = allowed;
             sv->pinned = v->affinity;
             sv->cpu = v->cpu;
-            sv->fixed = cpuset_isset(&x.rt_vcpus, v->number);
+            /* realtime vCPUs stay where the operator put them unless realtime="move" */
+            sv->fixed = cpuset_isset(&x.rt_vcpus, v->number) && !st->cfg.move_realtime;
         }
     }
 

@@ -28,6 +28,7 @@ typedef struct vn_balancer {
     uint64_t allowed_nodes; /* topology node indexes; 0 = all */
     unsigned rate_mib;      /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
     int priority;           /* -100..100 */
+    bool move_realtime;     /* realtime="move": vnumad may re-pin realtime vCPUs too */
     bool valid;             /* false: the element is broken, `error` says why */
     char error[STATE_ERROR_MAX];
 } vn_balancer;
@@ -126,6 +127,7 @@ typedef struct dom_state {
      * saved): its live pins are that host's, so its originals are taken from this host's
      * definition of it (act_operator_pins) before any change. Cleared by a restore. */
     bool arrived;
+    bool bound_logged;           /* the cgroup bound of this QEMU run was logged (sample.c) */
     char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */

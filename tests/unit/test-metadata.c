@@ -30,22 +30,28 @@ static void test_valid(const topology *t)
         uint64_t nodes;
         unsigned rate;
         int prio;
+        bool rt_move;
     } cases[] = {
-        {"<balancer mode=\"auto\"/>", VN_MODE_AUTO, 0, 0, 0},
-        {"<balancer mode='advise' nodes='1' rate='64' priority='-5'/>", VN_MODE_ADVISE, 2, 64, -5},
-        {"<balancer mode=\"off\"/>", VN_MODE_OFF, 0, 0, 0},
-        {"<balancer mode=\"auto\" nodes=\"0-1\" priority=\"100\"/>", VN_MODE_AUTO, 3, 0, 100},
+        {"<balancer mode=\"auto\"/>", VN_MODE_AUTO, 0, 0, 0, false},
+        {"<balancer mode='auto' realtime='move'/>", VN_MODE_AUTO, 0, 0, 0, true},
+        {"<balancer mode='auto' realtime='keep'/>", VN_MODE_AUTO, 0, 0, 0, false},
+        {"<balancer mode='advise' nodes='1' rate='64' priority='-5'/>", VN_MODE_ADVISE, 2, 64, -5,
+         false},
+        {"<balancer mode=\"off\"/>", VN_MODE_OFF, 0, 0, 0, false},
+        {"<balancer mode=\"auto\" nodes=\"0-1\" priority=\"100\"/>", VN_MODE_AUTO, 3, 0, 100,
+         false},
         /* libvirt hands the element back with its namespace declared */
         {"<vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"auto\"/>", VN_MODE_AUTO, 0, 0,
-         0},
+         0, false},
         {"<balancer mode=\"auto\"><decision pass=\"3\" time=\"x\">{}</decision></balancer>",
-         VN_MODE_AUTO, 0, 0, 0},
+         VN_MODE_AUTO, 0, 0, 0, false},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_balancer b;
         meta_parse(cases[i].xml, t, &b, NULL);
         CHECK(b.valid && b.mode == cases[i].mode && b.allowed_nodes == cases[i].nodes &&
-                  b.rate_mib == cases[i].rate && b.priority == cases[i].prio,
+                  b.rate_mib == cases[i].rate && b.priority == cases[i].prio &&
+                  b.move_realtime == cases[i].rt_move,
               "valid: %s (valid %d, error '%s')", cases[i].xml, b.valid, b.error);
     }
 }
@@ -66,6 +72,8 @@ static void test_invalid(const topology *t)
         {"<balancer mode=\"auto\" priority=\"1000\"/>", "priority: expected -100 to 100"},
         {"<balancer mode=\"auto\" priority=\"1.5\"/>", "priority: expected -100 to 100"},
         {"<balancer mode=\"auto\" colour=\"red\"/>", "unknown attribute 'colour'"},
+        {"<balancer mode='auto' realtime='yes'/>", "realtime: expected keep or move"},
+        {"<balancer mode='auto' realtime='move' realtime='keep'/>", "not well-formed"},
         {"<balancer mode=\"auto\"", "not well-formed"},
         {"", "not well-formed"},
         {"<other mode=\"auto\"/>", "expected a <balancer> element"},

@@ -69,6 +69,17 @@ def main():
     ev["before"] = {d: {"vcpupin": s["vcpupin"], "emulatorpin": s["emulatorpin"],
                         "cells": [c["pages"] for c in s["cells"]]} for d, s in before.items()}
     num["cgroup_machine"] = open(f"{CG}/machine/cpuset.cpus.effective").read().strip()
+    # where libvirt put each domain, and what cpuset its group has (the bound vnumad reads)
+    cgs = {}
+    for d in doms:
+        rel = open(f"/proc/{before[d]['pid']}/cgroup").read().strip()
+        path = CG + rel.split("::", 1)[-1]
+        grp = os.path.dirname(path)
+        cgs[d] = {"cgroup": rel, "group_files": sorted(f for f in os.listdir(grp) if f.startswith("cpuset"))
+                  if os.path.isdir(grp) else None,
+                  "subtree_control": {p: open(os.path.join(p, "cgroup.subtree_control")).read().strip()
+                                      for p in (f"{CG}/machine", grp) if os.path.exists(os.path.join(p, "cgroup.subtree_control"))}}
+    ev["cgroups"] = cgs
     time.sleep(3)
     num["busy"] = {d: S.busy_of(probe.state(d)) for d in ("L-busy",) + doms}
     for d in doms:
