@@ -5,8 +5,8 @@
 # (another host_uuid: libvirt refuses a migration to the same host) and /etc/machine-id, so
 # its vnumad, started in that namespace, has another host id. virsh migrate --live goes from A
 # to B through B's unix socket, QEMU's stream over TCP on 127.0.0.1 only. Each vnumad runs with
-# a private config; B's connects to B's socket (uri). Checked (TCG; type='kvm' with
-# VN_ACCEL=kvm), once with plain --live (B gets a transient domain) and once with
+# a private config; B's connects to B's socket (uri). Checked (TCG; VN_ACCEL=kvm makes the
+# domain type='kvm', not run yet: no /dev/kvm here when it was written), once with plain --live (B gets a transient domain) and once with
 # --persistent (B is defined from A's definition):
 #   - on A the domain opted in, vnumad A saved <original host=A> (the hand-narrowed pins it
 #     found), then it is set to advise and its live pins are set by hand to THERE, pins that
