@@ -171,14 +171,20 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
     return 0;
 }
 
-/*
- * The operator's emulator and IOThread pins: the <cputune><emulatorpin>/<iothreadpin> of the
- * domain's persistent XML (vnumad pins live only, so that XML is the operator's whatever vnumad
- * did). A transient domain has only its live XML: its pins count as the operator's unless
- * vnumad saved them as originals (after a vnumad restart: it may have changed them) and the
- * emulator's differs from the saved one. Once per QEMU run; while the XML cannot be read,
- * every emulator and IOThread pin is kept (st->cputune_known stays false).
- */
+void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent)
+{
+    /* a transient arrival's live XML holds the other host's pins, maybe its vnumad's */
+    bool foreign = !persistent && st->arrived;
+
+    st->emulator_explicit = x->emulator_pinned && !foreign;
+    st->nr_iothread_explicit = 0;
+    for (unsigned i = 0; i < x->nr_iothread_pins && !foreign && i < STATE_MAX_IOTHREADS; i++)
+        if (persistent || !st->orig.saved || !iothread_saved(st, x->iothread_pins[i]))
+            st->iothread_explicit[st->nr_iothread_explicit++] = x->iothread_pins[i];
+}
+
+/* Once per QEMU run (act.h); while the XML cannot be read, every emulator and IOThread pin is
+ * kept (st->cputune_known stays false). */
 void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
 {
     _cleanup_free_ char *xml = NULL;
@@ -204,11 +210,7 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
             st->name, err);
         return;
     }
-    st->emulator_explicit = x.emulator_pinned;
-    st->nr_iothread_explicit = 0;
-    for (unsigned i = 0; i < x.nr_iothread_pins && i < STATE_MAX_IOTHREADS; i++)
-        if (persistent || !st->orig.saved || !iothread_saved(st, x.iothread_pins[i]))
-            st->iothread_explicit[st->nr_iothread_explicit++] = x.iothread_pins[i];
+    act_explicit_pins(st, &x, persistent);
     if (!persistent && st->orig.saved && st->emulator_explicit && st->orig.emulator_saved) {
         vn_cpuset cur;
         if (virt_emulator_pin(d, &cur) < 0 || !cpuset_equal(&cur, &st->orig.emulator_pin))

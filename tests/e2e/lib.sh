@@ -142,8 +142,9 @@ vcpu_pins() {
     $VIRSH vcpupin "$1" --live 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {printf "%s%s:%s", sep, $1, $2; sep=" "}'
 }
 
-# qemu_pid DOM
-qemu_pid() { cat "/run/libvirt/qemu/$1.pid" 2>/dev/null; }
+# qemu_pid DOM: from libvirt's pid file in $LIBVIRT_RUN (/run/libvirt; migrate.sh's second
+# libvirtd has its own)
+qemu_pid() { cat "${LIBVIRT_RUN:-/run/libvirt}/qemu/$1.pid" 2>/dev/null; }
 
 # vcpu_thread_affinity DOM: "0:0-1 1:0-1": Cpus_allowed_list of each "CPU n/TCG" (or /KVM)
 # thread of the domain's QEMU.

@@ -4,7 +4,8 @@
  * address space behind a numa_ops table of our own: windows never larger than
  * the plan's batch, only pages of the source node move, the rate limit and
  * the target's free-memory reserve stop a move, errors are sorted.
- * (Pins go through libvirt and are tested on the real stack: tests/e2e.)
+ * Which <cputune> pins are the operator's (act_explicit_pins). (Pins go through libvirt and
+ * are tested on the real stack: tests/e2e.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -235,6 +236,52 @@ static void one_move_plan(plan_domain *pd, plan_cell *pc, plan_move *mv, uint64_
     pd->mode = VN_MODE_AUTO;
     pd->nr_cells = 1;
     pd->cells = pc;
+}
+
+/* Which emulator and IOThread pins of a <cputune> are the operator's (act_explicit_pins). */
+static void test_explicit_pins(void)
+{
+    static const char xml[] = "<domain><name>d</name><vcpu>2</vcpu><iothreads>2</iothreads>"
+                              "<cputune><emulatorpin cpuset='1'/><iothreadpin iothread='1' "
+                              "cpuset='1'/><iothreadpin iothread='2' cpuset='0'/></cputune>"
+                              "</domain>";
+    static const struct {
+        bool persistent, arrived, saved_io2;
+        bool emulator;
+        unsigned nr_io;
+        const char *what;
+    } cases[] = {
+        {true, false, false, true, 2, "persistent XML: every pin is the operator's"},
+        {true, true, false, true, 2, "persistent XML of an arrived domain: this host's definition"},
+        {false, false, false, true, 2, "transient, nothing saved: the live pins count"},
+        {false, false, true, true, 1, "transient, IOThread 2 saved as original: vnumad's own"},
+        {false, true, false, false, 0,
+         "transient and arrived from another host: the live pins are the other host's"},
+    };
+    dom_state *st = calloc(1, sizeof(*st));
+    domxml_info x;
+    char err[256];
+
+    if (!st || domxml_parse(xml, topo, &x, err, sizeof(err)) < 0) {
+        CHECK(false, "the test XML parses: %s", err);
+        free(st);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(st, 0, sizeof(*st));
+        st->arrived = cases[i].arrived;
+        if (cases[i].saved_io2) {
+            st->orig.saved = true;
+            st->orig.nr_iothreads = 1;
+            st->orig.iothread_id[0] = 2;
+        }
+        act_explicit_pins(st, &x, cases[i].persistent);
+        CHECK(st->emulator_explicit == cases[i].emulator &&
+                  st->nr_iothread_explicit == cases[i].nr_io,
+              "%s (emulator %d, %u IOThreads)", cases[i].what, st->emulator_explicit,
+              st->nr_iothread_explicit);
+    }
+    free(st);
 }
 
 int main(void)
@@ -578,6 +625,7 @@ int main(void)
           "move_threads = 1, or one cell: the calling thread moves it alone");
     config_defaults(&cfg);
 
+    test_explicit_pins();
     free(st);
     free(topo);
     return tap_done();
