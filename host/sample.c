@@ -657,15 +657,19 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     first = st->nr_prev == 0 || st->nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
+    if (st->pid <= 0 && sample_qemu_pid(ident.name, &st->pid) < 0)
+        st->pid = 0; /* no bound is known: the XML's stand */
     int cgr = st->pid > 0 ? sample_cgroup_cpus("/", st->pid, &cg) : -ESRCH;
     bool cg_known = cgr == 0;
-    if (!st->bound_logged) {
+    if (!st->bound_logged || (cg_known && !cpuset_equal(&cg, &st->bound))) {
         char b[SAMPLE_SHOWN_BUF] = "";
         if (cg_known)
             (void)cpuset_format(&cg, b, sizeof(b));
         log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", st->name, (int)st->pid,
                   cg_known ? b : strerror(-cgr));
         st->bound_logged = true;
+        if (cg_known)
+            st->bound = cg;
     }
     allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes, cg_known ? &cg : NULL);
 

@@ -128,6 +128,7 @@ typedef struct dom_state {
      * definition of it (act_operator_pins) before any change. Cleared by a restore. */
     bool arrived;
     bool bound_logged;           /* the cgroup bound of this QEMU run was logged (sample.c) */
+    vn_cpuset bound;             /* ... and what it was */
     char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     dom_counters count;
     bool qom_created;                           /* the vnuma-decision object exists */
