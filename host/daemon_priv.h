@@ -46,9 +46,10 @@ typedef struct vnumad {
     int sigfd, sig_watch;
     bool quit;
     FILE *journal;
-    metrics_host stats; /* counters for the metrics (host/metrics.h) */
-    host_load load[2];  /* /proc/stat at the last two passes (hostload.h) */
-    unsigned load_cur;  /* which of load[] is the newest */
+    metrics_host stats;              /* counters for the metrics (host/metrics.h) */
+    host_load load[2];               /* /proc/stat at the last two passes (hostload.h) */
+    unsigned load_cur;               /* which of load[] is the newest */
+    double other_busy[VN_MAX_NODES]; /* the last pass's other load per node, as logged */
     /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
      * so that another host recognises them ("" unknown) */
     char host_id[SNAP_UUID_MAX];

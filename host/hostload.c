@@ -87,6 +87,9 @@ void hostload_other_busy(const topology *t, const host_load *prev, const host_lo
                 if (n >= 0)
                     busy[n] -= sv->busy;
             }
+    /* whole busy CPUs: a CPU counts from HOSTLOAD_COUNT_FROM of one (a busy vCPU of a VM
+     * that did not opt in is about 1), below that it is the noise of QEMU's other threads and
+     * of the windows not lining up exactly */
     for (unsigned n = 0; n < t->nr_nodes; n++)
-        s->other_busy[n] = VN_MAX(0.0, floor(busy[n] + 0.5));
+        s->other_busy[n] = VN_MAX(0.0, floor(busy[n] + 1.0 - HOSTLOAD_COUNT_FROM));
 }

@@ -12,6 +12,9 @@
 #include "model.h"
 #include "topology.h"
 
+/* What fraction of a CPU the other load on a node must reach to count as one busy CPU. */
+#define HOSTLOAD_COUNT_FROM 0.75
+
 typedef struct host_load {
     bool valid;
     uint64_t busy[VN_MAX_CPUS];  /* USER_HZ ticks: user nice system irq softirq steal */
@@ -25,7 +28,7 @@ int hostload_read(const char *root, host_load *ret);
  * other_busy[n] of the snapshot, from two readings: the busy CPUs of node n between them
  * (counted over its CPUs that are not isolated and that some sampled vCPU may use, i.e. the
  * guests' CPUs, not housekeeping ones) less the busy fractions of the snapshot's vCPUs that
- * ran there, rounded to whole CPUs (noise below half a CPU is not load), never below 0.
+ * ran there, in whole CPUs (a CPU counts from HOSTLOAD_COUNT_FROM), never below 0.
  * Leaves s untouched when either reading is not valid.
  */
 void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,

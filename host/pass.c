@@ -335,6 +335,15 @@ static void run_pass_stages(vnumad *dm)
     if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
+    if (memcmp(dm->other_busy, s->other_busy, sizeof(dm->other_busy)) != 0) {
+        char b[VN_MAX_NODES * 16] = "";
+        size_t used = 0;
+        for (unsigned n = 0; n < dm->topo->nr_nodes && used < sizeof(b); n++)
+            used += (size_t)snprintf(b + used, sizeof(b) - used, " %u:%g",
+                                     dm->topo->nodes[n].os_index, s->other_busy[n]);
+        log_debug("Other load (busy CPUs of everything vnumad does not balance) per node:%s", b);
+        memcpy(dm->other_busy, s->other_busy, sizeof(dm->other_busy));
+    }
     r = decide(dm->topo, s, &dm->cfg.decide, &p);
     if (dm->cfg.act_delay_ms && s->nr_domains) {
         /* fault-injection tests stop a domain here, between sample and act; they wait for

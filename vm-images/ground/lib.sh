@@ -4,6 +4,7 @@
 #   dom_xml NAME [key=value...]   an L2 domain's XML on stdout (TCG, firmware only, no disk,
 #                          RAM preallocated); keys: cells=2 cell_mib=64 vcpus_per_cell=1
 #                          cpuset= (<vcpu cpuset>) emulatorpin= vcpupin= (every vCPU) numatune=MODE:NODES
+#                          vcpusched=VCPUS:fifo|rr (realtime vCPUs)
 #                          optin= (auto|advise|off|"" = no element) kernel= (a multiboot image)
 #                          backing= (hugetlb: hugetlbfs 2 MiB pages; memfd: shared; locked)
 #   dom_start NAME [key=value...]  define + start; 1 on failure (log on stderr)
@@ -50,7 +51,7 @@ node_free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/mem
 
 dom_xml() {
     local name=$1 cells=2 cell_mib=64 vpc=1 cpuset="" emulatorpin="" vcpupin="" numatune="" optin="" kernel="" backing="" kv
-    local iothreads=0 iothreadpin=""
+    local iothreads=0 iothreadpin="" vcpusched=""
     shift
     for kv in "$@"; do
         case "$kv" in
@@ -59,6 +60,7 @@ dom_xml() {
         numatune=*) numatune=${kv#*=} ;; optin=*) optin=${kv#*=} ;; kernel=*) kernel=${kv#*=} ;;
         backing=*) backing=${kv#*=} ;;
         iothreads=*) iothreads=${kv#*=} ;; iothreadpin=*) iothreadpin=${kv#*=} ;;
+        vcpusched=*) vcpusched=${kv#*=} ;;
         *) echo "dom_xml: unknown $kv" >&2; return 1 ;;
         esac
     done
@@ -69,11 +71,13 @@ dom_xml() {
     echo "  <vcpu placement='static'${cpuset:+ cpuset='$cpuset'}>$nv</vcpu>"
     # iothreads=N: N IOThreads; iothreadpin=CPUS pins IOThread 1 in the XML
     [ "$iothreads" -gt 0 ] && echo "  <iothreads>$iothreads</iothreads>"
-    if [ -n "$emulatorpin$vcpupin$iothreadpin" ]; then
+    # vcpusched=VCPUS:SCHEDULER, e.g. 1:fifo (a realtime vCPU, priority 1)
+    if [ -n "$emulatorpin$vcpupin$iothreadpin$vcpusched" ]; then
         echo "  <cputune>"
         [ -n "$vcpupin" ] && for ((v = 0; v < nv; v++)); do echo "    <vcpupin vcpu='$v' cpuset='$vcpupin'/>"; done
         [ -n "$emulatorpin" ] && echo "    <emulatorpin cpuset='$emulatorpin'/>"
         [ -n "$iothreadpin" ] && echo "    <iothreadpin iothread='1' cpuset='$iothreadpin'/>"
+        [ -n "$vcpusched" ] && echo "    <vcpusched vcpus='${vcpusched%%:*}' scheduler='${vcpusched#*:}' priority='1'/>"
         echo "  </cputune>"
     fi
     [ -n "$numatune" ] && echo "  <numatune><memory mode='${numatune%%:*}' nodeset='${numatune#*:}'/></numatune>"

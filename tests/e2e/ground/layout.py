@@ -6,7 +6,9 @@ node 1 isolated) by tests/e2e/ground-layout.sh. Runs after scenarios.sh brought 
     /machine) may use CPUs 1-7, so CPU 0 is foreign to every guest and CPU 3 isolated;
   - L-busy: a busy domain that did not opt in (2 spinning vCPUs on node 2): foreign load;
   - L-op: opted in, 1 busy vCPU, its persistent XML pins its emulator to CPU 1;
-  - L-wide: opted in, one cell of 3 busy vCPUs, more than any node has CPUs for it.
+  - L-wide: opted in, one cell of 3 busy vCPUs, more than any node has CPUs for it;
+  - L-rt: opted in, idle, its vCPU 1 realtime (<vcpusched scheduler='fifo'>) pinned live to
+    CPU 7, its vCPU 0 moved live to node 1, away from its memory on node 3.
 
 Every second while vnumad balances: no vCPU of an opted-in domain is pinned by vnumad onto
 CPU 0 or 3 (libvirt's and the kernel's view), L-op's emulator pin and L-busy's pins never
@@ -64,7 +66,11 @@ def main():
     S.start_dom("L-busy", cells=1, cell_mib=32, vcpus_per_cell=2, kernel=spin, vcpupin=n2, emulatorpin=n2)
     S.start_dom("L-op", cells=1, cell_mib=48, vcpus_per_cell=1, kernel=spin, vcpupin=n3, emulatorpin="1")
     S.start_dom("L-wide", cells=1, cell_mib=96, vcpus_per_cell=3, kernel=spin, vcpupin=n3, emulatorpin=n3)
-    doms = ("L-op", "L-wide")
+    S.start_dom("L-rt", cells=1, cell_mib=32, vcpus_per_cell=2, vcpupin=n3, emulatorpin=n3,
+                vcpusched="1:fifo")
+    S.virsh("vcpupin", "L-rt", "1", "7", "--live")
+    S.virsh("vcpupin", "L-rt", "0", S.cpus_str([1]), "--live")
+    doms = ("L-op", "L-wide", "L-rt")
     before = {d: probe.state(d) for d in ("L-busy",) + doms}
     ev["before"] = {d: {"vcpupin": s["vcpupin"], "emulatorpin": s["emulatorpin"],
                         "cells": [c["pages"] for c in s["cells"]]} for d, s in before.items()}
@@ -85,7 +91,7 @@ def main():
     for d in doms:
         S.set_mode(d, "auto")
 
-    bad_pins, emu_changed, busy_changed = [], [], []
+    bad_pins, emu_changed, busy_changed, rt_changed = [], [], [], []
     samples = 0
 
     def check():
@@ -102,6 +108,8 @@ def main():
                     bad_pins.append((d, v["vcpu"], v["allowed"], "kernel"))
             if d == "L-op" and st["emulatorpin"] != before[d]["emulatorpin"]:
                 emu_changed.append(st["emulatorpin"])
+            if d == "L-rt" and st["vcpupin"].get("1") != before[d]["vcpupin"].get("1"):
+                rt_changed.append(st["vcpupin"])
         b = probe.state("L-busy")
         if b["vcpupin"] != before["L-busy"]["vcpupin"] or b["emulatorpin"] != before["L-busy"]["emulatorpin"]:
             busy_changed.append((b["vcpupin"], b["emulatorpin"]))
@@ -118,11 +126,14 @@ def main():
         in_span = sum(pages.get(str(n), 0) for n in span) / tot
         second = min((pages.get(str(n), 0) / tot for n in span), default=0)
         op = S.cell_view(probe.quick("L-op"))[0]
+        rt = probe.state("L-rt")
+        rt_ok = rt["vcpupin"].get("1") == "7" and S.nodes_of(rt["vcpupin"].get("0", "")) == [3]
         res = {"span": span, "vcpu_nodes": vnodes, "in_span": round(in_span, 3), "least_span_share": round(second, 3),
-               "op": (op["node"], op["share"]), "wide_rules": cells[0].get("rules")}
+               "op": (op["node"], op["share"]), "wide_rules": cells[0].get("rules"),
+               "rt_vcpupin": rt["vcpupin"]}
         ok = (len(span) == 2 and all(len(n) == 1 and n[0] in span for n in vnodes) and
               len({n[0] for n in vnodes}) == 2 and in_span >= 0.95 and second >= 0.2 and
-              op["node"] is not None and op["share"] >= 0.95)
+              op["node"] is not None and op["share"] >= 0.95 and rt_ok)
         return res if ok else None
     conv = S.wait_until(120, settled, 1.0)
     ev["settled"] = conv
@@ -136,7 +147,7 @@ def main():
     for d in ("L-busy",) + doms:
         for v in probe.quick(d)["vcpus"]:
             ns = S.nodes_of(v["allowed"])
-            if len(ns) == 1:
+            if len(ns) == 1 and num["busy"][d].get(v["vcpu"], 0) > 0.25:
                 load[ns[0]] += 1
     over = {n: (load[n], usable[n]) for n in S.NODES if load[n] > usable[n]}
     recs = [r for r in S.journal_lines() if r.get("domain") in doms and r.get("action") in S.CARRIED]
@@ -145,11 +156,13 @@ def main():
                      for c in r.get("cells", []))
     num.update({"samples": samples, "settled": bool(conv), "bad_pins": bad_pins[:10],
                 "op_emulator_changed": emu_changed[:5], "busy_domain_changed": busy_changed[:5],
+                "realtime_vcpu_changed": rt_changed[:5],
                 "load": load, "usable": usable, "over": over, "acted_records": len(recs),
                 "records_without_rules": len(no_rules), "wide_cell_named": wide_named,
                 "bytes_moved": {d: S.acted_bytes(d)[0] for d in doms}})
     ev["journal"] = recs[-6:]
-    ok = (bool(conv) and not bad_pins and not emu_changed and not busy_changed and not over and recs and
+    ok = (bool(conv) and not bad_pins and not emu_changed and not busy_changed and not rt_changed and
+          not over and recs and
           not no_rules and wide_named and cpus_of(num["vnumad_cpus"]) == {HOUSEKEEPING})
     for d in ("L-busy",) + doms:
         S.virsh("destroy", d, check=False)
