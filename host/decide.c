@@ -623,6 +623,36 @@ static int memory_only_node(const topology *t, const snap_domain *d, const cell_
     return best;
 }
 
+/*
+ * The gates on a cell's memory moves toward `target`: the minimum gain (`gain` points of
+ * locality) and rule 3 (early migration, then the two-stage filter). True when memory may
+ * move now, with the rules of the moves in *mr; otherwise the cell's rules (and, without
+ * pins, its reason) say why not.
+ */
+static bool memory_gate(const snap_domain *d, const vn_config *c, const snap_cell *cell, int target,
+                        double gain, vn_rules why, plan_cell *pc, vn_rules *mr)
+{
+    rule_migrate_verdict priv = rule_migrate_filter(
+        d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
+
+    if (gain < c->min_gain_points) {
+        pc->rules |= RULE_BIT(RULE_HYSTERESIS);
+        if (!pc->nr_pins)
+            pc->reason = REASON_HYSTERESIS;
+        return false;
+    }
+    if (priv == MIGRATE_WAIT) {
+        pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
+        if (!pc->nr_pins)
+            pc->reason = REASON_FILTER_PENDING;
+        return false;
+    }
+    *mr = why | RULE_BIT(RULE_LOCK_HOLD) |
+          RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
+    pc->rules |= *mr;
+    return true;
+}
+
 /* The most busy vCPUs node n may still take for a cell (cores it may use less the load
  * already placed there), never below zero. */
 static double node_room_busy(const topology *t, const cell_view *cv, const pass_state *ps,
@@ -821,22 +851,12 @@ static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_co
             if (after[n] < want_b[n])
                 deficit += want_b[n] - after[n];
         }
-        rule_migrate_verdict priv = rule_migrate_filter(
-            d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, seed, false);
-        if (100.0 * deficit / (double)cv->bytes < c->min_gain_points) {
-            pc->rules |= RULE_BIT(RULE_HYSTERESIS);
-        } else if (priv == MIGRATE_WAIT) {
-            pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
-            if (!pc->nr_pins)
-                pc->reason = REASON_FILTER_PENDING;
-        } else {
-            vn_rules mr =
-                why | RULE_BIT(RULE_WIDE_CELL) | RULE_BIT(RULE_LOCK_HOLD) |
-                RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
+        vn_rules mr = 0;
+        if (memory_gate(d, c, cell, seed, 100.0 * deficit / (double)cv->bytes,
+                        why | RULE_BIT(RULE_WIDE_CELL), pc, &mr)) {
             pc->moves = calloc((size_t)t->nr_nodes * t->nr_nodes, sizeof(*pc->moves));
             if (!pc->moves)
                 return -ENOMEM;
-            pc->rules |= mr;
             for (unsigned src = 0; src < t->nr_nodes; src++) {
                 for (unsigned k = 0; k < nr_span; k++) {
                     unsigned dst = span[k];
@@ -966,27 +986,14 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     /* Memory: what is not on the target yet, if the rules let it move now. */
     if (cv->mem_movable && !off_preferred && cv->bytes && cv->mem_frac[target] < 1.0) {
         double gain = 100.0 * (1.0 - cv->mem_frac[target]);
-        rule_migrate_verdict priv = rule_migrate_filter(
-            d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
         rule_migrate_verdict shared = rule_migrate_filter(
             d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, true);
+        vn_rules mr = 0;
 
-        if (gain < c->min_gain_points) {
-            pc->rules |= RULE_BIT(RULE_HYSTERESIS);
-            if (!pc->nr_pins)
-                pc->reason = REASON_HYSTERESIS;
-        } else if (priv == MIGRATE_WAIT) {
-            pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
-            if (!pc->nr_pins)
-                pc->reason = REASON_FILTER_PENDING;
-        } else {
-            vn_rules mr =
-                why | RULE_BIT(RULE_LOCK_HOLD) |
-                RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
+        if (memory_gate(d, c, cell, target, gain, why, pc, &mr)) {
             uint64_t room = cell_room(t, c, ps, cell, (unsigned)target), moved = 0;
             uint64_t total_pages = cv->bytes / cell->page_size;
 
-            pc->rules |= mr;
             r = plan_memory(t, cv, (unsigned)target, shared != MIGRATE_WAIT, mr, room, pc, &moved);
             if (r < 0)
                 return r;

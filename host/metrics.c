@@ -256,6 +256,19 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
         }                                                                                          \
     } while (0)
 
+/* A gauge per guest cell of the last pass: `value` of its view `c`, printed with `fmt`. */
+#define CELL_GAUGE(name, help, fmt, value)                                                         \
+    do {                                                                                           \
+        family(f, name, "gauge", help);                                                            \
+        for (size_t i = 0; i < nr; i++)                                                            \
+            for (unsigned k = 0; k < doms[i]->nr_view; k++) {                                      \
+                const __typeof__(doms[i]->view[0]) *c = &doms[i]->view[k];                         \
+                fputs(name, f);                                                                    \
+                dom_labels(f, doms[i]);                                                            \
+                fprintf(f, ",cell=\"%u\"} " fmt "\n", c->cell, value);                             \
+            }                                                                                      \
+    } while (0)
+
 static void render_domains(FILE *f, const topology *t, dom_state *const *doms, size_t nr,
                            double now_mono)
 {
@@ -294,36 +307,18 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
         fprintf(f, "} %d\n", doms[i]->placement_auto ? 1 : 0);
     }
 
-    family(f, "vnuma_cell_locality_ratio", "gauge",
-           "Busy-weighted share of a guest cell's memory on the host node its vCPUs run on "
-           "(last pass).");
-    for (size_t i = 0; i < nr; i++)
-        for (unsigned k = 0; k < doms[i]->nr_view; k++) {
-            fputs("vnuma_cell_locality_ratio", f);
-            dom_labels(f, doms[i]);
-            fprintf(f, ",cell=\"%u\"} %.4f\n", doms[i]->view[k].cell,
-                    doms[i]->view[k].locality / 100.0);
-        }
-    family(f, "vnuma_cell_cpu_overcommit", "gauge",
-           "1 when the cell's busy vCPUs were placed with fewer cores to spare than they need "
-           "(no node it may use had room), else 0.");
-    for (size_t i = 0; i < nr; i++)
-        for (unsigned k = 0; k < doms[i]->nr_view; k++) {
-            fputs("vnuma_cell_cpu_overcommit", f);
-            dom_labels(f, doms[i]);
-            fprintf(f, ",cell=\"%u\"} %d\n", doms[i]->view[k].cell,
-                    doms[i]->view[k].cpu_overcommit ? 1 : 0);
-        }
-    family(f, "vnuma_cell_span_nodes", "gauge",
-           "Host nodes a wide cell spans (more busy vCPUs than one node has cores); 1 otherwise.");
-    for (size_t i = 0; i < nr; i++)
-        for (unsigned k = 0; k < doms[i]->nr_view; k++) {
-            uint64_t sp = doms[i]->view[k].span;
-            fputs("vnuma_cell_span_nodes", f);
-            dom_labels(f, doms[i]);
-            fprintf(f, ",cell=\"%u\"} %d\n", doms[i]->view[k].cell,
-                    sp ? __builtin_popcountll(sp) : 1);
-        }
+    CELL_GAUGE("vnuma_cell_locality_ratio",
+               "Busy-weighted share of a guest cell's memory on the host node its vCPUs run on "
+               "(last pass).",
+               "%.4f", c->locality / 100.0);
+    CELL_GAUGE("vnuma_cell_cpu_overcommit",
+               "1 when the cell's busy vCPUs were placed with fewer cores to spare than they need "
+               "(no node it may use had room), else 0.",
+               "%d", c->cpu_overcommit ? 1 : 0);
+    CELL_GAUGE("vnuma_cell_span_nodes",
+               "Host nodes a wide cell spans (more busy vCPUs than one node has cores); 1 "
+               "otherwise.",
+               "%d", c->span ? __builtin_popcountll(c->span) : 1);
     family(f, "vnuma_cell_target_node", "gauge",
            "Host node (kernel number) vnumad chose for the cell; -1 none.");
     for (size_t i = 0; i < nr; i++)
