@@ -86,7 +86,7 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
 
 static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen, snap_vcpu *out)
 {
-    static const char *const known[] = {"id", "busy", "allowed", "pinned", "cpu", NULL};
+    static const char *const known[] = {"id", "busy", "allowed", "pinned", "cpu", "fixed", NULL};
     snap_vcpu vc = {.cpu = -1};
     struct json_object *v = NULL;
     uint64_t id = 0;
@@ -129,6 +129,9 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
         return snap_fail(c, -EINVAL, "CPU %" PRId64 " is not a CPU of the host topology", cpu);
     }
     vc.cpu = (int)cpu;
+    r = snap_field_bool(c, obj, "fixed", false, &vc.fixed);
+    if (r < 0)
+        return r;
     vcpu_seen[id / 64] |= 1ULL << (id % 64);
     *out = vc;
     return 0;

@@ -333,6 +333,8 @@ static const bad_case bad_cases[] = {
      "vcpus[0].cpu: CPU 8 is not a CPU of the host topology"},
     {"cpu -2", VCPUF("\"cpu\":-2"), 0, -EINVAL,
      "vcpus[0].cpu: expected an integer from -1 to 1023, got -2"},
+    {"fixed not a bool", VCPUF("\"fixed\":\"yes\""), 0, -EINVAL,
+     "vcpus[0].fixed: expected true or false, got \"yes\""},
     {"cpu as a string", VCPUF("\"cpu\":\"3\""), 0, -EINVAL,
      "vcpus[0].cpu: expected an integer from -1 to 1023, got \"3\""},
 

@@ -64,7 +64,7 @@ static const char full_doc[] =
     "          \"last_candidate\": 5,\n"
     "          \"vcpus\": [\n"
     "            {\"id\": 4095, \"busy\": 1, \"allowed\": \"0-7\", \"pinned\": \"4-5,7\", "
-    "\"cpu\": 7},\n"
+    "\"cpu\": 7, \"fixed\": true},\n"
     "            {\"id\": 3, \"busy\": 0.25, \"allowed\": \"1\"}\n"
     "          ],\n"
     "          \"hints\": {\n"
@@ -150,11 +150,13 @@ static void test_full(void)
         CHECK(c->nr_vcpus == 2, "cell 0: 2 vCPUs");
         if (c->nr_vcpus == 2) {
             const snap_vcpu *v = &c->vcpus[0];
-            CHECK(v->id == 4095 && v->busy == 1.0 && v->cpu == 7, "vcpu 4095: id, busy, cpu");
+            CHECK(v->id == 4095 && v->busy == 1.0 && v->cpu == 7 && v->fixed,
+                  "vcpu 4095: id, busy, cpu, fixed (realtime)");
             CHECK(cpuset_is(&v->allowed, "0-7") && cpuset_is(&v->pinned, "4,5,7"),
                   "vcpu 4095: allowed and pinned sets");
             v = &c->vcpus[1];
-            CHECK(v->id == 3 && v->busy == 0.25 && v->cpu == -1, "vcpu 3: cpu default -1");
+            CHECK(v->id == 3 && v->busy == 0.25 && v->cpu == -1 && !v->fixed,
+                  "vcpu 3: cpu default -1, not fixed");
             CHECK(cpuset_is(&v->allowed, "1") && cpuset_equal(&v->pinned, &v->allowed),
                   "vcpu 3: pinned defaults to allowed");
         }
