@@ -27,213 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decide_priv.h"
 #include "rules.h"
 #include "util.h"
-
-/* What the pass has committed so far, per node index. */
-typedef struct pass_state {
-    double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
-    uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
-    topo_huge huge[VN_MAX_NODES][TOPO_HUGE_SIZES]; /* free huge pages not yet promised */
-} pass_state;
-
-/* Per-cell facts derived once from the snapshot. */
-typedef struct cell_view {
-    const snap_cell *cell;
-    uint64_t bytes;                 /* resident bytes, all nodes */
-    double busy;                    /* busy vCPUs (count above the threshold) */
-    double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
-    double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
-    int home;                       /* node its vCPUs are confined to, -1 none */
-    vn_cpuset usable;               /* CPUs its vCPUs may be pinned to (vcpu_usable()) */
-    bool mem_movable;               /* binding allows moving memory */
-    bool mem_pinned;                /* it cannot move: the vCPUs go to it (cell->mem_pinned) */
-} cell_view;
-
-/* The cost terms of one candidate node, kept apart so the plan can say which
- * rule changed the choice. */
-typedef struct node_cost {
-    bool feasible;
-    bool over_capacity; /* CPUs would be oversubscribed (or entering, within the margin) */
-    bool over_cores;    /* more busy vCPUs than cores, margin aside: really oversubscribed */
-    bool no_room;       /* target lacks room above its reserve for the incoming memory */
-    double mem, vcpu, share, imbalance;
-} node_cost;
-
-static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
-{
-    uint64_t frac = (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction);
-
-    return VN_MAX(c->reserve_bytes, frac);
-}
-
-static uint64_t node_free(const topology *t, const snapshot *s, unsigned n)
-{
-    return s->free_known[n] ? s->free_bytes[n] : t->nodes[n].mem_free;
-}
-
-/* Bytes of the cell's memory node n can take now: for a hugetlb cell, its free huge pages
- * of the cell's size (the pool is set aside, the reserve is of MemFree); else free memory
- * not yet promised above the node's reserve and its slack. */
-static uint64_t cell_room(const topology *t, const vn_config *c, const pass_state *ps,
-                          const snap_cell *cell, unsigned n)
-{
-    int h = topo_huge_slot(ps->huge[n], cell->page_size);
-    uint64_t floor = node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
-
-    if (h >= 0) {
-        const topo_huge *pool = &ps->huge[n][h];
-        return pool->free_pages > UINT64_MAX / pool->page_size ? UINT64_MAX
-                                                               : pool->free_pages * pool->page_size;
-    }
-    return ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
-}
-
-/* Promise `bytes` of node n to the cell's move. */
-static void take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes)
-{
-    int h = topo_huge_slot(ps->huge[n], cell->page_size);
-
-    if (h >= 0)
-        ps->huge[n][h].free_pages -= VN_MIN(ps->huge[n][h].free_pages, bytes / cell->page_size);
-    else
-        ps->free_left[n] -= VN_MIN(ps->free_left[n], bytes);
-}
-
-/*
- * The CPUs decide may pin a vCPU to: its allowed set less the host's isolated CPUs (the
- * scheduler does not balance across those: vCPUs given a set of them would stack on one);
- * a fixed vCPU (realtime) is never re-pinned, so only where it is pinned now.
- */
-static void vcpu_usable(const topology *t, const snap_vcpu *v, vn_cpuset *out)
-{
-    if (v->fixed)
-        *out = v->pinned;
-    else
-        cpuset_andnot(out, &v->allowed, &t->isolated);
-}
-
-/*
- * How many busy vCPUs node n holds for a cell: the cores of the node its vCPUs may use.
- * SMT siblings count once: two busy vCPUs on the two threads of one core each get about
- * half of it (ESXi sizes its NUMA clients by cores for the same reason).
- */
-static double cell_capacity(const topology *t, const cell_view *cv, unsigned n)
-{
-    vn_cpuset in;
-
-    cpuset_and(&in, &cv->usable, &t->nodes[n].cpus);
-    return (double)topo_count_cores(t, &in);
-}
-
-static bool vcpu_is_busy(const snap_vcpu *v, const vn_config *c)
-{
-    return v->busy > c->busy_threshold;
-}
-
-static unsigned topo_cpu_nodes(const topology *t)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < t->nr_nodes; i++)
-        n += !t->nodes[i].cpuless;
-    return n;
-}
-
-/* Node index whose CPUs contain cpu, or -1. */
-static int cpu_node(const topology *t, int cpu)
-{
-    if (cpu < 0)
-        return -1;
-    for (unsigned n = 0; n < t->nr_nodes; n++)
-        if (cpuset_isset(&t->nodes[n].cpus, (unsigned)cpu))
-            return (int)n;
-    return -1;
-}
-
-/*
- * Where a vCPU runs, as a share per node: the node of the CPU it last ran on
- * when that CPU is inside its affinity, else spread over its affinity.
- */
-static void vcpu_node_share(const topology *t, const snap_vcpu *v, double out[VN_MAX_NODES])
-{
-    unsigned total = cpuset_weight(&v->pinned);
-    int n = v->cpu >= 0 && cpuset_isset(&v->pinned, (unsigned)v->cpu) ? cpu_node(t, v->cpu) : -1;
-
-    for (unsigned i = 0; i < t->nr_nodes; i++)
-        out[i] = 0;
-    if (n >= 0) {
-        out[n] = 1;
-        return;
-    }
-    for (unsigned i = 0; i < t->nr_nodes && total; i++) {
-        vn_cpuset in;
-        cpuset_and(&in, &v->pinned, &t->nodes[i].cpus);
-        out[i] = (double)cpuset_weight(&in) / total;
-    }
-}
-
-static void cell_view_init(const topology *t, const snap_cell *cell, const vn_config *c,
-                           cell_view *cv)
-{
-    double wsum = 0;
-    bool all_idle = true;
-
-    memset(cv, 0, sizeof(*cv));
-    cv->cell = cell;
-    cv->home = -1;
-    for (unsigned i = 0; i < cell->nr_vcpus; i++)
-        if (vcpu_is_busy(&cell->vcpus[i], c))
-            all_idle = false;
-    /* Busy vCPUs weigh by how busy they are; a cell with none weighs all equally. */
-    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
-        const snap_vcpu *v = &cell->vcpus[i];
-        double w = all_idle ? 1.0 : (vcpu_is_busy(v, c) ? v->busy : 0.0);
-        double share[VN_MAX_NODES];
-        vn_cpuset u;
-
-        vcpu_usable(t, v, &u);
-        cpuset_or(&cv->usable, &cv->usable, &u);
-        if (vcpu_is_busy(v, c))
-            cv->busy += 1;
-        vcpu_node_share(t, v, share);
-        for (unsigned n = 0; n < t->nr_nodes; n++)
-            cv->weight_on[n] += w * share[n];
-        wsum += w;
-    }
-    for (unsigned n = 0; n < t->nr_nodes && wsum > 0; n++)
-        cv->weight_on[n] /= wsum;
-
-    for (unsigned n = 0; n < t->nr_nodes; n++)
-        cv->bytes += cell->pages[n] * cell->page_size;
-    for (unsigned n = 0; n < t->nr_nodes && cv->bytes; n++)
-        cv->mem_frac[n] = (double)(cell->pages[n] * cell->page_size) / (double)cv->bytes;
-
-    /* Home: every vCPU's affinity inside one node (what vnumad's own pins produce). */
-    for (unsigned n = 0; n < t->nr_nodes; n++) {
-        bool inside = cell->nr_vcpus > 0;
-        for (unsigned i = 0; i < cell->nr_vcpus && inside; i++)
-            inside = cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus);
-        if (inside) {
-            cv->home = (int)n;
-            break;
-        }
-    }
-    /* Interleaving is an explicit choice to spread memory: respect it. Pinned memory stays
-     * where it is, and weighs as much as movable memory: its vCPUs go to it. */
-    cv->mem_pinned = cell->mem_pinned != MEM_PIN_NONE;
-    cv->mem_movable = cell->binding.mode != VN_MEM_INTERLEAVE && !cv->mem_pinned;
-}
-
-/* Locality in percent: the busy-weighted share of memory on the node its vCPU runs on. */
-static double locality(const topology *t, const double weight_on[], const double mem_frac[])
-{
-    double l = 0;
-
-    for (unsigned n = 0; n < t->nr_nodes; n++)
-        l += weight_on[n] * mem_frac[n];
-    return 100.0 * l;
-}
 
 static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const cell_view *cv,
                                   unsigned n)
@@ -250,7 +46,7 @@ static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const
         return false; /* memory could not follow */
     for (unsigned i = 0; i < cell->nr_vcpus; i++) {
         vn_cpuset u;
-        vcpu_usable(t, &cell->vcpus[i], &u);
+        dcell_vcpu_usable(t, &cell->vcpus[i], &u);
         if (!cpuset_intersects(&u, &t->nodes[n].cpus))
             return false; /* never a CPU outside the allowed set, never an isolated one */
     }
@@ -323,12 +119,12 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
                          ((double)topo_distance(t, n, (unsigned)pn) - TOPO_DISTANCE_LOCAL) /
                          TOPO_DISTANCE_LOCAL;
         }
-        nc->over_cores = ps->load[n] + cv->busy > cell_capacity(t, cv, n);
+        nc->over_cores = ps->load[n] + cv->busy > dcell_capacity(t, cv, n);
         nc->over_capacity = ps->load[n] + cv->busy >
-                            cell_capacity(t, cv, n) -
+                            dcell_capacity(t, cv, n) -
                                 ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory (or huge pages) not yet promised, above the reserve */
-        uint64_t room = cell_room(t, c, ps, cv->cell, n);
+        uint64_t room = dcell_room(t, c, ps, cv->cell, n);
         nc->no_room =
             cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
@@ -402,7 +198,7 @@ static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_ru
         vn_cpuset want;
         if (cell->vcpus[i].fixed)
             continue; /* realtime: stays where the operator put it */
-        vcpu_usable(t, &cell->vcpus[i], &want);
+        dcell_vcpu_usable(t, &cell->vcpus[i], &want);
         cpuset_and(&want, &want, &t->nodes[n].cpus);
         if (cpuset_empty(&want) || cpuset_equal(&want, &cell->vcpus[i].pinned))
             continue;
@@ -546,7 +342,7 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     v = rule_cpuset_skip(&cell->binding,
                          vcpus_can_follow(t, cell, (unsigned)n) &&
                              (!d->allowed_nodes || (d->allowed_nodes & (1ULL << n))) &&
-                             ps->load[n] + cv->busy <= cell_capacity(t, cv, (unsigned)n),
+                             ps->load[n] + cv->busy <= dcell_capacity(t, cv, (unsigned)n),
                          vcpus_outside(t, cell, (unsigned)n), &bound);
     if (v == CPUSET_NOT_BOUND)
         return 0;
@@ -623,282 +419,6 @@ static int memory_only_node(const topology *t, const snap_domain *d, const cell_
     return best;
 }
 
-/*
- * The gates on a cell's memory moves toward `target`: the minimum gain (`gain` points of
- * locality) and rule 3 (early migration, then the two-stage filter). True when memory may
- * move now, with the rules of the moves in *mr; otherwise the cell's rules (and, without
- * pins, its reason) say why not.
- */
-static bool memory_gate(const snap_domain *d, const vn_config *c, const snap_cell *cell, int target,
-                        double gain, vn_rules why, plan_cell *pc, vn_rules *mr)
-{
-    rule_migrate_verdict priv = rule_migrate_filter(
-        d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
-
-    if (gain < c->min_gain_points) {
-        pc->rules |= RULE_BIT(RULE_HYSTERESIS);
-        if (!pc->nr_pins)
-            pc->reason = REASON_HYSTERESIS;
-        return false;
-    }
-    if (priv == MIGRATE_WAIT) {
-        pc->rules |= RULE_BIT(RULE_TWO_STAGE_FILTER);
-        if (!pc->nr_pins)
-            pc->reason = REASON_FILTER_PENDING;
-        return false;
-    }
-    *mr = why | RULE_BIT(RULE_LOCK_HOLD) |
-          RULE_BIT(priv == MIGRATE_NOW_EARLY ? RULE_EARLY_MIGRATION : RULE_TWO_STAGE_FILTER);
-    pc->rules |= *mr;
-    return true;
-}
-
-/* The most busy vCPUs node n may still take for a cell (cores it may use less the load
- * already placed there), never below zero. */
-static double node_room_busy(const topology *t, const cell_view *cv, const pass_state *ps,
-                             unsigned n)
-{
-    return VN_MAX(0.0, cell_capacity(t, cv, n) - ps->load[n]);
-}
-
-/* Whether the cell's vCPUs are spread over several nodes, each pinned within one (what
- * decide_wide_cell() leaves). */
-static bool cell_spread(const topology *t, const snap_cell *cell)
-{
-    int first = -1;
-    bool several = false;
-
-    for (unsigned i = 0; i < cell->nr_vcpus; i++) {
-        int n = -1;
-        for (unsigned k = 0; k < t->nr_nodes && n < 0; k++)
-            if (cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[k].cpus))
-                n = (int)k;
-        if (n < 0)
-            return false;
-        if (first < 0)
-            first = n;
-        else if (n != first)
-            several = true;
-    }
-    return several;
-}
-
-/*
- * A wide cell: more busy vCPUs than any node it may use has cores for, load aside. One
- * already spread stays wide while it is within CAPACITY_ENTER_MARGIN of that: a vCPU that
- * reads idle for a pass does not cram the cell onto one node (and its memory back).
- */
-static bool cell_is_wide(const topology *t, const cell_view *cv, const node_cost costs[])
-{
-    double most = 0;
-
-    if (cv->busy <= 0 || cv->cell->nr_vcpus == 0)
-        return false;
-    for (unsigned n = 0; n < t->nr_nodes; n++)
-        if (costs[n].feasible)
-            most = VN_MAX(most, cell_capacity(t, cv, n));
-    if (most > 0 && cell_spread(t, cv->cell))
-        most -= CAPACITY_ENTER_MARGIN;
-    return most > 0 && cv->busy > most;
-}
-
-/* Node index of the span a vCPU's current pin lies in, or -1. */
-static int vcpu_span_node(const topology *t, const snap_vcpu *v, const unsigned span[],
-                          unsigned nr_span)
-{
-    for (unsigned i = 0; i < nr_span; i++)
-        if (cpuset_subset(&v->pinned, &t->nodes[span[i]].cpus))
-            return (int)span[i];
-    return -1;
-}
-
-/*
- * A wide cell (cell_is_wide()) spans the fewest, nearest nodes that hold its busy vCPUs, as
- * ESXi splits a wide VM into NUMA clients: from the cheapest node `seed`, nodes are added
- * by distance (then by room) until their spare cores hold the busy vCPUs. Each vCPU is
- * pinned to one node of the span (one already there stays), busy ones within each node's
- * spare cores; memory follows the vCPUs: each span node should hold the share of the cell's
- * memory that its share of the cell's vCPUs asks for, and what is above that share elsewhere
- * moves there (the guest sees one node: its memory is used by all its vCPUs alike).
- */
-static int decide_wide_cell(const topology *t, const snap_domain *d, const vn_config *c,
-                            const cell_view *cv, pass_state *ps, const node_cost costs[], int seed,
-                            vn_rules why, plan_cell *pc)
-{
-    const snap_cell *cell = cv->cell;
-    unsigned span[VN_MAX_NODES], nr_span = 0;
-    double quota[VN_MAX_NODES] = {0}, held = 0, on[VN_MAX_NODES] = {0}, total_w = 0;
-    int assigned_stack[SNAP_MAX_VCPUS_PER_CELL];
-    uint64_t span_mask = 0;
-
-    span[nr_span++] = (unsigned)seed;
-    span_mask |= 1ULL << seed;
-    held = node_room_busy(t, cv, ps, (unsigned)seed);
-    /* a cell spread already keeps the nodes its vCPUs are on while it stays wide */
-    bool spread = cell_spread(t, cell);
-    for (unsigned i = 0; spread && i < cell->nr_vcpus; i++)
-        for (unsigned n = 0; n < t->nr_nodes; n++)
-            if (!(span_mask & (1ULL << n)) && costs[n].feasible &&
-                cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus)) {
-                span[nr_span++] = n;
-                span_mask |= 1ULL << n;
-                held += node_room_busy(t, cv, ps, n);
-            }
-    while (held < cv->busy) {
-        int next = -1;
-        for (unsigned n = 0; n < t->nr_nodes; n++) {
-            /* a node without a spare core holds none of the busy vCPUs: not in the span */
-            if (!costs[n].feasible || (span_mask & (1ULL << n)) || node_room_busy(t, cv, ps, n) < 1)
-                continue;
-            if (next < 0 ||
-                topo_distance(t, (unsigned)seed, n) <
-                    topo_distance(t, (unsigned)seed, (unsigned)next) ||
-                (topo_distance(t, (unsigned)seed, n) ==
-                     topo_distance(t, (unsigned)seed, (unsigned)next) &&
-                 node_room_busy(t, cv, ps, n) > node_room_busy(t, cv, ps, (unsigned)next)))
-                next = (int)n;
-        }
-        if (next < 0)
-            break;
-        span[nr_span++] = (unsigned)next;
-        span_mask |= 1ULL << next;
-        held += node_room_busy(t, cv, ps, (unsigned)next);
-    }
-    for (unsigned i = 0; i < nr_span; i++)
-        quota[span[i]] = VN_MAX(1.0, floor(node_room_busy(t, cv, ps, span[i]) + 1e-9));
-
-    /* vCPUs to nodes: fixed ones where they are; busy ones already on a span node stay
-     * while it has room; then the other busy ones, then the idle ones, fill in span order */
-    for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++)
-        assigned_stack[i] = -1;
-    for (int round = 0; round < 4; round++) {
-        unsigned rr = 0;
-        for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++) {
-            const snap_vcpu *v = &cell->vcpus[i];
-            bool busy = vcpu_is_busy(v, c);
-            int cur = vcpu_span_node(t, v, span, nr_span);
-            if (assigned_stack[i] >= 0)
-                continue;
-            if (round == 0 && v->fixed) {
-                assigned_stack[i] = cur >= 0 ? cur : seed;
-            } else if (round == 1 && busy && cur >= 0 && quota[cur] >= 1) {
-                assigned_stack[i] = cur;
-            } else if (round == 2 && busy) {
-                /* the first span node with a spare core, else the one least over */
-                int best_n = -1;
-                for (unsigned k = 0; k < nr_span && best_n < 0; k++)
-                    if (quota[span[k]] >= 1)
-                        best_n = (int)span[k];
-                for (unsigned k = 0; k < nr_span && best_n < 0; k++)
-                    if (k == 0 || quota[span[k]] > quota[assigned_stack[i]] + 1e-9)
-                        assigned_stack[i] = (int)span[k];
-                if (best_n >= 0)
-                    assigned_stack[i] = best_n;
-            } else if (round == 3) {
-                /* idle vCPUs: where they are when that is a span node, else round robin */
-                assigned_stack[i] = cur >= 0 ? cur : (int)span[rr++ % nr_span];
-            } else {
-                continue;
-            }
-            if (busy)
-                quota[assigned_stack[i]] -= 1;
-        }
-    }
-
-    /* pins */
-    pc->pins = calloc(cell->nr_vcpus ? cell->nr_vcpus : 1, sizeof(*pc->pins));
-    if (!pc->pins)
-        return -ENOMEM;
-    for (unsigned i = 0; i < cell->nr_vcpus && i < SNAP_MAX_VCPUS_PER_CELL; i++) {
-        const snap_vcpu *v = &cell->vcpus[i];
-        vn_cpuset want;
-        /* memory shares by vCPUs, busy or not: the guest spreads its work over them, and a
-         * vCPU that reads idle for a pass does not move memory back */
-        double w = 1.0;
-        unsigned n = (unsigned)assigned_stack[i];
-
-        on[n] += w;
-        total_w += w;
-        if (vcpu_is_busy(v, c))
-            ps->load[n] += 1;
-        if (v->fixed)
-            continue;
-        vcpu_usable(t, v, &want);
-        cpuset_and(&want, &want, &t->nodes[n].cpus);
-        if (cpuset_empty(&want) || cpuset_equal(&want, &v->pinned))
-            continue;
-        pc->pins[pc->nr_pins++] =
-            (plan_pin){.vcpu = v->id, .cpus = want, .rules = why | RULE_BIT(RULE_WIDE_CELL)};
-    }
-    if (pc->nr_pins == 0) {
-        free(pc->pins);
-        pc->pins = NULL;
-    }
-    pc->target_node = seed;
-    pc->candidate_node = seed;
-    pc->span = span_mask;
-    pc->cpu_overcommit = held < cv->busy;
-    pc->rules |= why | RULE_BIT(RULE_WIDE_CELL) | RULE_BIT(RULE_CPU_CAPACITY);
-
-    /* memory: each span node's share of it, from where there is more than that */
-    double after[VN_MAX_NODES];
-    for (unsigned n = 0; n < t->nr_nodes; n++)
-        after[n] = (double)(cell->pages[n] * cell->page_size);
-    if (cv->mem_movable && cv->bytes && total_w > 0) {
-        double want_b[VN_MAX_NODES], deficit = 0;
-        for (unsigned n = 0; n < t->nr_nodes; n++) {
-            want_b[n] = (double)cv->bytes * on[n] / total_w;
-            if (after[n] < want_b[n])
-                deficit += want_b[n] - after[n];
-        }
-        vn_rules mr = 0;
-        if (memory_gate(d, c, cell, seed, 100.0 * deficit / (double)cv->bytes,
-                        why | RULE_BIT(RULE_WIDE_CELL), pc, &mr)) {
-            pc->moves = calloc((size_t)t->nr_nodes * t->nr_nodes, sizeof(*pc->moves));
-            if (!pc->moves)
-                return -ENOMEM;
-            for (unsigned src = 0; src < t->nr_nodes; src++) {
-                for (unsigned k = 0; k < nr_span; k++) {
-                    unsigned dst = span[k];
-                    double surplus = after[src] - want_b[src], need = want_b[dst] - after[dst];
-                    uint64_t room = cell_room(t, c, ps, cell, dst), bytes;
-                    if (src == dst || surplus <= 0 || need <= 0)
-                        continue;
-                    bytes = (uint64_t)VN_MIN(surplus, need);
-                    bytes = VN_MIN(bytes, room) / cell->page_size * cell->page_size;
-                    if (bytes == 0) {
-                        pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
-                        continue;
-                    }
-                    pc->moves[pc->nr_moves++] =
-                        (plan_move){.from_node = (int)src,
-                                    .to_node = (int)dst,
-                                    .bytes = bytes,
-                                    .gain_points = 100.0 * (double)bytes / (double)cv->bytes,
-                                    .rules = mr};
-                    take_room(ps, cell, dst, bytes);
-                    after[src] -= (double)bytes;
-                    after[dst] += (double)bytes;
-                }
-            }
-            if (!pc->nr_moves) {
-                free(pc->moves);
-                pc->moves = NULL;
-                if (!pc->nr_pins)
-                    pc->reason = REASON_NO_ROOM;
-            }
-            pc->batch_pages = rule_lock_hold_walk(cv->bytes / cell->page_size).window_pages;
-        }
-    }
-    double loc = 0;
-    for (unsigned n = 0; n < t->nr_nodes && cv->bytes && total_w > 0; n++)
-        loc += on[n] / total_w * after[n] / (double)cv->bytes;
-    pc->locality_after = 100.0 * loc;
-    if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE)
-        pc->reason = cv->bytes ? REASON_ALREADY_LOCAL : REASON_NO_MEMORY_INFO;
-    return 0;
-}
-
 static int decide_cell(const topology *t, const snap_domain *d, const vn_config *c,
                        const cell_view *cv, pass_state *ps, int placed_node[], unsigned cell_idx,
                        plan_cell *pc)
@@ -917,7 +437,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     pc->current_node = cv->home;
     pc->target_node = -1;
     pc->candidate_node = -1;
-    pc->locality_before = locality(t, cv->weight_on, cv->mem_frac);
+    pc->locality_before = dcell_locality(t, cv->weight_on, cv->mem_frac);
     pc->locality_after = pc->locality_before;
     pc->busy_vcpus = (int)cv->busy;
 
@@ -948,12 +468,12 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         why |= rules_that_changed(t, costs, cv, best);
     }
 
-    if (cell_is_wide(t, cv, costs)) {
+    if (dwide_is_wide(t, cv, costs)) {
         /* the span grows from the node it grew from last pass while vCPUs still run there */
         int seed = best, lc = cell->last_candidate;
         if (lc >= 0 && (unsigned)lc < t->nr_nodes && costs[lc].feasible && cv->weight_on[lc] > 0)
             seed = lc;
-        r = decide_wide_cell(t, d, c, cv, ps, costs, seed, why, pc);
+        r = dwide_decide(t, d, c, cv, ps, costs, seed, why, pc);
         placed_node[cell_idx] = pc->target_node;
         return r;
     }
@@ -990,15 +510,15 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
             d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, true);
         vn_rules mr = 0;
 
-        if (memory_gate(d, c, cell, target, gain, why, pc, &mr)) {
-            uint64_t room = cell_room(t, c, ps, cell, (unsigned)target), moved = 0;
+        if (dcell_memory_gate(d, c, cell, target, gain, why, pc, &mr)) {
+            uint64_t room = dcell_room(t, c, ps, cell, (unsigned)target), moved = 0;
             uint64_t total_pages = cv->bytes / cell->page_size;
 
             r = plan_memory(t, cv, (unsigned)target, shared != MIGRATE_WAIT, mr, room, pc, &moved);
             if (r < 0)
                 return r;
             pc->batch_pages = rule_lock_hold_walk(total_pages).window_pages;
-            take_room(ps, cell, (unsigned)target, moved);
+            dcell_take_room(ps, cell, (unsigned)target, moved);
             if (!pc->nr_moves) {
                 pc->rules |= RULE_BIT(RULE_FREE_MEM_RESERVE);
                 if (!pc->nr_pins)
@@ -1021,7 +541,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE) {
         if (!cv->bytes)
             pc->reason = REASON_NO_MEMORY_INFO;
-        else if (nr_feasible == 1 && topo_cpu_nodes(t) == 1)
+        else if (nr_feasible == 1 && dcell_cpu_nodes(t) == 1)
             pc->reason = REASON_SINGLE_HOST_NODE;
         else
             pc->reason = REASON_ALREADY_LOCAL;
@@ -1067,14 +587,14 @@ static void decide_unmeasured(const topology *t, const snap_domain *d, const vn_
     for (unsigned k = 0; k < d->nr_cells; k++) {
         plan_cell *pc = &pd->cells[k];
         cell_view cv;
-        cell_view_init(t, &d->cells[k], c, &cv);
+        dcell_view_init(t, &d->cells[k], c, &cv);
         pc->cell_id = d->cells[k].id;
         pc->mem_pinned = d->cells[k].mem_pinned;
         pc->page_size = d->cells[k].page_size;
         pc->current_node = cv.home;
         pc->target_node = -1;
         pc->candidate_node = d->cells[k].last_candidate;
-        pc->locality_before = locality(t, cv.weight_on, cv.mem_frac);
+        pc->locality_before = dcell_locality(t, cv.weight_on, cv.mem_frac);
         pc->locality_after = pc->locality_before;
         pc->reason = REASON_UNMEASURED;
         pc->busy_vcpus = -1;
@@ -1109,7 +629,7 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
         int r;
         if ((i < d->nr_cells) != (d->cells[k].nr_vcpus > 0))
             continue;
-        cell_view_init(t, &d->cells[k], c, &cv);
+        dcell_view_init(t, &d->cells[k], c, &cv);
         if (d->mode == VN_MODE_AUTO) {
             r = decide_cell(t, d, c, &cv, ps, placed, k, &pd->cells[k]);
         } else {
@@ -1138,7 +658,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     memset(&ps, 0, sizeof(ps));
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         ps.load[n] = s->other_busy[n];
-        ps.free_left[n] = node_free(t, s, n);
+        ps.free_left[n] = dcell_node_free(t, s, n);
         memcpy(ps.huge[n], snapshot_node_huge(t, s, n), sizeof(ps.huge[n]));
     }
     order = calloc(s->nr_domains ? s->nr_domains : 1, sizeof(*order));
@@ -1159,7 +679,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
             /* an advised domain stays where it is: its load is there for the whole pass */
             for (unsigned k = 0; k < d->nr_cells; k++) {
                 cell_view cv;
-                cell_view_init(t, &d->cells[k], c, &cv);
+                dcell_view_init(t, &d->cells[k], c, &cv);
                 account_load(t, &cv, -1, &ps);
             }
         }

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the decide stage's files share (decide.c places cells and domains, decide_cell.c
+ * holds a cell's facts, its room and the gates on its memory, decide_wide.c places wide
+ * cells). Not for other stages: decide.h is the stage's interface.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "model.h"
+#include "topology.h"
+
+/* What the pass has committed so far, per node index. */
+typedef struct pass_state {
+    double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
+    uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
+    topo_huge huge[VN_MAX_NODES][TOPO_HUGE_SIZES]; /* free huge pages not yet promised */
+} pass_state;
+
+/* Per-cell facts derived once from the snapshot. */
+typedef struct cell_view {
+    const snap_cell *cell;
+    uint64_t bytes;                 /* resident bytes, all nodes */
+    double busy;                    /* busy vCPUs (count above the threshold) */
+    double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
+    double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
+    int home;                       /* node its vCPUs are confined to, -1 none */
+    vn_cpuset usable;               /* CPUs its vCPUs may be pinned to (vcpu_usable()) */
+    bool mem_movable;               /* binding allows moving memory */
+    bool mem_pinned;                /* it cannot move: the vCPUs go to it (cell->mem_pinned) */
+} cell_view;
+
+/* The cost terms of one candidate node, kept apart so the plan can say which
+ * rule changed the choice. */
+typedef struct node_cost {
+    bool feasible;
+    bool over_capacity; /* CPUs would be oversubscribed (or entering, within the margin) */
+    bool over_cores;    /* more busy vCPUs than cores, margin aside: really oversubscribed */
+    bool no_room;       /* target lacks room above its reserve for the incoming memory */
+    double mem, vcpu, share, imbalance;
+} node_cost;
+
+/* ---- decide_cell.c ---- */
+
+/* Free memory node n keeps (max of the reserve and its fraction of the node). */
+uint64_t dcell_node_reserve(const topology *t, const vn_config *c, unsigned n);
+/* Free bytes of node n: the snapshot's when known, else the topology's. */
+uint64_t dcell_node_free(const topology *t, const snapshot *s, unsigned n);
+/* Bytes of the cell's memory node n can take now (huge pages, or above the reserve). */
+uint64_t dcell_room(const topology *t, const vn_config *c, const pass_state *ps,
+                    const snap_cell *cell, unsigned n);
+/* Promise `bytes` of node n to the cell's move. */
+void dcell_take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes);
+/* The CPUs decide may pin a vCPU to (allowed less isolated; a fixed vCPU's own pin). */
+void dcell_vcpu_usable(const topology *t, const snap_vcpu *v, vn_cpuset *out);
+/* Busy vCPUs node n holds for the cell: the cores of the node its vCPUs may use. */
+double dcell_capacity(const topology *t, const cell_view *cv, unsigned n);
+bool dcell_vcpu_busy(const snap_vcpu *v, const vn_config *c);
+/* Nodes with CPUs. */
+unsigned dcell_cpu_nodes(const topology *t);
+/* Node index whose CPUs contain cpu, or -1. */
+int dcell_cpu_node(const topology *t, int cpu);
+/* The facts decide derives once from a cell. */
+void dcell_view_init(const topology *t, const snap_cell *cell, const vn_config *c, cell_view *cv);
+/* Locality in percent: the busy-weighted share of memory on the node its vCPU runs on. */
+double dcell_locality(const topology *t, const double weight_on[], const double mem_frac[]);
+/* The minimum gain and rule 3 on a cell's memory moves toward target: true when they may
+ * move now (their rules in *mr). */
+bool dcell_memory_gate(const snap_domain *d, const vn_config *c, const snap_cell *cell, int target,
+                       double gain, vn_rules why, plan_cell *pc, vn_rules *mr);
+
+/* ---- decide_wide.c ---- */
+
+/* More busy vCPUs than any node the cell may use has cores for (with hysteresis). */
+bool dwide_is_wide(const topology *t, const cell_view *cv, const node_cost costs[]);
+/* Place a wide cell over the nearest nodes from `seed`. Returns 0 or -ENOMEM. */
+int dwide_decide(const topology *t, const snap_domain *d, const vn_config *c, const cell_view *cv,
+                 pass_state *ps, const node_cost costs[], int seed, vn_rules why, plan_cell *pc);
