@@ -273,8 +273,9 @@ static void read_host_id(vnumad *dm)
             VN_MACHINE_ID);
         return;
     }
-    line[32] = '\0';
-    snprintf(dm->host_id, sizeof(dm->host_id), "%s", line);
+    _Static_assert(sizeof(dm->host_id) > 32, "a machine id is 32 hex digits");
+    memcpy(dm->host_id, line, 32);
+    dm->host_id[32] = '\0';
 }
 
 static void shutdown_restore(vnumad *dm)
