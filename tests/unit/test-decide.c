@@ -740,12 +740,16 @@ static void test_operator_layout(void)
 
     /* no node with a core to spare by the margin: one the cell fills exactly beats one it
      * would overload, even where its memory is */
-    t = load_synth("pack:3 numa:1 core:1 pu:1");
+    /* 16-CPU nodes (imb_numa_nr 2: rule 1 does not push the cell off node 0), of which the
+     * domains may use one each */
+    t = load_synth("pack:3 numa:1 core:16 pu:1");
+    vn_cpuset one_each;
+    (void)cpuset_parse("0,16,32", &one_each);
     snap_init(&s);
     d = add_domain(&s, "hog", VN_MODE_AUTO, 10, 0);
-    set_mem(add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus), 0, 64);
+    set_mem(add_cell(d, 1, 0, 0.9, &one_each, &t->nodes[0].cpus), 0, 64);
     d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 0);
-    set_mem(add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus), 0, 64);
+    set_mem(add_cell(d, 1, 0, 0.9, &one_each, &t->nodes[0].cpus), 0, 64);
     run(t, &s, &p);
     pc = find_cell(&p, "vm", 0);
     CHECK(pc && pc->target_node == 1 && !pc->cpu_overcommit,
