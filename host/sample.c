@@ -228,6 +228,16 @@ static int read_line(const char *root, const char *path, char *buf, size_t len)
     return 0;
 }
 
+/* Whether the comma-separated controller list of a /proc/PID/cgroup line names `name`
+ * (the list is cut up). */
+static bool has_controller(char *list, const char *name)
+{
+    for (char *tok; (tok = strsep(&list, ","));)
+        if (!strcmp(tok, name))
+            return true;
+    return false;
+}
+
 int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
 {
     _cleanup_fclose_ FILE *f = NULL;
@@ -252,9 +262,7 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
         *c2 = '\0';
         if (!strcmp(c1 + 1, ""))
             (void)snprintf(v2, sizeof(v2), "%s", c2 + 1);
-        else if (strstr(c1 + 1, "cpuset") &&
-                 (!strcmp(c1 + 1, "cpuset") || strstr(c1 + 1, ",cpuset") ||
-                  strstr(c1 + 1, "cpuset,")))
+        else if (has_controller(c1 + 1, "cpuset"))
             (void)snprintf(v1, sizeof(v1), "%s", c2 + 1);
     }
     rel = v1[0] ? v1 : v2;

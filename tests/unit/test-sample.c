@@ -503,7 +503,7 @@ static void test_cgroup_cpus(void)
         return;
     put(v1, "/proc/42/cgroup",
         "4:memory:/machine/qemu-1-vm.libvirt-qemu/emulator\n"
-        "3:cpuset:/machine/qemu-1-vm.libvirt-qemu/emulator\n0::/\n");
+        "5:cpuset_x:/wrong\n3:cpu,cpuset:/machine/qemu-1-vm.libvirt-qemu/emulator\n0::/\n");
     put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/cpuset.effective_cpus", "2-5\n");
     put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/emulator/cpuset.effective_cpus",
         "2\n");
