@@ -82,6 +82,18 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
     }
 }
 
+/* A live tunable (vCPU, emulator or IOThread pin, numatune) changed: vnumad's own or
+ * another's; the live XML is read again at the next pass. */
+static void on_tunable(void *opaque, const char *uuid, const char *name)
+{
+    vnumad *dm = opaque;
+    dom_state *st = domains_find(dm, uuid);
+
+    (void)name;
+    if (st)
+        sample_xml_stale(st);
+}
+
 static void on_metadata(void *opaque, const char *uuid, const char *name)
 {
     vnumad *dm = opaque;
@@ -100,6 +112,7 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     log_debug("Domain '%s' port %s %s", name, port, open ? "opened" : "closed");
     if (!st)
         return;
+    sample_xml_stale(st); /* the channel's state in it changed */
     if (!open) {
         domains_agent_drop(st);
     } else if (dm->connected) {
@@ -119,9 +132,18 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
     vnumad *dm = opaque;
     dom_state *st = domains_find(dm, uuid);
 
+    if (!st)
+        return;
+    sample_xml_stale(st);
+    if (strncmp(alias, "vcpu", 4) == 0) {
+        log_info("vCPU %s of '%s' %s", alias, name, added ? "plugged" : "unplugged");
+        sample_vcpus_stale(st);
+        schedule_pass_soon(dm);
+        return;
+    }
     /* libvirt names the device "dimmN"/"virtiomemN" and its backend "memdimmN"; the
      * event may carry either */
-    if (!st || (!strstr(alias, "dimm") && !strstr(alias, "virtiomem")))
+    if (!strstr(alias, "dimm") && !strstr(alias, "virtiomem"))
         return;
     log_info("Memory device %s of '%s' %s; finding its memory again", alias, name,
              added ? "plugged" : "unplugged");
@@ -131,6 +153,11 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
 
 static void drop_connection(vnumad *dm)
 {
+    /* the domains' handles belong to this connection */
+    for (size_t i = 0; i < dm->nr_doms; i++) {
+        virt_dom_free(dm->doms[i]->dom);
+        dm->doms[i]->dom = NULL;
+    }
     virt_close(dm->conn);
     dm->conn = NULL;
     dm->connected = false;
@@ -154,6 +181,7 @@ static void connect_now(vnumad *dm)
 {
     virt_callbacks cb = {.lifecycle = on_lifecycle,
                          .metadata = on_metadata,
+                         .tunable = on_tunable,
                          .vserport = on_vserport,
                          .device = on_device,
                          .closed = on_closed,

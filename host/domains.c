@@ -65,6 +65,9 @@ void domains_state_free(dom_state *st)
     for (unsigned i = 0; i < STATE_HISTORY; i++)
         free(st->history[i]);
     free(st->last_record);
+    free(st->qv);
+    free(st->xml);
+    virt_dom_free(st->dom);
     free(st);
 }
 
@@ -103,12 +106,18 @@ static void state_reset_run(dom_state *st, int id)
     st->permanent_error = false;
     st->error[0] = '\0';
     st->qom_created = false;
+    st->pub_key[0] = '\0';
+    st->pub_at_s = 0;
     domains_agent_drop(st);
     st->nr_view = 0;
     memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
     st->cputune_known = false;
     st->arrived = false;
     st->bound_logged = false;
+    sample_vcpus_stale(st);
+    sample_xml_stale(st);
+    virt_dom_free(st->dom);
+    st->dom = NULL;
 }
 
 /* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
@@ -176,12 +185,14 @@ void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
 {
     agentlink_callbacks cb = {
         .hints = on_agent_hints, .ready = on_agent_ready, .closed = on_agent_closed, .opaque = st};
-    _cleanup_free_ char *xml = NULL;
-    char path[256];
+    const char *xml = NULL;
+    char path[256], err[256];
     bool open = false;
     int r;
 
-    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || virt_dom_xml(d, &xml) < 0 ||
+    /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale */
+    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid ||
+        sample_live_xml(d, st, vn_mono_s(), &xml, err, sizeof(err)) < 0 ||
         agentlink_find_channel(xml, path, sizeof(path), &open) < 0 || !open)
         return;
     r = agentlink_open(path, &cb, &st->agent, &st->link);

@@ -168,6 +168,35 @@ static int xml_cputune(const xmlNode *root, domxml_info *info, char *err, size_t
     return 0;
 }
 
+/* <numatune><memory mode nodeset placement>: what virDomainGetNumaParameters reports, read
+ * from the live XML (which libvirt updates on a live numatune change). */
+static int xml_numatune_memory(const topology *t, const xmlNode *numatune, domxml_info *info,
+                               char *err, size_t errlen)
+{
+    const xmlNode *m = numatune ? xml_child(numatune, "memory") : NULL;
+    char b[DOMXML_SHOWN_BUF];
+    int mm;
+
+    info->memory = (vn_mem_binding){.mode = VN_MEM_NONE};
+    if (!m)
+        return 0;
+    _cleanup_xmlchar_ xmlChar *mode = xmlGetProp(m, (const xmlChar *)"mode");
+    _cleanup_xmlchar_ xmlChar *nodeset = xmlGetProp(m, (const xmlChar *)"nodeset");
+    _cleanup_xmlchar_ xmlChar *placement = xmlGetProp(m, (const xmlChar *)"placement");
+    info->memory_auto = placement && xmlStrcmp(placement, (const xmlChar *)"auto") == 0;
+    if (!nodeset || !nodeset[0])
+        return 0; /* an empty nodeset binds nothing, whatever the mode */
+    mm = mode ? mem_mode_from_name((const char *)mode, strlen((const char *)mode)) : VN_MEM_STRICT;
+    if (mm < 0 || mm == VN_MEM_NONE)
+        return vn_fail(err, errlen, -EINVAL, "<numatune><memory> with an unknown mode '%s'",
+                       shown(b, (const char *)mode));
+    if (domxml_nodeset_mask(t, (const char *)nodeset, &info->memory.nodes) < 0)
+        return vn_fail(err, errlen, -EINVAL, "<numatune><memory> with a bad nodeset '%s'",
+                       shown(b, (const char *)nodeset));
+    info->memory.mode = (vn_mem_mode)mm;
+    return 0;
+}
+
 /* <vcpu cpuset>, <numatune><memnode>, pinned memory and <cputune> pins of the XML. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen)
 {
@@ -205,6 +234,9 @@ int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err
     }
 
     numatune = xml_child(root, "numatune");
+    r = xml_numatune_memory(t, numatune, &info, err, errlen);
+    if (r < 0)
+        return r;
     for (const xmlNode *c = numatune ? numatune->children : NULL; c; c = c->next) {
         if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"memnode") != 0)
             continue;

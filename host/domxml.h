@@ -26,6 +26,10 @@ typedef struct domxml_info {
     vn_mem_pin mem_pin; /* why the guest memory cannot move (VFIO, locked, SEV/TDX) */
     bool has_cpuset;
     vn_cpuset cpuset; /* <vcpu cpuset=...>: host CPUs the domain's vCPUs may use */
+    /* <numatune><memory>: the whole guest's binding (mode none without a nodeset); with
+     * placement='auto' the nodeset is numad's, not in the XML (memory_auto) */
+    vn_mem_binding memory;
+    bool memory_auto;
     unsigned nr_memnodes;
     domxml_memnode memnodes[SNAP_MAX_CELLS_PER_DOMAIN];
     /* <cputune>: the emulator and IOThread pins the XML sets (the ids of the IOThreads) */
@@ -35,9 +39,9 @@ typedef struct domxml_info {
     unsigned iothread_pins[DOMXML_MAX_IOTHREAD_PINS];
 } domxml_info;
 
-/* <vcpu cpuset>, <numatune><memnode>, pinned memory, the <cputune> emulator and IOThread
- * pins and realtime vCPUs of a domain XML (at most 16 MiB). Returns 0, or -errno with the reason in
- * err. */
+/* <vcpu cpuset>, <numatune><memory> and <memnode>, pinned memory, the <cputune> emulator and
+ * IOThread pins and realtime vCPUs of a domain XML (at most 16 MiB). Returns 0, or -errno with the
+ * reason in err. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
 
 /* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the

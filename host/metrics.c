@@ -27,6 +27,8 @@ const char *metrics_skip_name(metrics_skip s)
         [METRICS_SKIP_PERMANENT_ERROR] = "permanent-error",
         [METRICS_SKIP_DOMAIN_GONE] = "domain-gone",
         [METRICS_SKIP_SAMPLE_FAILED] = "sample-failed",
+        [METRICS_SKIP_NOT_ANSWERING] = "not-answering",
+        [METRICS_SKIP_JOB] = "job",
     };
     return (unsigned)s < METRICS_SKIP_MAX ? names[s] : "unknown";
 }
@@ -225,6 +227,11 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
     for (unsigned r = 0; r < RULE_MAX; r++)
         fprintf(f, "vnuma_rule_decisions_total{rule=\"%s\"} %llu\n", rule_name((vn_rule)r),
                 (unsigned long long)h->rules[r]);
+    family(f, "vnuma_libvirt_calls_total", "counter",
+           "libvirt calls vnumad made, by call (qmp and hmp are QEMU monitor commands).");
+    for (unsigned c = 0; c < VIRT_CALL_MAX; c++)
+        fprintf(f, "vnuma_libvirt_calls_total{call=\"%s\"} %llu\n", virt_call_name((virt_call)c),
+                (unsigned long long)h->libvirt_calls[c]);
     family(f, "vnuma_domain_skips_total", "counter",
            "Passes in which an opted-in domain was not sampled, by reason.");
     for (unsigned s = 0; s < METRICS_SKIP_MAX; s++)

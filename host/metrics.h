@@ -20,6 +20,7 @@
 #include "model.h"
 #include "state.h"
 #include "topology.h"
+#include "virt.h"
 
 /* Why a domain got no sample in a pass (vnuma_domain_skips_total{reason}). */
 typedef enum metrics_skip {
@@ -28,6 +29,8 @@ typedef enum metrics_skip {
     METRICS_SKIP_PERMANENT_ERROR,
     METRICS_SKIP_DOMAIN_GONE,
     METRICS_SKIP_SAMPLE_FAILED,
+    METRICS_SKIP_NOT_ANSWERING, /* an earlier call to it has not returned (hung monitor) */
+    METRICS_SKIP_JOB,           /* libvirt runs a job on it (migration, save, dump) */
     METRICS_SKIP_MAX,
 } metrics_skip;
 
@@ -79,6 +82,7 @@ typedef struct metrics_host {
     metrics_histogram pass_seconds;
     unsigned conflicts; /* CONFLICT_* found at start (conflicts.h) */
     uint64_t log_suppressed;
+    uint64_t libvirt_calls[VIRT_CALL_MAX]; /* virt_call_counts() */
 } metrics_host;
 
 const char *metrics_skip_name(metrics_skip s);

@@ -120,6 +120,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
             if (use == &dom_budget)
                 dm->budget.tokens -= before - dom_budget.tokens;
             sample_mem_changed(st); /* it acted: count the memory afresh next pass */
+            sample_xml_stale(st);   /* and read the pins and numatune it set */
         } else {
             res.kind = act_classify(r);
             res.err = r;
@@ -194,7 +195,11 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
     virt_dom *d = NULL;
     char why[STATE_ERROR_MAX + 32];
 
-    if (virt_dom_open(dm->conn, st->uuid, &d) < 0) {
+    /* the handle is looked up once per QEMU run (domains.c drops it on a new run) */
+    if ((!st->dom && virt_dom_open(dm->conn, st->uuid, &st->dom) < 0) ||
+        virt_dom_ref(st->dom, &d) < 0) {
+        virt_dom_free(st->dom);
+        st->dom = NULL;
         dm->stats.skips[METRICS_SKIP_DOMAIN_GONE]++;
         publish_record_simple(dm, NULL, st, "skipped", "domain-gone");
         return NULL;

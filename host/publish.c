@@ -50,6 +50,7 @@ char *publish_metrics_text(vnumad *dm)
     dm->stats.passes = dm->pass;
     dm->stats.connected = dm->connected;
     dm->stats.log_suppressed = log_suppressed_total();
+    virt_call_counts(dm->stats.libvirt_calls);
     if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, vn_mono_s(), &text) < 0)
         return NULL;
     return text;
@@ -95,6 +96,9 @@ int publish_open_journal(vnumad *dm)
 }
 
 #define JOURNAL_KEY_MAX 160
+/* A record that repeats the last one written into QEMU and the metadata goes there again
+ * after this long (seconds): vnumad's heartbeat there. */
+#define RECORD_HEARTBEAT_S 60.0
 
 /* A record's gist for the duplicate check: action, reason, each cell's reason and target. */
 static void journal_key(const topology *t, const record_decision *r, char *key, size_t len)
@@ -107,25 +111,50 @@ static void journal_key(const topology *t, const record_decision *r, char *key, 
                                  record_node_str(t, r->cells[i].target, tgt, sizeof(tgt)));
 }
 
-/* Append the record to the journal, unless it repeats the domain's last record (st->last_record,
- * still the previous one) and nothing was carried out. */
-static void journal_write(vnumad *dm, const dom_state *st, const record_decision *rec,
-                          const char *json)
+/* The record repeats the domain's last one (st->last_record, still the previous one): same
+ * gist, and nothing was carried out. */
+static bool record_repeats(const vnumad *dm, const dom_state *st, const record_decision *rec)
 {
     char key[JOURNAL_KEY_MAX], last[JOURNAL_KEY_MAX];
 
-    if (!dm->journal)
+    if (!st->last_record || strcmp(rec->action, "acted") == 0 ||
+        strcmp(rec->action, "moving") == 0 || strcmp(rec->action, "restored") == 0)
+        return false;
+    journal_key(dm->topo, rec, key, sizeof(key));
+    journal_key(dm->topo, st->last_record, last, sizeof(last));
+    return strcmp(key, last) == 0;
+}
+
+/* Append the record to the journal: one line per change, identical "nothing to do" passes
+ * are not repeated. */
+static void journal_write(vnumad *dm, const char *json, bool repeats)
+{
+    if (!dm->journal || repeats)
         return;
-    /* one line per change: identical "nothing to do" passes are not repeated */
-    if (st->last_record && strcmp(rec->action, "acted") != 0 &&
-        strcmp(rec->action, "moving") != 0) {
-        journal_key(dm->topo, rec, key, sizeof(key));
-        journal_key(dm->topo, st->last_record, last, sizeof(last));
-        if (strcmp(key, last) == 0)
-            return;
-    }
     fprintf(dm->journal, "%s\n", json);
     fflush(dm->journal);
+}
+
+/*
+ * Whether the record goes into QEMU and the live metadata this pass: when its gist differs
+ * from the last one written there, or something was carried out, or RECORD_HEARTBEAT_S
+ * passed since (so a reader sees vnumad alive and its pass). Writing every pass cost each
+ * domain a status-XML rewrite in libvirtd and an event to every client every interval.
+ */
+static bool record_due(const vnumad *dm, dom_state *st, const record_decision *rec, double now)
+{
+    char key[JOURNAL_KEY_MAX];
+    bool carried = strcmp(rec->action, "acted") == 0 || strcmp(rec->action, "moving") == 0 ||
+                   strcmp(rec->action, "restored") == 0;
+
+    journal_key(dm->topo, rec, key, sizeof(key));
+    if (!carried && st->pub_at_s > 0 && now >= st->pub_at_s &&
+        now - st->pub_at_s < RECORD_HEARTBEAT_S && strcmp(key, st->pub_key) == 0)
+        return false;
+    _Static_assert(sizeof(st->pub_key) >= JOURNAL_KEY_MAX, "pub_key holds a journal key");
+    memcpy(st->pub_key, key, sizeof(key));
+    st->pub_at_s = now;
+    return true;
 }
 
 /* Publish the record inside QEMU: an authz-simple object whose identity is the JSON. */
@@ -196,7 +225,7 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
     return 0;
 }
 
-static void log_decision(vnumad *dm, const dom_state *st, const record_decision *rec)
+static void log_decision(vnumad *dm, const dom_state *st, const record_decision *rec, bool repeats)
 {
     char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024], node[16], tgt[16];
     size_t used = 0;
@@ -211,9 +240,11 @@ static void log_decision(vnumad *dm, const dom_state *st, const record_decision 
     }
     line[sizeof(line) - 1] = '\0';
     /* quoted fields escaped: a name or reason with ' cannot forge the fields after it */
-    log_info("decision domain='%s' pass=%llu action=%s reason='%s'%s",
-             log_quote(st->name, qname, sizeof(qname)), (unsigned long long)st->count.passes,
-             rec->action, log_quote(rec->reason, qreason, sizeof(qreason)), used ? line : "");
+    /* a repeated "nothing to do" is debug: 150 idle domains would log 30 lines a second */
+    log_msg(repeats ? LOG_DEBUG : LOG_INFO,
+            "decision domain='%s' pass=%llu action=%s reason='%s'%s",
+            log_quote(st->name, qname, sizeof(qname)), (unsigned long long)st->count.passes,
+            rec->action, log_quote(rec->reason, qreason, sizeof(qreason)), used ? line : "");
 }
 
 /* Keep rec as the domain's last record (the journal's duplicate check, vnumactl explain). */
@@ -232,21 +263,25 @@ void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc
     record_decision rec;
     _cleanup_json_ struct json_object *obj = NULL;
     const char *json;
+    bool repeats;
 
     record_decision_make(dm->topo, rc, pd, res, &rec);
     obj = record_decision_json(dm->topo, &rec);
     if (!obj)
         return;
     json = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+    repeats = record_repeats(dm, st, &rec);
     history_push(st, json);
-    journal_write(dm, st, &rec, json);
-    log_decision(dm, st, &rec);
+    journal_write(dm, json, repeats);
+    log_decision(dm, st, &rec, repeats);
     keep_last(st, &rec);
     metrics_count_action(&dm->stats, rc->action);
-    if (d) {
+    if (d && record_due(dm, st, &rec, vn_mono_s())) {
         record_qom(dm, d, st, json);
-        if (publish_metadata(d, st, rc->pass, rc->time, json) < 0)
+        if (publish_metadata(d, st, rc->pass, rc->time, json) < 0) {
             dm->stats.errors[METRICS_ERR_METADATA]++;
+            st->pub_key[0] = '\0'; /* written again next pass */
+        }
     }
 }
 

@@ -2,15 +2,18 @@
 /*
  * Stage 2: sample one running domain into a snap_domain.
  *
- * Sources, per pass:
- *   libvirt            vCPU times, current CPU and pinning; live XML (<vcpu cpuset>,
- *                      <numatune><memnode>); the domain's live numatune
- *   QMP query-cpus-fast vCPU -> guest cell (props.node-id)
+ * Sources, per pass (an idle pass makes no libvirt call: tests/e2e/calls.sh):
+ *   /proc              each vCPU thread's CPU time, current CPU and affinity (sample_proc.c),
+ *                      the domain's cgroup cpuset, QEMU's Mems_allowed
+ *   live XML (cached)  <vcpu cpuset>, <numatune> <memory> and <memnode>, pinned memory,
+ *                      realtime vCPUs; read again after an event says it changed
  *   move_pages queries  pages per host node of each cell's RAM backend, in bounded windows
  *                      with a stride (rules 4 and 5), never for memory bound to one node
  *                      (rule 2)
- * and once per QEMU run (ramlayout.c, cached in dom_state.ram[]): where each cell's RAM
- * (boot backend, memory devices, memory-only cells) sits in the QEMU process.
+ *   QMP query-stats     KVM's halt-polling time (KVM domains only)
+ * and once per QEMU run: the vCPU threads and their guest cells (query-cpus-fast), where each
+ * cell's RAM (boot backend, memory devices, memory-only cells) sits in the QEMU process
+ * (ramlayout.c, cached in dom_state.ram[]).
  *
  * QEMU's replies are parsed, strictly, by qemu.c.
  */
@@ -36,9 +39,6 @@
 /* Bytes of untrusted text quoted in an error message. */
 #define SAMPLE_SHOWN_MAX 64
 #define SAMPLE_SHOWN_BUF (SAMPLE_SHOWN_MAX + 8)
-/* Environment variable that moves libvirt's run directory (tests). */
-#define SAMPLE_RUN_DIR_ENV     "VN_LIBVIRT_RUN_DIR"
-#define SAMPLE_RUN_DIR_DEFAULT "/run/libvirt"
 
 /* ---- helpers ---- */
 
@@ -116,189 +116,6 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
                         : (uint64_t)((unsigned __int128)hits[n] * region_pages / sampled);
     if (ret_queries)
         *ret_queries = queries;
-    return 0;
-}
-
-/* ---- the QEMU process ---- */
-
-/* PID of the running QEMU of domain `name`, from libvirt's pid file. */
-int sample_qemu_pid(const char *name, pid_t *ret)
-{
-    const char *dir = getenv(SAMPLE_RUN_DIR_ENV);
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[PATH_MAX], buf[32] = "", *endp = NULL;
-    long v;
-    int n;
-
-    if (!name || !*name || strchr(name, '/'))
-        return -EINVAL;
-    if (!dir || !*dir)
-        dir = SAMPLE_RUN_DIR_DEFAULT;
-    n = snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, name);
-    if (n < 0 || (size_t)n >= sizeof(path))
-        return -ENAMETOOLONG;
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    if (!fgets(buf, sizeof(buf), f))
-        return -EINVAL;
-    errno = 0;
-    v = strtol(buf, &endp, 10);
-    if (errno || endp == buf || !vn_is_blank(endp, strlen(endp)) || v <= 0 || v > INT32_MAX)
-        return -EINVAL;
-    *ret = (pid_t)v;
-    return 0;
-}
-
-/* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where
- * sample_qemu_pid() looks: libvirt 9.0 names it after an escaped name for some names
- * (' and " become &apos; and &quot;), so the vCPU threads query-cpus-fast gave are asked. */
-static int sample_pid_of_thread(pid_t tid, pid_t *ret)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[128];
-    long v = 0;
-
-    if (tid <= 0)
-        return -ESRCH;
-    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Tgid: %ld", &v) == 1)
-            break;
-    if (v <= 0 || v > INT32_MAX)
-        return -ESRCH;
-    *ret = (pid_t)v;
-    return 0;
-}
-
-/*
- * The host nodes (topology index mask) process `pid` may have memory on: its
- * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
- * whole call with EACCES when a target is outside it. -errno when it cannot be read.
- */
-int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[4200];
-    uint64_t mask = 0;
-    vn_cpuset set;
-
-    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    while (fgets(line, sizeof(line), f)) {
-        char *v = line + strlen("Mems_allowed_list:");
-        if (strncmp(line, "Mems_allowed_list:", strlen("Mems_allowed_list:")) != 0)
-            continue;
-        v += strspn(v, " \t");
-        v[strcspn(v, "\n")] = '\0';
-        if (cpuset_parse(v, &set) < 0)
-            return -EINVAL;
-        CPUSET_FOREACH(node, &set)
-        {
-            int idx = topo_node_index(t, (unsigned)node);
-            if (idx >= 0)
-                mask |= 1ULL << idx;
-        }
-        *ret = mask;
-        return 0;
-    }
-    return -ENOENT;
-}
-
-/* <root>/<path> as one line into buf (newline cut). Returns 0 or -errno. */
-static int read_line(const char *root, const char *path, char *buf, size_t len)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char full[4096];
-    int n = snprintf(full, sizeof(full), "%s%s", root, path);
-
-    if (n < 0 || (size_t)n >= sizeof(full))
-        return -ENAMETOOLONG;
-    f = fopen(full, "re");
-    if (!f)
-        return -errno;
-    if (!fgets(buf, (int)len, f))
-        return ferror(f) ? -EIO : -ENODATA;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
-/* Whether the comma-separated controller list of a /proc/PID/cgroup line names `name`
- * (the list is cut up). */
-static bool has_controller(char *list, const char *name)
-{
-    for (char *tok; (tok = strsep(&list, ","));)
-        if (!strcmp(tok, name))
-            return true;
-    return false;
-}
-
-int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[4096], line[4096], v1[4096] = "", v2[4096] = "", cpus[4096];
-    const char *rel, *file;
-    int n, r;
-
-    if (!root || pid <= 0 || !ret)
-        return -EINVAL;
-    n = snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
-    if (n < 0 || (size_t)n >= sizeof(path))
-        return -ENAMETOOLONG;
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    /* "N:cpuset:/path" (v1, also on a hybrid host) or "0::/path" (v2) */
-    while (fgets(line, sizeof(line), f)) {
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
-            continue;
-        c2[strcspn(c2, "\n")] = '\0';
-        *c2 = '\0';
-        if (!strcmp(c1 + 1, ""))
-            (void)snprintf(v2, sizeof(v2), "%s", c2 + 1);
-        else if (has_controller(c1 + 1, "cpuset"))
-            (void)snprintf(v1, sizeof(v1), "%s", c2 + 1);
-    }
-    rel = v1[0] ? v1 : v2;
-    if (!rel[0])
-        return -ENOENT;
-    /* the domain's group: above libvirt's emulator, vcpuN and iothreadN groups */
-    (void)snprintf(path, sizeof(path), "%s", rel);
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(path, '/');
-        const char *last = slash ? slash + 1 : path;
-        if (!slash || !(strcmp(last, "emulator") == 0 || strncmp(last, "vcpu", 4) == 0 ||
-                        strncmp(last, "iothread", 8) == 0 || strcmp(last, "libvirt") == 0))
-            break;
-        *slash = '\0';
-    }
-    file = v1[0] ? "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus"
-                 : "/sys/fs/cgroup%s/cpuset.cpus.effective";
-    /* a group without the cpuset controller (cgroup v2: its parent does not delegate it, as
-     * libvirt's machine groups without systemd) is bounded by its nearest ancestor that has it */
-    for (;;) {
-        char *slash;
-        n = snprintf(line, sizeof(line), file, path);
-        if (n < 0 || (size_t)n >= sizeof(line))
-            return -ENAMETOOLONG;
-        r = read_line(root, line, cpus, sizeof(cpus));
-        if (r != -ENOENT || !path[0])
-            break;
-        slash = strrchr(path, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-    }
-    if (r < 0)
-        return r;
-    if (cpuset_parse(cpus, ret) < 0 || cpuset_empty(ret))
-        return -EINVAL;
     return 0;
 }
 
@@ -418,9 +235,6 @@ static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsign
                         poll_ns[i] = p[k].poll_ns;
 }
 
-static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                      int *cell_of, bool *guest_numa, uint64_t *poll_ns, char *err, size_t errlen);
-
 /* The CPU time readings the next sample's busy fractions are measured against. */
 static void remember_cpu_times(dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
                                const uint64_t *poll_ns, double now_s)
@@ -438,38 +252,148 @@ bool sample_needs_window(const dom_state *st)
     return st->nr_prev == 0;
 }
 
+/* ---- the live XML ---- */
+
+int sample_live_xml(virt_dom *d, dom_state *st, double now_s, const char **ret, char *err,
+                    size_t errlen)
+{
+    char *xml = NULL;
+    int r;
+
+    if (!st->xml || now_s - st->xml_at_s >= SAMPLE_XML_REFRESH_S || now_s < st->xml_at_s) {
+        r = virt_dom_xml(d, &xml);
+        if (r < 0)
+            return vn_fail(err, errlen, r, "reading the live XML failed: %s", virt_last_error());
+        free(st->xml);
+        st->xml = xml;
+        st->xml_at_s = now_s;
+    }
+    *ret = st->xml;
+    return 0;
+}
+
+void sample_xml_stale(dom_state *st)
+{
+    free(st->xml);
+    st->xml = NULL;
+}
+
+/* ---- vCPU threads ---- */
+
+void sample_vcpus_stale(dom_state *st)
+{
+    free(st->qv);
+    st->qv = NULL;
+    st->nr_qv = 0;
+    st->vcpus_for_id = -1;
+}
+
+/* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast. */
+static int vcpus_learn(virt_dom *d, dom_state *st, int id, char *err, size_t errlen)
+{
+    _cleanup_free_ qmp_vcpu *qv = NULL;
+    _cleanup_free_ char *reply = NULL;
+    unsigned nr_qv = 0;
+    int r;
+
+    sample_vcpus_stale(st);
+    r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
+    if (r < 0)
+        return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
+    r = qmp_parse_cpus_fast(reply, &qv, &nr_qv, err, errlen);
+    if (r < 0)
+        return r;
+    if (nr_qv == 0)
+        return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
+    if (nr_qv > STATE_MAX_VCPUS)
+        return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", nr_qv, STATE_MAX_VCPUS);
+    for (unsigned i = 0; i < nr_qv; i++) {
+        if (qv[i].cpu_index >= STATE_MAX_VCPUS)
+            return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
+                           qv[i].cpu_index, STATE_MAX_VCPUS - 1);
+        st->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
+    }
+    st->qv = VN_TAKE_PTR(qv);
+    st->nr_qv = nr_qv;
+    st->vcpus_for_id = id;
+    return 0;
+}
+
+/* Each known vCPU thread's CPU time, CPU and affinity from /proc; -ESRCH when one is gone. */
+static int vcpus_from_proc(const dom_state *st, virt_vcpu *out)
+{
+    for (unsigned i = 0; i < st->nr_qv; i++) {
+        int r = sample_thread("/proc", st->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
+                              &out[i].affinity);
+        if (r < 0)
+            return r;
+        out[i].number = st->qv[i].cpu_index;
+    }
+    return 0;
+}
+
 /*
  * The domain's vCPUs with their CPU times (*vcpus), each one's guest cell (*cell_of, 0
  * without guest NUMA or QMP) and KVM halt-polling time (*poll_ns, UINT64_MAX unknown);
- * *guest_numa when the guest has NUMA cells. The caller frees the arrays. 0 or -errno.
+ * *guest_numa when the guest has NUMA cells. With QMP the vCPU threads and cells are learnt
+ * once per QEMU run (query-cpus-fast) and each pass reads the threads in /proc: no libvirt
+ * call (a thread that is gone makes it learn them again, once). Without QMP, libvirt's
+ * vCPU information. The caller frees the arrays. 0 or -errno.
  */
-static int read_vcpus(virt_dom *d, dom_state *st, bool use_qmp, virt_vcpu **vcpus,
+static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcpu **vcpus,
                       unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
                       char *err, size_t errlen)
 {
     unsigned n = 0;
     int r;
 
-    r = virt_vcpus(d, vcpus, &n);
-    if (r < 0)
-        return vn_fail(err, errlen, r, "reading the vCPUs failed: %s", virt_last_error());
+    if (use_qmp) {
+        for (int attempt = 0;; attempt++) {
+            if (st->vcpus_for_id != id || !st->qv) {
+                r = vcpus_learn(d, st, id, err, errlen);
+                if (r < 0)
+                    return r;
+            }
+            free(*vcpus);
+            *vcpus = calloc(st->nr_qv, sizeof(**vcpus));
+            if (!*vcpus)
+                return vn_fail(err, errlen, -ENOMEM, "out of memory");
+            r = vcpus_from_proc(st, *vcpus);
+            if (r == 0)
+                break;
+            sample_vcpus_stale(st);
+            if (r != -ESRCH || attempt > 0)
+                return vn_fail(err, errlen, r, "reading the vCPU threads failed: %s", strerror(-r));
+            /* a vCPU thread is gone: unplugged, or QEMU stopped (the next query says) */
+        }
+        n = st->nr_qv;
+    } else {
+        r = virt_vcpus(d, vcpus, &n);
+        if (r < 0)
+            return vn_fail(err, errlen, r, "reading the vCPUs failed: %s", virt_last_error());
+        if (n == 0)
+            return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
+        if (n > STATE_MAX_VCPUS)
+            return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", n, STATE_MAX_VCPUS);
+        for (unsigned i = 0; i < n; i++)
+            if ((*vcpus)[i].number >= STATE_MAX_VCPUS)
+                return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
+                               (*vcpus)[i].number, STATE_MAX_VCPUS - 1);
+    }
     *nr_vcpus = n;
-    if (n == 0)
-        return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
-    if (n > STATE_MAX_VCPUS)
-        return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", n, STATE_MAX_VCPUS);
-    for (unsigned i = 0; i < n; i++)
-        if ((*vcpus)[i].number >= STATE_MAX_VCPUS)
-            return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
-                           (*vcpus)[i].number, STATE_MAX_VCPUS - 1);
     *cell_of = calloc(n, sizeof(**cell_of));
     *poll_ns = malloc(n * sizeof(**poll_ns));
     if (!*cell_of || !*poll_ns)
         return vn_fail(err, errlen, -ENOMEM, "out of memory");
     memset(*poll_ns, 0xff, n * sizeof(**poll_ns));
     *guest_numa = false;
-    if (use_qmp)
-        return vcpu_cells(d, st, *vcpus, n, *cell_of, guest_numa, *poll_ns, err, errlen);
+    if (!use_qmp)
+        return 0;
+    for (unsigned i = 0; i < n; i++) {
+        (*cell_of)[i] = st->qv[i].node_id < 0 ? 0 : st->qv[i].node_id;
+        *guest_numa |= st->qv[i].node_id >= 0;
+    }
+    vcpu_poll(d, st, *vcpus, n, st->qv, st->nr_qv, *poll_ns);
     return 0;
 }
 
@@ -481,45 +405,17 @@ int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, c
     _cleanup_free_ uint64_t *poll_ns = NULL;
     unsigned nr_vcpus = 0;
     bool guest_numa;
+    virt_dom_id ident;
     int r;
 
-    r = read_vcpus(d, st, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err, errlen);
+    r = virt_dom_ident(d, &ident);
+    if (r < 0)
+        return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
+    r = read_vcpus(d, st, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
+                   err, errlen);
     if (r < 0)
         return r;
     remember_cpu_times(st, vcpus, nr_vcpus, poll_ns, now_s);
-    return 0;
-}
-
-static int vcpu_cells(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                      int *cell_of, bool *guest_numa, uint64_t *poll_ns, char *err, size_t errlen)
-{
-    _cleanup_free_ qmp_vcpu *qv = NULL;
-    _cleanup_free_ char *reply = NULL;
-    unsigned nr_qv = 0;
-    int r;
-
-    r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
-    if (r < 0)
-        return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
-    r = qmp_parse_cpus_fast(reply, &qv, &nr_qv, err, errlen);
-    if (r < 0)
-        return r;
-    for (unsigned i = 0; i < nr_vcpus; i++) {
-        bool found = false;
-        for (unsigned j = 0; j < nr_qv && !found; j++)
-            if (qv[j].cpu_index == vcpus[i].number) {
-                cell_of[i] = qv[j].node_id < 0 ? 0 : qv[j].node_id;
-                if (vcpus[i].number < STATE_MAX_VCPUS)
-                    st->vcpu_tid[vcpus[i].number] = qv[j].thread_id;
-                *guest_numa |= qv[j].node_id >= 0;
-                found = true;
-            }
-        if (!found)
-            return vn_fail(err, errlen, -EAGAIN,
-                           "vCPU %u is not in query-cpus-fast (vCPUs changed while sampling)",
-                           vcpus[i].number);
-    }
-    vcpu_poll(d, st, vcpus, nr_vcpus, qv, nr_qv, poll_ns);
     return 0;
 }
 
@@ -608,7 +504,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 {
     _cleanup_(snap_domain_clear) snap_domain dom = {0};
     _cleanup_free_ virt_vcpu *vcpus = NULL;
-    _cleanup_free_ char *xml = NULL;
+    const char *xml = NULL;
     _cleanup_free_ int *cell_of = NULL;
     _cleanup_free_ uint64_t *poll_ns = NULL;
     unsigned nr_vcpus = 0, nr_cells = 0, cell_ids[SNAP_MAX_CELLS_PER_DOMAIN];
@@ -628,19 +524,24 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = read_vcpus(d, st, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err, errlen);
+    r = read_vcpus(d, st, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
+                   err, errlen);
     if (r < 0)
         return r;
 
-    r = virt_dom_xml(d, &xml);
+    r = sample_live_xml(d, st, now_s, &xml, err, errlen);
     if (r < 0)
-        return vn_fail(err, errlen, r, "reading the live XML failed: %s", virt_last_error());
+        return r;
     r = domxml_parse(xml, t, &x, err, errlen);
     if (r < 0)
         return r;
-    r = domain_binding(d, t, &dom_bind, err, errlen);
-    if (r < 0)
-        return r;
+    /* the numatune from the live XML; placement='auto' keeps numad's nodeset out of it */
+    dom_bind = x.memory;
+    if (x.memory_auto) {
+        r = domain_binding(d, t, &dom_bind, err, errlen);
+        if (r < 0)
+            return r;
+    }
 
     for (unsigned i = 0; i < nr_vcpus; i++)
         cell_mask |= 1ULL << cell_of[i];

@@ -76,6 +76,8 @@ void sample_mem_changed(dom_state *st);
 /* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
  * such file). */
 int sample_qemu_pid(const char *name, pid_t *ret);
+/* The process (Tgid) of thread tid. 0 or -errno. */
+int sample_pid_of_thread(pid_t tid, pid_t *ret);
 
 /* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
  * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
@@ -86,6 +88,18 @@ int sample_locate_backends(virt_dom *d, dom_state *st);
 /* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
  * at the next sample (query-memdev, info mtree, query-memory-devices). */
 void sample_ram_stale(dom_state *st);
+
+/*
+ * The domain's live XML (cached in st, owned by it): read again when sample_xml_stale() was
+ * called since, or when it is SAMPLE_XML_REFRESH_S old. 0 or -errno with a reason in err.
+ */
+#define SAMPLE_XML_REFRESH_S 60.0
+int sample_live_xml(virt_dom *d, dom_state *st, double now_s, const char **ret, char *err,
+                    size_t errlen);
+/* An event (or vnumad's own change) says the live XML changed. */
+void sample_xml_stale(dom_state *st);
+/* Forget the vCPU threads and cells of this QEMU run (a vCPU was plugged or unplugged). */
+void sample_vcpus_stale(dom_state *st);
 
 /*
  * Busy fractions need a window: two readings of each vCPU's CPU time. True when the next
@@ -102,6 +116,11 @@ bool sample_needs_window(const dom_state *st);
 #define SAMPLE_MIN_WINDOW_S 1.0
 int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
                        size_t errlen);
+
+/* A vCPU thread's CPU time (ns; /proc/TID/schedstat, else utime + stime of /proc/TID/stat),
+ * the CPU it last ran on and its affinity; `proc` is "/proc" but in tests. 0 or -errno
+ * (-ESRCH: no such thread). */
+int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cpuset *affinity);
 
 /*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,

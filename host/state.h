@@ -121,6 +121,20 @@ typedef struct dom_state {
     uint64_t prev_poll_ns[STATE_MAX_VCPUS];
     int kvm_poll;
     pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
+    /* The vCPUs of this QEMU run from one query-cpus-fast (sample.c): number, guest cell,
+     * thread, QOM path; read again on a new run, a vCPU hot(un)plug or a thread gone. Each
+     * pass then reads the threads' CPU time, CPU and affinity from /proc, not libvirt. */
+    int vcpus_for_id; /* libvirt id they belong to; -1 none */
+    /* the domain's libvirt handle for this QEMU run on this connection (pass.c), NULL none:
+     * looked up once, not every pass */
+    struct virt_dom *dom;
+    unsigned nr_qv;
+    struct qmp_vcpu *qv;
+    /* The live XML, cached (sample_live_xml): read again when an event says it changed
+     * (tunable, device, lifecycle, metadata, agent port), after vnumad acted, and at least
+     * every SAMPLE_XML_REFRESH_S */
+    char *xml;
+    double xml_at_s;
 
     dom_originals orig;
     /* This QEMU run came from another host (live migration, or originals another host
@@ -131,7 +145,11 @@ typedef struct dom_state {
     vn_cpuset bound;             /* ... and what it was */
     char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     dom_counters count;
-    bool qom_created;                           /* the vnuma-decision object exists */
+    bool qom_created; /* the vnuma-decision object exists */
+    /* the gist of the record last written into QEMU and the live metadata (publish.c), and
+     * when: a record that repeats it is written again only as a heartbeat */
+    char pub_key[160];
+    double pub_at_s;
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
     /* The operator's emulator and IOThread pins in this QEMU run (act_operator_pins): the
      * <cputune> of the persistent XML; vnumad never changes or restores them */

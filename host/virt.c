@@ -25,6 +25,43 @@
 #define VIRT_KEEPALIVE_COUNT    3
 
 static __thread char last_error[512];
+static uint64_t calls[VIRT_CALL_MAX];
+
+#define COUNT(c) __atomic_fetch_add(&calls[c], 1, __ATOMIC_RELAXED)
+
+const char *virt_call_name(virt_call c)
+{
+    static const char *const names[VIRT_CALL_MAX] = {
+        [VIRT_CALL_LIST] = "list",
+        [VIRT_CALL_LOOKUP] = "lookup",
+        [VIRT_CALL_IS_ACTIVE] = "is-active",
+        [VIRT_CALL_IS_PERSISTENT] = "is-persistent",
+        [VIRT_CALL_XML] = "xml",
+        [VIRT_CALL_XML_INACTIVE] = "xml-inactive",
+        [VIRT_CALL_METADATA_GET] = "metadata-get",
+        [VIRT_CALL_STATE_GET] = "state-get",
+        [VIRT_CALL_STATE_SET] = "state-set",
+        [VIRT_CALL_QMP] = "qmp",
+        [VIRT_CALL_HMP] = "hmp",
+        [VIRT_CALL_INFO] = "info",
+        [VIRT_CALL_VCPUS] = "vcpus",
+        [VIRT_CALL_PIN_VCPU] = "pin-vcpu",
+        [VIRT_CALL_EMULATOR_GET] = "emulator-get",
+        [VIRT_CALL_PIN_EMULATOR] = "pin-emulator",
+        [VIRT_CALL_IOTHREADS] = "iothreads",
+        [VIRT_CALL_PIN_IOTHREAD] = "pin-iothread",
+        [VIRT_CALL_NUMA_GET] = "numa-get",
+        [VIRT_CALL_NUMA_SET] = "numa-set",
+        [VIRT_CALL_CONTROL] = "control-info",
+    };
+    return (unsigned)c < VIRT_CALL_MAX ? names[c] : "unknown";
+}
+
+void virt_call_counts(uint64_t out[VIRT_CALL_MAX])
+{
+    for (unsigned i = 0; i < VIRT_CALL_MAX; i++)
+        out[i] = __atomic_load_n(&calls[i], __ATOMIC_RELAXED);
+}
 
 const char *virt_last_error(void)
 {
@@ -188,7 +225,7 @@ void loop_remove_timer(int timer)
 struct virt_conn {
     virConnectPtr conn;
     virt_callbacks cb;
-    int cb_lifecycle, cb_metadata, cb_qmp, cb_added, cb_removed;
+    int cb_lifecycle, cb_metadata, cb_qmp, cb_added, cb_removed, cb_tunable;
     bool close_registered;
 };
 
@@ -245,6 +282,21 @@ static void on_metadata(virConnectPtr conn, virDomainPtr dom, int type, const ch
     dom_ids(dom, uuid, &name);
     if (c->cb.metadata)
         c->cb.metadata(c->cb.opaque, uuid, name);
+}
+
+static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params,
+                       int nparams, void *opaque)
+{
+    virt_conn *c = opaque;
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    const char *name;
+
+    (void)conn;
+    (void)params;
+    (void)nparams;
+    dom_ids(dom, uuid, &name);
+    if (c->cb.tunable)
+        c->cb.tunable(c->cb.opaque, uuid, name);
 }
 
 /* QMP events: only VSERPORT_CHANGE {"id": "channel0", "open": true} is of interest. */
@@ -313,7 +365,7 @@ int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     if (!c)
         return -ENOMEM;
     c->cb = *cb;
-    c->cb_lifecycle = c->cb_metadata = c->cb_qmp = c->cb_added = c->cb_removed = -1;
+    c->cb_lifecycle = c->cb_metadata = c->cb_qmp = c->cb_added = c->cb_removed = c->cb_tunable = -1;
     c->conn = virConnectOpen(uri ? uri : "qemu:///system");
     if (!c->conn) {
         r = virt_error();
@@ -337,7 +389,10 @@ int virt_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     c->cb_removed =
         virConnectDomainEventRegisterAny(c->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
                                          VIR_DOMAIN_EVENT_CALLBACK(on_device_removed), c, NULL);
-    if (c->cb_lifecycle < 0 || c->cb_metadata < 0 || c->cb_added < 0 || c->cb_removed < 0)
+    c->cb_tunable = virConnectDomainEventRegisterAny(
+        c->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(on_tunable), c, NULL);
+    if (c->cb_lifecycle < 0 || c->cb_metadata < 0 || c->cb_added < 0 || c->cb_removed < 0 ||
+        c->cb_tunable < 0)
         goto error;
     /* Event registration does not taint domains (only monitor commands do). */
     c->cb_qmp = virConnectDomainQemuMonitorEventRegister(c->conn, NULL, "VSERPORT_CHANGE", on_qmp,
@@ -366,6 +421,8 @@ void virt_close(virt_conn *c)
             (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_added);
         if (c->cb_removed >= 0)
             (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_removed);
+        if (c->cb_tunable >= 0)
+            (void)virConnectDomainEventDeregisterAny(c->conn, c->cb_tunable);
         if (c->close_registered)
             (void)virConnectUnregisterCloseCallback(c->conn, on_close);
         (void)virConnectClose(c->conn);
@@ -379,7 +436,8 @@ int virt_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n)
 {
     virDomainPtr *doms = NULL;
     virt_dom_id *out;
-    int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+    int n = (COUNT(VIRT_CALL_LIST),
+             virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE));
     size_t k = 0;
 
     if (n < 0)
@@ -412,6 +470,7 @@ int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
 
     if (!d)
         return -ENOMEM;
+    COUNT(VIRT_CALL_LOOKUP);
     d->dom = virDomainLookupByUUIDString(c->conn, uuid);
     if (!d->dom) {
         int r = virt_error();
@@ -419,6 +478,21 @@ int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
         return r;
     }
     *ret = d;
+    return 0;
+}
+
+int virt_dom_ref(virt_dom *d, virt_dom **ret)
+{
+    virt_dom *r = calloc(1, sizeof(*r));
+
+    if (!r)
+        return -ENOMEM;
+    if (virDomainRef(d->dom) < 0) {
+        free(r);
+        return virt_error();
+    }
+    r->dom = d->dom;
+    *ret = r;
     return 0;
 }
 
@@ -449,12 +523,41 @@ int virt_dom_ident(virt_dom *d, virt_dom_id *ret)
 
 bool virt_dom_active(virt_dom *d)
 {
+    COUNT(VIRT_CALL_IS_ACTIVE);
     return virDomainIsActive(d->dom) == 1;
+}
+
+int virt_dom_control(virt_dom *d, virt_control *ret, unsigned long long *ret_ms)
+{
+    virDomainControlInfo info;
+
+    COUNT(VIRT_CALL_CONTROL);
+    if (virDomainGetControlInfo(d->dom, &info, 0) < 0)
+        return virt_error();
+    switch (info.state) {
+    case VIR_DOMAIN_CONTROL_OK:
+        *ret = VIRT_CONTROL_OK;
+        break;
+    case VIR_DOMAIN_CONTROL_JOB:
+        *ret = VIRT_CONTROL_JOB;
+        break;
+    case VIR_DOMAIN_CONTROL_OCCUPIED:
+        *ret = VIRT_CONTROL_OCCUPIED;
+        break;
+    default:
+        *ret = VIRT_CONTROL_ERROR;
+        break;
+    }
+    *ret_ms = info.stateTime;
+    return 0;
 }
 
 int virt_dom_xml(virt_dom *d, char **ret)
 {
-    char *x = virDomainGetXMLDesc(d->dom, 0);
+    char *x;
+
+    COUNT(VIRT_CALL_XML);
+    x = virDomainGetXMLDesc(d->dom, 0);
 
     if (!x)
         return virt_error();
@@ -464,12 +567,16 @@ int virt_dom_xml(virt_dom *d, char **ret)
 
 bool virt_dom_persistent(virt_dom *d)
 {
+    COUNT(VIRT_CALL_IS_PERSISTENT);
     return virDomainIsPersistent(d->dom) == 1;
 }
 
 int virt_dom_xml_inactive(virt_dom *d, char **ret)
 {
-    char *x = virDomainGetXMLDesc(d->dom, VIR_DOMAIN_XML_INACTIVE);
+    char *x;
+
+    COUNT(VIRT_CALL_XML_INACTIVE);
+    x = virDomainGetXMLDesc(d->dom, VIR_DOMAIN_XML_INACTIVE);
 
     if (!x)
         return virt_error();
@@ -479,8 +586,11 @@ int virt_dom_xml_inactive(virt_dom *d, char **ret)
 
 int virt_metadata_get(virt_dom *d, char **ret)
 {
-    char *x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_METADATA_URI,
-                                   VIR_DOMAIN_AFFECT_LIVE);
+    char *x;
+
+    COUNT(VIRT_CALL_METADATA_GET);
+    x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_METADATA_URI,
+                             VIR_DOMAIN_AFFECT_LIVE);
 
     if (!x)
         return virt_error();
@@ -490,8 +600,11 @@ int virt_metadata_get(virt_dom *d, char **ret)
 
 int virt_state_get(virt_dom *d, char **ret)
 {
-    char *x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_STATE_URI,
-                                   VIR_DOMAIN_AFFECT_LIVE);
+    char *x;
+
+    COUNT(VIRT_CALL_STATE_GET);
+    x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_STATE_URI,
+                             VIR_DOMAIN_AFFECT_LIVE);
 
     if (!x)
         return virt_error();
@@ -501,6 +614,7 @@ int virt_state_get(virt_dom *d, char **ret)
 
 int virt_state_set(virt_dom *d, const char *xml)
 {
+    COUNT(VIRT_CALL_STATE_SET);
     if (virDomainSetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, xml, VIRT_STATE_KEY,
                              VIRT_STATE_URI, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
@@ -511,6 +625,7 @@ static int monitor(virt_dom *d, const char *cmd, unsigned int flags, char **ret_
 {
     char *reply = NULL;
 
+    COUNT(flags ? VIRT_CALL_HMP : VIRT_CALL_QMP);
     if (virDomainQemuMonitorCommand(d->dom, cmd, &reply, flags) < 0) {
         virErrorPtr e = virGetLastError();
         /* QMP's own errors come back in the reply: a failure here is the monitor itself
@@ -568,6 +683,7 @@ int virt_vcpus(virt_dom *d, virt_vcpu **ret, unsigned *ret_n)
     int maplen = VIR_CPU_MAPLEN(VN_MAX_CPUS), n;
     virt_vcpu *out;
 
+    COUNT(VIRT_CALL_INFO);
     if (virDomainGetInfo(d->dom, &info) < 0)
         return virt_error();
     if (info.nrVirtCpu == 0 || info.nrVirtCpu > 4096)
@@ -576,6 +692,7 @@ int virt_vcpus(virt_dom *d, virt_vcpu **ret, unsigned *ret_n)
     maps = calloc(info.nrVirtCpu, (size_t)maplen);
     if (!vi || !maps)
         return -ENOMEM;
+    COUNT(VIRT_CALL_VCPUS);
     n = virDomainGetVcpus(d->dom, vi, (int)info.nrVirtCpu, maps, maplen);
     if (n < 0)
         return virt_error();
@@ -600,6 +717,7 @@ int virt_pin_vcpu(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus)
 
     if (r < 0)
         return r;
+    COUNT(VIRT_CALL_PIN_VCPU);
     if (virDomainPinVcpuFlags(d->dom, vcpu, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     return 0;
@@ -612,6 +730,7 @@ int virt_emulator_pin(virt_dom *d, vn_cpuset *ret)
 
     if (!map)
         return -ENOMEM;
+    COUNT(VIRT_CALL_EMULATOR_GET);
     if (virDomainGetEmulatorPinInfo(d->dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     map_to_cpuset(map, maplen, ret);
@@ -625,6 +744,7 @@ int virt_pin_emulator(virt_dom *d, const vn_cpuset *cpus)
 
     if (r < 0)
         return r;
+    COUNT(VIRT_CALL_PIN_EMULATOR);
     if (virDomainPinEmulator(d->dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     return 0;
@@ -635,7 +755,8 @@ int virt_iothreads(virt_dom *d, unsigned **ret_ids, vn_cpuset **ret_pins, unsign
     virDomainIOThreadInfoPtr *info = NULL;
     unsigned *ids;
     vn_cpuset *pins;
-    int n = virDomainGetIOThreadInfo(d->dom, &info, VIR_DOMAIN_AFFECT_LIVE);
+    int n = (COUNT(VIRT_CALL_IOTHREADS),
+             virDomainGetIOThreadInfo(d->dom, &info, VIR_DOMAIN_AFFECT_LIVE));
 
     if (n < 0)
         return virt_error();
@@ -667,6 +788,7 @@ int virt_pin_iothread(virt_dom *d, unsigned id, const vn_cpuset *cpus)
 
     if (r < 0)
         return r;
+    COUNT(VIRT_CALL_PIN_IOTHREAD);
     if (virDomainPinIOThread(d->dom, id, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     return 0;
@@ -678,6 +800,7 @@ int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len)
     int nparams = 0, mode = -1;
     const char *set = "";
 
+    COUNT(VIRT_CALL_NUMA_GET);
     if (virDomainGetNumaParameters(d->dom, NULL, &nparams, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     params = calloc(nparams ? (size_t)nparams : 1, sizeof(*params));
@@ -729,6 +852,7 @@ int virt_numa_set_nodeset(virt_dom *d, const char *nodeset)
     snprintf(p.field, sizeof(p.field), "%s", VIR_DOMAIN_NUMA_NODESET);
     p.type = VIR_TYPED_PARAM_STRING;
     p.value.s = (char *)nodeset;
+    COUNT(VIRT_CALL_NUMA_SET);
     if (virDomainSetNumaParameters(d->dom, &p, 1, VIR_DOMAIN_AFFECT_LIVE) < 0)
         return virt_error();
     return 0;

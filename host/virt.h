@@ -21,6 +21,40 @@
 #include "cpuset.h"
 #include "model.h"
 
+/* ---- call counters ---- */
+
+/* Every libvirt call vnumad makes, counted by kind (vnuma_libvirt_calls_total{call}): the
+ * cost of a pass in libvirtd and the QEMU monitors, which a test keeps at its minimum. */
+typedef enum virt_call {
+    VIRT_CALL_LIST,          /* virConnectListAllDomains */
+    VIRT_CALL_LOOKUP,        /* virDomainLookupByUUIDString */
+    VIRT_CALL_IS_ACTIVE,     /* virDomainIsActive */
+    VIRT_CALL_IS_PERSISTENT, /* virDomainIsPersistent */
+    VIRT_CALL_XML,           /* virDomainGetXMLDesc, live */
+    VIRT_CALL_XML_INACTIVE,  /* virDomainGetXMLDesc, persistent */
+    VIRT_CALL_METADATA_GET,  /* virDomainGetMetadata, the operator's <balancer> */
+    VIRT_CALL_STATE_GET,     /* virDomainGetMetadata, vnumad's <state> */
+    VIRT_CALL_STATE_SET,     /* virDomainSetMetadata, vnumad's <state> */
+    VIRT_CALL_QMP,           /* virDomainQemuMonitorCommand, QMP */
+    VIRT_CALL_HMP,           /* virDomainQemuMonitorCommand, HMP */
+    VIRT_CALL_INFO,          /* virDomainGetInfo */
+    VIRT_CALL_VCPUS,         /* virDomainGetVcpus */
+    VIRT_CALL_PIN_VCPU,      /* virDomainPinVcpuFlags */
+    VIRT_CALL_EMULATOR_GET,  /* virDomainGetEmulatorPinInfo */
+    VIRT_CALL_PIN_EMULATOR,  /* virDomainPinEmulator */
+    VIRT_CALL_IOTHREADS,     /* virDomainGetIOThreadInfo */
+    VIRT_CALL_PIN_IOTHREAD,  /* virDomainPinIOThread */
+    VIRT_CALL_NUMA_GET,      /* virDomainGetNumaParameters (two calls each time) */
+    VIRT_CALL_NUMA_SET,      /* virDomainSetNumaParameters */
+    VIRT_CALL_CONTROL,       /* virDomainGetControlInfo */
+    VIRT_CALL_MAX,
+} virt_call;
+
+/* The call's name in the metrics ("qmp", "xml", ...). */
+const char *virt_call_name(virt_call c);
+/* Calls made so far, by kind (all threads). */
+void virt_call_counts(uint64_t out[VIRT_CALL_MAX]);
+
 /* ---- event loop (libvirt's default implementation) ---- */
 
 #define LOOP_READABLE 1
@@ -56,6 +90,8 @@ typedef struct virt_callbacks {
     void (*lifecycle)(void *opaque, const char *uuid, const char *name, virt_lifecycle ev,
                       bool migrated);
     void (*metadata)(void *opaque, const char *uuid, const char *name);
+    /* a live tunable changed (libvirt TUNABLE: pins, numatune, ...), by anyone */
+    void (*tunable)(void *opaque, const char *uuid, const char *name);
     /* QMP VSERPORT_CHANGE: a guest opened or closed a virtio-serial port */
     void (*vserport)(void *opaque, const char *uuid, const char *name, const char *port_id,
                      bool open);
@@ -89,9 +125,23 @@ typedef struct virt_dom_id {
 int virt_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n);
 int virt_dom_open(virt_conn *c, const char *uuid, virt_dom **ret);
 void virt_dom_free(virt_dom *d);
+/* Another reference to the same domain handle (no libvirt call); free it with virt_dom_free. */
+int virt_dom_ref(virt_dom *d, virt_dom **ret);
 int virt_dom_ident(virt_dom *d, virt_dom_id *ret);
 /* Is the domain still running? (false also when libvirt cannot tell) */
 bool virt_dom_active(virt_dom *d);
+
+/* What libvirt's control of the domain is busy with (virDomainGetControlInfo, which needs
+ * neither the domain's job nor its monitor, so it answers while both are stuck). */
+typedef enum virt_control {
+    VIRT_CONTROL_OK,       /* free */
+    VIRT_CONTROL_JOB,      /* a long job runs: migration, save, dump, snapshot */
+    VIRT_CONTROL_OCCUPIED, /* a monitor command is waiting for QEMU's answer */
+    VIRT_CONTROL_ERROR,    /* the monitor failed */
+} virt_control;
+
+/* The domain's control state and for how long it has been in it (ms; 0 when unknown). */
+int virt_dom_control(virt_dom *d, virt_control *ret, unsigned long long *ret_ms);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);

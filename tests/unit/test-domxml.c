@@ -76,6 +76,24 @@ int main(void)
               x.memnodes[0].binding.mode == VN_MEM_PREFERRED &&
               x.memnodes[0].binding.nodes == (1u << 1),
           "<vcpu cpuset='1'> and <memnode cellid='1' mode='preferred' nodeset='1'>");
+    /* <numatune><memory>: read from the live XML instead of virDomainGetNumaParameters */
+    r = domxml_parse(DOM("<numatune><memory mode='restrictive' nodeset='1'/></numatune>"), t, &x,
+                     err, sizeof(err));
+    CHECK(r == 0 && x.memory.mode == VN_MEM_RESTRICTIVE && x.memory.nodes == (1u << 1) &&
+              !x.memory_auto,
+          "<memory mode='restrictive' nodeset='1'> (r=%d, mode %d)", r, (int)x.memory.mode);
+    r = domxml_parse(DOM("<numatune><memory nodeset='0-1'/></numatune>"), t, &x, err, sizeof(err));
+    CHECK(r == 0 && x.memory.mode == VN_MEM_STRICT && x.memory.nodes == 3,
+          "<memory nodeset='0-1'> without a mode is strict (libvirt's default)");
+    r = domxml_parse(DOM("<numatune><memory mode='strict' placement='auto'/></numatune>"), t, &x,
+                     err, sizeof(err));
+    CHECK(r == 0 && x.memory.mode == VN_MEM_NONE && x.memory_auto,
+          "placement='auto': no nodeset in the XML, numad's is asked of libvirt (memory_auto)");
+    r = domxml_parse(DOM("<vcpu>2</vcpu>"), t, &x, err, sizeof(err));
+    CHECK(r == 0 && x.memory.mode == VN_MEM_NONE && !x.memory_auto, "no <numatune>: no binding");
+    r = domxml_parse(DOM("<numatune><memory mode='bogus' nodeset='0'/></numatune>"), t, &x, err,
+                     sizeof(err));
+    CHECK(r == -EINVAL && strstr(err, "unknown mode 'bogus'"), "an unknown memory mode: %s", err);
     r = domxml_parse(DOM("<numatune><memnode cellid='0' mode='bogus' nodeset='0'/></numatune>"), t,
                      &x, err, sizeof(err));
     CHECK(r == -EINVAL && strstr(err, "unknown mode 'bogus'"), "an unknown memnode mode: %s", err);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -538,11 +539,49 @@ static void test_cgroup_cpus(void)
     (void)!system(cmd);
 }
 
+/* sample_thread: a vCPU thread's CPU time, CPU and affinity from /proc (fixtures, then this
+ * process's own thread). */
+static void test_thread(void)
+{
+    char root[] = "/tmp/vnuma-proc-XXXXXX", cmd[256];
+    uint64_t ns = 0;
+    int cpu = -1, r;
+    vn_cpuset aff, want;
+
+    if (!CHECK(mkdtemp(root), "fixture directory"))
+        return;
+    /* a command with spaces and ')' in it; utime 150, stime 50 ticks; processor 3 */
+    put(root, "/77/stat",
+        "77 (CPU 0/KVM) x) S 1 1 1 0 -1 4194368 0 0 0 0 150 50 0 0 20 0 1 0 100 0 0 "
+        "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 -1 3 0 0 0 0 0\n");
+    put(root, "/77/status", "Name:\tCPU 0/KVM\nCpus_allowed_list:\t2-3,6\n");
+    put(root, "/77/schedstat", "123456789 1000 42\n");
+    r = sample_thread(root, 77, &ns, &cpu, &aff);
+    cpuset_parse("2-3,6", &want);
+    CHECK(r == 0 && ns == 123456789 && cpu == 3 && cpuset_equal(&aff, &want),
+          "schedstat time in ns, processor after a command with ') ', Cpus_allowed_list (r=%d, "
+          "ns=%llu, cpu=%d)",
+          r, (unsigned long long)ns, cpu);
+    snprintf(cmd, sizeof(cmd), "rm -f %s/77/schedstat", root);
+    CHECK(system(cmd) == 0, "schedstat removed");
+    r = sample_thread(root, 77, &ns, &cpu, &aff);
+    CHECK(r == 0 && ns == 200ULL * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK)),
+          "without schedstat: utime + stime in clock ticks (r=%d, ns=%llu)", r,
+          (unsigned long long)ns);
+    CHECK(sample_thread(root, 78, &ns, &cpu, &aff) == -ESRCH, "a thread that is gone: -ESRCH");
+    r = sample_thread("/proc", (pid_t)syscall(SYS_gettid), &ns, &cpu, &aff);
+    CHECK(r == 0 && ns > 0 && cpu >= 0 && !cpuset_empty(&aff),
+          "this thread in the real /proc (r=%d, cpu=%d)", r, cpu);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+    CHECK(system(cmd) == 0, "fixture removed");
+}
+
 int main(void)
 {
     char err[256] = "";
 
     test_cgroup_cpus();
+    test_thread();
     test_mems_allowed();
     test_ram_backoff();
 

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the kernel tells of a domain's QEMU (part of the sample stage, host/sample.h): its
+ * pid, the cgroup cpuset that bounds it, the nodes it may have memory on, and each vCPU
+ * thread's CPU time, current CPU and affinity. Plain file reads under /proc and /sys, no
+ * libvirt call: this is what an idle pass costs per domain.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sample.h"
+#include "util.h"
+
+/* Environment variable that moves libvirt's run directory (tests). */
+#define SAMPLE_RUN_DIR_ENV     "VN_LIBVIRT_RUN_DIR"
+#define SAMPLE_RUN_DIR_DEFAULT "/run/libvirt"
+
+/* ---- the QEMU process ---- */
+
+/* PID of the running QEMU of domain `name`, from libvirt's pid file. */
+int sample_qemu_pid(const char *name, pid_t *ret)
+{
+    const char *dir = getenv(SAMPLE_RUN_DIR_ENV);
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[PATH_MAX], buf[32] = "", *endp = NULL;
+    long v;
+    int n;
+
+    if (!name || !*name || strchr(name, '/'))
+        return -EINVAL;
+    if (!dir || !*dir)
+        dir = SAMPLE_RUN_DIR_DEFAULT;
+    n = snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, name);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    if (!fgets(buf, sizeof(buf), f))
+        return -EINVAL;
+    errno = 0;
+    v = strtol(buf, &endp, 10);
+    if (errno || endp == buf || !vn_is_blank(endp, strlen(endp)) || v <= 0 || v > INT32_MAX)
+        return -EINVAL;
+    *ret = (pid_t)v;
+    return 0;
+}
+
+/* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where
+ * sample_qemu_pid() looks: libvirt 9.0 names it after an escaped name for some names
+ * (' and " become &apos; and &quot;), so the vCPU threads query-cpus-fast gave are asked. */
+int sample_pid_of_thread(pid_t tid, pid_t *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[128];
+    long v = 0;
+
+    if (tid <= 0)
+        return -ESRCH;
+    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Tgid: %ld", &v) == 1)
+            break;
+    if (v <= 0 || v > INT32_MAX)
+        return -ESRCH;
+    *ret = (pid_t)v;
+    return 0;
+}
+
+/*
+ * The host nodes (topology index mask) process `pid` may have memory on: its
+ * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
+ * whole call with EACCES when a target is outside it. -errno when it cannot be read.
+ */
+int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[4200];
+    uint64_t mask = 0;
+    vn_cpuset set;
+
+    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f)) {
+        char *v = line + strlen("Mems_allowed_list:");
+        if (strncmp(line, "Mems_allowed_list:", strlen("Mems_allowed_list:")) != 0)
+            continue;
+        v += strspn(v, " \t");
+        v[strcspn(v, "\n")] = '\0';
+        if (cpuset_parse(v, &set) < 0)
+            return -EINVAL;
+        CPUSET_FOREACH(node, &set)
+        {
+            int idx = topo_node_index(t, (unsigned)node);
+            if (idx >= 0)
+                mask |= 1ULL << idx;
+        }
+        *ret = mask;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+/* <root>/<path> as one line into buf (newline cut). Returns 0 or -errno. */
+static int read_line(const char *root, const char *path, char *buf, size_t len)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char full[4096];
+    int n = snprintf(full, sizeof(full), "%s%s", root, path);
+
+    if (n < 0 || (size_t)n >= sizeof(full))
+        return -ENAMETOOLONG;
+    f = fopen(full, "re");
+    if (!f)
+        return -errno;
+    if (!fgets(buf, (int)len, f))
+        return ferror(f) ? -EIO : -ENODATA;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+/* Whether the comma-separated controller list of a /proc/PID/cgroup line names `name`
+ * (the list is cut up). */
+static bool has_controller(char *list, const char *name)
+{
+    for (char *tok; (tok = strsep(&list, ","));)
+        if (!strcmp(tok, name))
+            return true;
+    return false;
+}
+
+int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[4096], line[4096], v1[4096] = "", v2[4096] = "", cpus[4096];
+    const char *rel, *file;
+    int n, r;
+
+    if (!root || pid <= 0 || !ret)
+        return -EINVAL;
+    n = snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    /* "N:cpuset:/path" (v1, also on a hybrid host) or "0::/path" (v2) */
+    while (fgets(line, sizeof(line), f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        c2[strcspn(c2, "\n")] = '\0';
+        *c2 = '\0';
+        if (!strcmp(c1 + 1, ""))
+            (void)snprintf(v2, sizeof(v2), "%s", c2 + 1);
+        else if (has_controller(c1 + 1, "cpuset"))
+            (void)snprintf(v1, sizeof(v1), "%s", c2 + 1);
+    }
+    rel = v1[0] ? v1 : v2;
+    if (!rel[0])
+        return -ENOENT;
+    /* the domain's group: above libvirt's emulator, vcpuN and iothreadN groups */
+    (void)snprintf(path, sizeof(path), "%s", rel);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(path, '/');
+        const char *last = slash ? slash + 1 : path;
+        if (!slash || !(strcmp(last, "emulator") == 0 || strncmp(last, "vcpu", 4) == 0 ||
+                        strncmp(last, "iothread", 8) == 0 || strcmp(last, "libvirt") == 0))
+            break;
+        *slash = '\0';
+    }
+    file = v1[0] ? "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus"
+                 : "/sys/fs/cgroup%s/cpuset.cpus.effective";
+    /* a group without the cpuset controller (cgroup v2: its parent does not delegate it, as
+     * libvirt's machine groups without systemd) is bounded by its nearest ancestor that has it */
+    for (;;) {
+        char *slash;
+        n = snprintf(line, sizeof(line), file, path);
+        if (n < 0 || (size_t)n >= sizeof(line))
+            return -ENAMETOOLONG;
+        r = read_line(root, line, cpus, sizeof(cpus));
+        if (r != -ENOENT || !path[0])
+            break;
+        slash = strrchr(path, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+    }
+    if (r < 0)
+        return r;
+    if (cpuset_parse(cpus, ret) < 0 || cpuset_empty(ret))
+        return -EINVAL;
+    return 0;
+}
+
+/* ---- vCPU threads ---- */
+
+int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cpuset *affinity)
+{
+    char path[PATH_MAX], line[1024], *p, *tok, *save = NULL;
+    unsigned long long utime = 0, stime = 0;
+    long processor = -1;
+    bool have_ns = false;
+    unsigned field = 3;
+    int r;
+
+    if (tid <= 0)
+        return -ESRCH;
+    /* run time in ns (CONFIG_SCHED_INFO): finer than stat's clock ticks */
+    snprintf(path, sizeof(path), "/%d/schedstat", (int)tid);
+    if (read_line(proc, path, line, sizeof(line)) == 0) {
+        line[strcspn(line, " ")] = '\0';
+        have_ns = vn_parse_u64(line, 0, UINT64_MAX, cpu_ns) == 0;
+    }
+    snprintf(path, sizeof(path), "/%d/stat", (int)tid);
+    r = read_line(proc, path, line, sizeof(line));
+    if (r < 0)
+        return r == -ENOENT ? -ESRCH : r;
+    /* fields after the command, which may hold spaces and parentheses: the last ')' ends it */
+    p = strrchr(line, ')');
+    if (!p)
+        return -EIO;
+    save = NULL;
+    for (tok = strtok_r(p + 1, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
+        if (field == 14)
+            utime = strtoull(tok, NULL, 10);
+        else if (field == 15)
+            stime = strtoull(tok, NULL, 10);
+        else if (field == 39) {
+            processor = strtol(tok, NULL, 10);
+            break;
+        }
+    }
+    if (processor < 0 || processor >= VN_MAX_CPUS)
+        return -EIO;
+    *cpu = (int)processor;
+    if (!have_ns) {
+        long hz = sysconf(_SC_CLK_TCK);
+        *cpu_ns = (utime + stime) * (uint64_t)(1000000000L / (hz > 0 ? hz : 100));
+    }
+    snprintf(path, sizeof(path), "%s/%d/status", proc, (int)tid);
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            return cpuset_parse(line + 18 + strspn(line + 18, " \t"), affinity) < 0 ? -EIO : 0;
+        }
+    return -EIO;
+}

@@ -1,0 +1,75 @@
+#!/bin/bash
+# What an idle pass costs libvirtd and the QEMU monitors (issue 14): the libvirt calls vnumad
+# makes per domain per pass, from its own counters (vnuma_libvirt_calls_total{call}), over
+# passes in which nothing changes. Three idle opted-in domains (storm-two-cell: TCG, 2 cells,
+# halted in SeaBIOS), interval 1 s; once they are placed, 12 passes are counted. An idle pass
+# reads each vCPU thread in /proc (its threads and cells were learnt once per QEMU run with
+# query-cpus-fast), uses the live XML read at the start (read again after an event says it
+# changed, or every 60 s), and writes the decision record into QEMU and the metadata only when
+# it changed (or once a minute as a heartbeat). So per domain per idle pass:
+#   - TCG: no monitor command at all, and at most 0.25 libvirt calls in all (the heartbeat
+#     and the XML refresh, 3 calls a minute, fall into a 12 s window at most once each);
+#   - KVM ([kvm] variant): one QMP query-stats per pass (halt-polling time is not busy time)
+#     and nothing else.
+# Before issue 14 an idle pass made about 10 calls per domain (lookup, info, vCPUs, the live
+# XML twice, the numatune twice, query-cpus-fast, qom-set, the metadata write).
+# Also checked: a vCPU pin made by someone else (virsh vcpupin --live) raises libvirt's
+# TUNABLE event, which makes vnumad read the live XML again at the next pass.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+e2e_preamble --built vnumad --tool python3 "counter arithmetic"
+METRICS=$E2E_TMP/metrics.prom
+doms=()
+for i in 1 2 3; do
+    d=$(define_domain "calls$i" tests/data/domains/storm-two-cell.xml.in "$(optin_sed 'mode="auto"')") ||
+        skip_all "cannot start a TCG domain here: $(tail -n 1 "$E2E_TMP/define.out")"
+    doms+=("$d")
+done
+start_vnumad "interval = 1" "metrics_file = $METRICS"
+ok $? "vnumad started"
+
+# calls: "CALL=N ..." of vnuma_libvirt_calls_total now (vnumactl metrics)
+calls() { vnctl metrics 2>/dev/null | awk '/^vnuma_libvirt_calls_total\{/ {match($0, /call="[^"]+"/); printf "%s=%s ", substr($0, RSTART + 6, RLENGTH - 7), $2}'; }
+placed() { # every domain sampled, with a target for each cell
+    vnctl status --json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin); j = j.get("return", j)
+mine = [d for d in j["domains"] if d["name"].startswith(sys.argv[1])]
+sys.exit(0 if len(mine) == 3 and all(d.get("cells") and all(c.get("target_node") is not None for c in d["cells"]) for d in mine) else 1)' "$E2E_PREFIX"
+}
+wait_for 60 placed
+ok $? "the three domains are sampled and placed"
+wait_passes 4 # the first passes act and count memory afresh: let them settle
+c0=$(calls) p0=$(vn_pass)
+wait_passes 12 60
+c1=$(calls) p1=$(vn_pass)
+python3 - "$c0" "$c1" "$p0" "$p1" "${VN_ACCEL:-tcg}" >"$E2E_TMP/calls.out" <<'PY'
+import sys
+a = dict(x.split("=") for x in sys.argv[1].split())
+b = dict(x.split("=") for x in sys.argv[2].split())
+passes = int(sys.argv[4]) - int(sys.argv[3])
+per = {k: (float(b[k]) - float(a.get(k, 0))) / (3 * passes) for k in b}
+total = sum(per.values())
+mon = per.get("qmp", 0) + per.get("hmp", 0)
+shown = " ".join("%s=%.3f" % (k, v) for k, v in sorted(per.items()) if v)
+print("passes=%d total=%.3f monitor=%.3f %s" % (passes, total, mon, shown or "(none)"))
+kvm = sys.argv[5] == "kvm"
+ok_total = total <= (1.25 if kvm else 0.25)
+ok_mon = mon <= (1.1 if kvm else 0.0)
+sys.exit(0 if passes >= 12 and ok_total and ok_mon else 1)
+PY
+ok $? "an idle pass costs at most $([ "${VN_ACCEL:-tcg}" = kvm ] && echo '1.25 libvirt calls per domain (query-stats)' || echo '0.25 libvirt calls per domain and no monitor command') ($(cat "$E2E_TMP/calls.out"))"
+
+# someone else re-pins a vCPU: the TUNABLE event marks the cached live XML stale
+D=${doms[0]}
+before=$(vcpu_pins "$D")
+x0=$(calls | grep -o 'xml=[0-9]*')
+$VIRSH vcpupin "$D" 0 0 --live >/dev/null
+wait_passes 3
+x1=$(calls | grep -o 'xml=[0-9]*')
+[ "${x1#xml=}" -gt "${x0#xml=}" ]
+ok $? "a live pin by someone else makes vnumad read the live XML again ($x0 -> $x1; pins $before -> $(vcpu_pins "$D"))"
+stop_vnumad
+finish
