@@ -292,6 +292,11 @@ static int ctl_advise(void *opaque, const char *domain, struct json_object **ret
 
     if (!st)
         return no_domain(domain, errclass, classlen, err, errlen);
+    if (st->busy) {
+        snprintf(errclass, classlen, "Busy");
+        snprintf(err, errlen, "domain '%s' is being sampled or does not answer; try again", domain);
+        return -EBUSY;
+    }
     if (!dm->connected || virt_dom_open(dm->conn, st->uuid, &d) < 0) {
         snprintf(errclass, classlen, "Internal");
         snprintf(err, errlen, "cannot reach domain '%s' through libvirt", domain);

@@ -25,6 +25,7 @@
 #include "sample.h"
 #include "util.h"
 #include "virt.h"
+#include "workers.h"
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
@@ -57,6 +58,10 @@ static void on_reconnect_timer(int timer, void *opaque)
 {
     vnumad *dm = opaque;
 
+    if (dm->in_pass) {
+        loop_update_timer(timer, 200); /* the pass's works still use the connection */
+        return;
+    }
     loop_update_timer(timer, -1);
     connect_now(dm);
 }
@@ -216,14 +221,27 @@ static void connect_now(vnumad *dm)
  * takes the interval for sampling alone (a loaded host, many domains) must not turn vnumad
  * into a busy loop.
  */
+static void reload_config(vnumad *dm);
+
 static void pass_and_rearm(vnumad *dm)
 {
     double start = vn_mono_s(), took, next;
 
+    if (dm->in_pass) { /* the loop runs inside a pass: this one comes after it */
+        dm->pass_again = true;
+        return;
+    }
+    dm->pass_again = false;
     pass_run(dm);
     took = vn_mono_s() - start;
     next = dm->moves_pending ? VN_MAX(0.0, dm->cfg.interval_s - took) : dm->cfg.interval_s;
     loop_update_timer(dm->pass_timer, (int)(next * 1000));
+    if (dm->reload_due) {
+        dm->reload_due = false;
+        reload_config(dm);
+    }
+    if (dm->pass_again) /* an event asked for a pass while this one ran */
+        schedule_pass_soon(dm);
 }
 
 static void on_pass_timer(int timer, void *opaque)
@@ -247,6 +265,10 @@ static void reload_config(vnumad *dm)
 
     if (!dm->config_path)
         return;
+    if (dm->in_pass) { /* the pass's works read the configuration: after it */
+        dm->reload_due = true;
+        return;
+    }
     if (daemon_config_load(dm->config_path, false, &c, err, sizeof(err)) < 0) {
         log_err("Not reloading: %s", err);
         return;
@@ -313,6 +335,11 @@ static void shutdown_restore(vnumad *dm)
     for (size_t i = 0; i < dm->nr_doms; i++) {
         dom_state *st = dm->doms[i];
         virt_dom *d = NULL;
+        if (st->busy && st->orig.saved) {
+            log_warn("Not restoring '%s': it does not answer (a call to it has not returned)",
+                     st->name);
+            continue;
+        }
         if (!st->orig.saved || virt_dom_open(dm->conn, st->uuid, &d) < 0)
             continue;
         domains_restore(dm, d, st, "vnumad stopped");
@@ -371,6 +398,11 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         return 1;
     }
     act_budget_init(&dm.budget, dm.cfg.rate_limit_mib, dm.cfg.interval_s, vn_mono_s());
+    r = pass_init(&dm);
+    if (r < 0) {
+        log_err("Cannot start the worker threads: %s", strerror(-r));
+        return 1;
+    }
     dm.reconnect_timer = loop_add_timer(-1, on_reconnect_timer, &dm);
     dm.pass_timer = loop_add_timer((int)(dm.cfg.interval_s * 1000), on_pass_timer, &dm);
     dm.soon_timer = loop_add_timer(-1, on_soon_timer, &dm);
@@ -398,12 +430,14 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         }
     }
     (void)notify_send("STOPPING=1");
-    shutdown_restore(&dm);
+    pass_drain(&dm, shutdown_restore);
     control_close(dm.ctl);
     if (dm.conn)
         drop_connection(&dm);
     for (size_t i = 0; i < dm.nr_doms; i++)
-        domains_state_free(dm.doms[i]);
+        if (!dm.doms[i]->busy) /* one with a work still out stays: the process is ending */
+            domains_state_free(dm.doms[i]);
+    workers_stop(dm.pool);
     if (dm.journal)
         fclose(dm.journal);
     free(dm.topo);

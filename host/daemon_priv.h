@@ -53,6 +53,13 @@ typedef struct vnumad {
     /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
      * so that another host recognises them ("" unknown) */
     char host_id[SNAP_UUID_MAX];
+    /* the blocking per-domain work of a pass runs on these threads (pass.c, workers.h) */
+    struct workers *pool;
+    int pool_watch, tick_timer;
+    bool in_pass;     /* a pass runs: the loop iterates inside it while works are out */
+    bool pass_again;  /* a pass was asked for while one ran */
+    unsigned waiting; /* works the running pass waits for */
+    bool reload_due;  /* SIGHUP came during a pass: reload after it */
 } vnumad;
 
 /* ---- domains.c ---- */
@@ -92,6 +99,28 @@ void domains_agent_drop(dom_state *st);
 
 /* ---- pass.c ---- */
 
+/* Per-domain work of a pass is given up after this long (seconds; at least the interval):
+ * the domain is skipped as not answering and the pass goes on. */
+#define PASS_DOMAIN_TIMEOUT_MIN_S 5.0
+/* Worker threads, and how many more stand in for works that do not return. Below libvirtd's
+ * max_client_requests (5 per client): one connection, at most PASS_WORKERS calls at once
+ * from works that answer. */
+#define PASS_WORKERS       4
+#define PASS_WORKERS_EXTRA 32
+
+/* Start the worker threads and watch them from the loop. 0 or -errno. */
+int pass_init(vnumad *dm);
+/* Release a domain's hold (busy) taken by the pass or a work: a forgotten domain is freed,
+ * one whose <balancer> changed meanwhile is considered again. */
+void pass_release(vnumad *dm, dom_state *st);
+/* fn(dm) as a pass would run it: the records it writes are waited for (each at most the
+ * domain timeout). For the restore at exit. */
+void pass_drain(vnumad *dm, void (*fn)(vnumad *dm));
+/* The record (JSON, for pass and time) into QEMU and the live metadata, on a worker (it
+ * blocks on the domain); during a pass, the pass waits for it. */
+void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json, uint64_t pass,
+                       const char *time);
+
 /* One balancing pass over the tracked domains (nothing while disconnected), timed, then
  * the metrics file published. */
 void pass_run(vnumad *dm);
@@ -110,6 +139,11 @@ void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *a
 /* Write the originals and (json not NULL) the record into the live metadata; 0, or -1 when
  * it could not be written (logged; the callers count it). */
 int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time, const char *json);
+
+/* The record into QEMU (use_qmp) and the live metadata, on a worker (pass_write_record);
+ * 0, or -1 when the metadata could not be written. */
+int publish_write(virt_dom *d, dom_state *st, bool use_qmp, const char *json, uint64_t pass,
+                  const char *time);
 
 /* Open (create) state_dir/journal.jsonl for appending into dm->journal; 0 or -errno. */
 int publish_open_journal(vnumad *dm);

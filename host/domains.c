@@ -78,6 +78,10 @@ void domains_forget(vnumad *dm, dom_state *st)
             dm->doms[i] = dm->doms[--dm->nr_doms];
             break;
         }
+    if (st->busy) {
+        st->orphan = true; /* a work on it is out: freed when it is back (pass_release) */
+        return;
+    }
     domains_state_free(st);
 }
 
@@ -301,6 +305,11 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
     bool changed = false;
     int r;
 
+    if (st && st->busy) {
+        /* a work on it is out (pass.c): read again once it is back */
+        st->reconsider = true;
+        return false;
+    }
     if (!dm->connected || virt_dom_open(dm->conn, uuid, &d) < 0)
         return false;
     if (virt_dom_ident(d, &id) < 0) {

@@ -2,6 +2,7 @@
 #include "log.h"
 #include "clock.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,8 @@ static FILE *log_stream;
 static double (*log_clock)(void);
 static log_slot log_slots[LOG_RATE_SLOTS];
 static uint64_t log_suppressed;
+/* lines come from the loop and from the pass's worker threads (host/workers.c) */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"emerg",   "alert",  "crit", "err",
                                           "warning", "notice", "info", "debug"};
@@ -97,7 +100,16 @@ static void log_summary(log_slot *s)
     log_write(s->level, line);
 }
 
+static void log_flush_locked(bool all);
+
 void log_flush_suppressed(bool all)
+{
+    pthread_mutex_lock(&log_lock);
+    log_flush_locked(all);
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void log_flush_locked(bool all)
 {
     double now = log_now();
 
@@ -164,10 +176,11 @@ void log_msg(int level, const char *fmt, ...)
             *p = ' ';
         else if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
-    log_flush_suppressed(false);
-    if (level <= LOG_WARNING && !log_rate_allow(level, buf, log_now()))
-        return;
-    log_write(level, buf);
+    pthread_mutex_lock(&log_lock);
+    log_flush_locked(false);
+    if (level > LOG_WARNING || log_rate_allow(level, buf, log_now()))
+        log_write(level, buf);
+    pthread_mutex_unlock(&log_lock);
 }
 
 const char *log_quote(const char *s, char *buf, size_t len)

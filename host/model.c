@@ -106,18 +106,25 @@ void config_defaults(vn_config *c)
 
 /* ---- plans ---- */
 
+void plan_domain_clear(plan_domain *pd)
+{
+    if (!pd)
+        return;
+    for (unsigned k = 0; k < pd->nr_cells && pd->cells; k++) {
+        free(pd->cells[k].pins);
+        free(pd->cells[k].moves);
+    }
+    free(pd->cells);
+    pd->cells = NULL;
+    pd->nr_cells = 0;
+}
+
 void plan_clear(plan *p)
 {
     if (!p)
         return;
-    for (unsigned i = 0; i < p->nr_domains; i++) {
-        plan_domain *pd = &p->domains[i];
-        for (unsigned k = 0; k < pd->nr_cells; k++) {
-            free(pd->cells[k].pins);
-            free(pd->cells[k].moves);
-        }
-        free(pd->cells);
-    }
+    for (unsigned i = 0; i < p->nr_domains; i++)
+        plan_domain_clear(&p->domains[i]);
     free(p->domains);
     memset(p, 0, sizeof(*p));
 }

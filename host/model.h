@@ -258,6 +258,8 @@ typedef struct plan {
 
 /* Frees everything a plan owns and zeroes it. NULL-safe. */
 void plan_clear(plan *p);
+/* Frees one domain's cells, pins and moves and zeroes them. NULL-safe. */
+void plan_domain_clear(plan_domain *pd);
 
 /* Number of actions (pins + moves) in the plan. */
 unsigned plan_nr_actions(const plan *p);

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <numa.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,7 +174,7 @@ typedef struct pfn_block {
 
 static pfn_block *pfn_map;
 static unsigned nr_pfn_map;
-static bool pfn_map_loaded;
+static pthread_once_t pfn_map_once = PTHREAD_ONCE_INIT; /* samples run on several threads */
 
 static long long libnuma_node_free_huge(int node, uint64_t page_size)
 {
@@ -208,7 +209,6 @@ static void load_pfn_map(void)
     long page = sysconf(_SC_PAGESIZE);
     FILE *f;
 
-    pfn_map_loaded = true;
     f = fopen("/sys/devices/system/memory/block_size_bytes", "re");
     if (!f)
         return;
@@ -266,8 +266,7 @@ static int libnuma_resolve_faulted(pid_t pid, unsigned long count, void **pages,
     _cleanup_close_ int fd = -1;
     long page = sysconf(_SC_PAGESIZE);
 
-    if (!pfn_map_loaded)
-        load_pfn_map();
+    (void)pthread_once(&pfn_map_once, load_pfn_map);
     if (!nr_pfn_map || page <= 0)
         return 0;
     snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);

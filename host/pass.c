@@ -2,6 +2,15 @@
 /*
  * One balancing pass: sample every tracked domain, decide for all of them at once, act on
  * each domain's plan and hand the outcome to publish.c.
+ *
+ * The loop never waits on one domain: everything that blocks on a domain (libvirt calls,
+ * QEMU monitor commands, move_pages) runs as a work on the worker threads (workers.h), and
+ * while works are out the pass runs the loop itself (control socket, libvirt events, agent
+ * links). A domain whose work does not finish within the domain timeout is skipped for the
+ * pass (recorded "not-answering", said once) and stays skipped until its work returns.
+ * Who owns what: the loop owns the daemon's state; a domain held by the pass or by a work
+ * (dom_state.busy) has its sampling and acting fields owned by the work while it runs, and
+ * events that would change or free it are deferred until the hold is released.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +32,7 @@
 #include "snapshot.h"
 #include "util.h"
 #include "virt.h"
+#include "workers.h"
 
 static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const plan_domain *pd)
 {
@@ -82,64 +92,302 @@ static const char *pass_action(const dom_state *st, const plan_domain *pd, const
     return record_continues(st->last_record, pd, res) ? "moving" : "acted";
 }
 
-static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_domain *sd,
-                               const plan_domain *pd)
-{
-    act_result res;
-    bool acted = false;
-    char time[32];
-    const char *reason = "ok";
-    record_ctx rc;
-    int r = 0;
+/* ---- works ---- */
 
-    memset(&res, 0, sizeof(res));
-    if (st->cfg.mode == VN_MODE_AUTO &&
-        (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, sd, pd))) {
-        /* the originals go into the live metadata before the first change */
-        bool first = !st->orig.saved;
-        act_operator_pins(d, st, dm->topo);
-        r = act_save_originals(d, st, sd);
-        if (r == 0 && first) {
-            vn_iso_time(time, sizeof(time));
-            if (publish_metadata(d, st, dm->pass, time, NULL) < 0)
-                dm->stats.errors[METRICS_ERR_METADATA]++;
-        }
-        if (r == 0) {
-            vn_balancer *b = &st->cfg;
-            act_budget dom_budget = dm->budget, *use = &dm->budget;
-            if (b->rate_mib && b->rate_mib < dm->cfg.rate_limit_mib) {
-                /* the domain's own limit, drawn from the host-wide bucket */
-                dom_budget.tokens =
-                    VN_MIN(dm->budget.tokens, (double)b->rate_mib * VN_MIB * dm->cfg.interval_s);
-                use = &dom_budget;
-            }
-            double before = use->tokens;
-            r = act_apply(d, st, dm->topo, sd, pd, dm->numa, use, &dm->cfg.decide, &res);
-            for (unsigned k = 0; k < res.nr_cells; k++)
-                dm->moves_pending |= res.cells[k].deadline_hit;
-            if (use == &dom_budget)
-                dm->budget.tokens -= before - dom_budget.tokens;
-            sample_mem_changed(st); /* it acted: count the memory afresh next pass */
-            sample_xml_stale(st);   /* and read the pins and numatune it set */
-        } else {
-            res.kind = act_classify(r);
-            res.err = r;
-            snprintf(res.error, sizeof(res.error), "save originals: %s", strerror(-r));
-        }
-        acted = true;
+typedef enum dom_work_kind { DW_WINDOW, DW_SAMPLE, DW_ACT, DW_WRITE } dom_work_kind;
+
+struct pass_set;
+
+/* One blocking job on one domain; owns what it points to but st (held: busy) and dm (read
+ * only in run(): the topology, the numa ops and the configuration do not change during a
+ * pass; a reload waits for the pass). */
+typedef struct dom_work {
+    work w;
+    dom_work_kind kind;
+    vnumad *dm;
+    dom_state *st;
+    virt_dom *d;
+    bool waited; /* the running pass waits for it */
+    double now;
+    int r;
+    char err[512];
+    snap_domain sd;    /* DW_SAMPLE out, DW_ACT in */
+    plan_domain pd;    /* DW_ACT in */
+    act_budget budget; /* DW_ACT: its share of the tokens */
+    double used;       /* tokens it spent */
+    act_result res;
+    bool acted;
+    bool meta_failed;
+    struct pass_set *ps; /* DW_WINDOW, DW_SAMPLE: the pass it reports to */
+    char *json;          /* DW_WRITE */
+    uint64_t pass;
+    char time[32];
+} dom_work;
+
+static const char *work_kind_name(dom_work_kind k)
+{
+    return k == DW_WINDOW   ? "opening its CPU time window"
+           : k == DW_SAMPLE ? "sampling"
+           : k == DW_ACT    ? "acting"
+                            : "writing its record";
+}
+
+static void dom_work_free(dom_work *dw)
+{
+    virt_dom_free(dw->d);
+    snap_domain_clear(&dw->sd);
+    plan_domain_clear(&dw->pd);
+    free(dw->json);
+    free(dw);
+}
+
+/* A hold on st (the pass's or a work's). */
+static void hold(dom_state *st)
+{
+    st->busy++;
+}
+
+void pass_release(vnumad *dm, dom_state *st)
+{
+    if (st->busy && --st->busy)
+        return;
+    if (st->orphan) {
+        domains_state_free(st);
+        return;
     }
+    if (st->reconsider) {
+        char uuid[SNAP_UUID_MAX];
+        st->reconsider = false;
+        memcpy(uuid, st->uuid, sizeof(uuid));
+        if (domains_consider(dm, uuid))
+            dm->pass_again = true;
+    }
+}
+
+static void work_late(work *w)
+{
+    dom_work *dw = (dom_work *)w;
+    vnumad *dm = dw->dm;
+    dom_state *st = dw->st;
+    char why[STATE_ERROR_MAX + 64];
+
+    if (dw->waited) {
+        dw->waited = false;
+        dm->waiting--;
+    }
+    if (!st->hung_since_s) {
+        st->hung_since_s = dw->w.started_s;
+        log_warn("Domain '%s' does not answer (%s, %.0f s): skipped until it does", st->name,
+                 work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
+    }
+    if (dw->kind == DW_WINDOW || dw->kind == DW_SAMPLE) {
+        dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
+        snprintf(why, sizeof(why), "not-answering: %s", work_kind_name(dw->kind));
+        publish_record_simple(dm, NULL, st, "skipped", why);
+    }
+}
+
+static dom_work *dom_work_new(vnumad *dm, dom_state *st, virt_dom *d, dom_work_kind kind,
+                              void (*run)(work *), void (*done)(work *, bool))
+{
+    dom_work *dw = calloc(1, sizeof(*dw));
+
+    if (!dw)
+        return NULL;
+    if (d && virt_dom_ref(d, &dw->d) < 0) {
+        free(dw);
+        return NULL;
+    }
+    dw->w.run = run;
+    dw->w.done = done;
+    dw->kind = kind;
+    dw->dm = dm;
+    dw->st = st;
+    return dw;
+}
+
+/* Hands the work to the pool; the pass waits for it when `wait`. */
+static void dom_work_submit(vnumad *dm, dom_work *dw, bool wait)
+{
+    hold(dw->st);
+    dw->waited = wait;
+    if (wait)
+        dm->waiting++;
+    workers_submit(dm->pool, &dw->w);
+}
+
+/* Common end of a work on the loop: the pass no longer waits for it; a late one answers. */
+static void work_finished(dom_work *dw, bool late)
+{
+    vnumad *dm = dw->dm;
+
+    if (dw->waited)
+        dm->waiting--;
+    if (late || dw->st->hung_since_s) {
+        log_info("Domain '%s' answers again (%s took %.1f s)", dw->st->name,
+                 work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
+        dw->st->hung_since_s = 0;
+    }
+}
+
+/* Runs the loop until the pass's works are in (or late). */
+static void pass_wait(vnumad *dm)
+{
+    if (!dm->waiting)
+        return;
+    loop_update_timer(dm->tick_timer, 100);
+    while (dm->waiting > 0)
+        if (loop_run_once() < 0)
+            break;
+    loop_update_timer(dm->tick_timer, -1);
+}
+
+void pass_drain(vnumad *dm, void (*fn)(vnumad *dm))
+{
+    dm->in_pass = true;
+    fn(dm);
+    pass_wait(dm);
+    dm->in_pass = false;
+}
+
+static void on_tick(int timer, void *opaque)
+{
+    vnumad *dm = opaque;
+    double timeout = VN_MAX(PASS_DOMAIN_TIMEOUT_MIN_S, dm->cfg.interval_s);
+
+    (void)timer;
+    (void)workers_expire(dm->pool, vn_mono_s(), timeout, work_late);
+}
+
+static void on_pool(int watch, int fd, int events, void *opaque)
+{
+    (void)watch;
+    (void)fd;
+    (void)events;
+    workers_collect(((vnumad *)opaque)->pool);
+}
+
+int pass_init(vnumad *dm)
+{
+    int r = workers_start(PASS_WORKERS, PASS_WORKERS_EXTRA, &dm->pool);
+
+    if (r < 0)
+        return r;
+    dm->pool_watch = loop_add_fd(workers_fd(dm->pool), LOOP_READABLE, on_pool, dm);
+    dm->tick_timer = loop_add_timer(-1, on_tick, dm);
+    if (dm->pool_watch < 0 || dm->tick_timer < 0)
+        return -EIO;
+    return 0;
+}
+
+/* ---- the record of a pass ---- */
+
+static void write_run(work *w)
+{
+    dom_work *dw = (dom_work *)w;
+    bool job = false;
+
+    /* the metadata write waits for a running job (libvirt's job lock): after it */
+    if (virt_dom_job(dw->d, &job) == 0 && job) {
+        dw->r = -EBUSY;
+        return;
+    }
+    dw->r = publish_write(dw->d, dw->st, dw->dm->cfg.use_qmp, dw->json, dw->pass, dw->time);
+}
+
+static void write_done(work *w, bool late)
+{
+    dom_work *dw = (dom_work *)w;
+
+    work_finished(dw, late);
+    if (dw->r < 0) {
+        if (dw->r != -EBUSY)
+            dw->dm->stats.errors[METRICS_ERR_METADATA]++;
+        dw->st->pub_key[0] = '\0'; /* written again next pass */
+    }
+    pass_release(dw->dm, dw->st);
+    dom_work_free(dw);
+}
+
+void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json, uint64_t pass,
+                       const char *time)
+{
+    dom_work *dw = dom_work_new(dm, st, d, DW_WRITE, write_run, write_done);
+
+    if (!dw || !(dw->json = strdup(json))) {
+        if (dw)
+            dom_work_free(dw);
+        return;
+    }
+    dw->pass = pass;
+    snprintf(dw->time, sizeof(dw->time), "%s", time);
+    dom_work_submit(dm, dw, dm->in_pass);
+}
+
+/* ---- act ---- */
+
+static void act_run(work *w)
+{
+    dom_work *dw = (dom_work *)w;
+    vnumad *dm = dw->dm;
+    dom_state *st = dw->st;
+    bool first = !st->orig.saved;
+    bool job = false;
+    char time[32];
+
+    /* every pin and write waits for a running job (migration, save, dump): not now */
+    if (virt_dom_job(dw->d, &job) == 0 && job) {
+        dw->r = -EBUSY;
+        dw->res.kind = ACT_TRANSIENT;
+        dw->res.err = -EBUSY;
+        snprintf(dw->res.error, sizeof(dw->res.error),
+                 "libvirt runs a job on it (migration, save, dump)");
+        return;
+    }
+    /* the originals go into the live metadata before the first change */
+    act_operator_pins(dw->d, st, dm->topo);
+    dw->r = act_save_originals(dw->d, st, &dw->sd);
+    if (dw->r == 0 && first) {
+        vn_iso_time(time, sizeof(time));
+        dw->meta_failed = publish_metadata(dw->d, st, dw->pass, time, NULL) < 0;
+    }
+    if (dw->r == 0) {
+        double before = dw->budget.tokens;
+        /* moves stop one interval after this domain's act began (the rest follows next
+         * pass): a deadline from the pass's start let nothing move when sampling took the
+         * interval (a loaded host, many domains) */
+        dw->budget.deadline_s = vn_mono_s() + dm->cfg.interval_s;
+        dw->r = act_apply(dw->d, st, dm->topo, &dw->sd, &dw->pd, dm->numa, &dw->budget,
+                          &dm->cfg.decide, &dw->res);
+        dw->used = before - dw->budget.tokens;
+    } else {
+        dw->res.kind = act_classify(dw->r);
+        dw->res.err = dw->r;
+        snprintf(dw->res.error, sizeof(dw->res.error), "save originals: %s", strerror(-dw->r));
+    }
+    /* an error while the domain was being torn down is its going away, not a fault */
+    if (dw->r < 0 && dw->res.kind == ACT_TRANSIENT && !virt_dom_active(dw->d))
+        dw->res.kind = ACT_GONE;
+}
+
+/* The domain's outcome of the pass, on the loop: counters, errors, the state for the next
+ * pass and the record. */
+static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const snap_domain *sd,
+                               const plan_domain *pd, bool acted, int r, const act_result *res)
+{
+    const char *reason = "ok";
+    char time[32];
+    record_ctx rc;
+
     metrics_count_plan(&dm->stats, pd);
     if (r < 0) {
         st->count.errors++;
-        /* an error while the domain was being torn down is its going away, not a fault */
-        if (res.kind == ACT_TRANSIENT && !virt_dom_active(d))
-            res.kind = ACT_GONE;
-        switch (res.kind) {
+        switch (res->kind) {
         case ACT_PERMANENT:
             dm->stats.errors[METRICS_ERR_ACT_PERMANENT]++;
             st->permanent_error = true;
-            snprintf(st->error, sizeof(st->error), "%s", res.error);
-            log_err("Stopped touching '%s': %s (%s)", st->name, res.error, virt_last_error());
+            snprintf(st->error, sizeof(st->error), "%s", res->error);
+            log_err("Stopped touching '%s': %s", st->name, res->error);
             reason = "permanent-error";
             break;
         case ACT_GONE:
@@ -149,8 +397,7 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
         default:
             dm->stats.errors[METRICS_ERR_ACT_TRANSIENT]++;
             reason = "transient-error";
-            log_warn("Failed to act on '%s', will retry: %s (%s)", st->name, res.error,
-                     virt_last_error());
+            log_warn("Failed to act on '%s', will retry: %s", st->name, res->error);
             break;
         }
     }
@@ -177,16 +424,78 @@ static void pass_domain_result(vnumad *dm, virt_dom *d, dom_state *st, snap_doma
                       .mode = st->cfg.mode,
                       .pass = dm->pass,
                       .time = time,
-                      .action = pass_action(st, pd, &res, acted, r),
+                      .action = pass_action(st, pd, res, acted, r),
                       .reason = reason};
-    publish_record(dm, res.kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? &res : NULL);
+    publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? res : NULL);
 }
 
-/* The domains a pass decides for, with their samples (indexes match s->domains). */
+static void act_done(work *w, bool late)
+{
+    dom_work *dw = (dom_work *)w;
+    vnumad *dm = dw->dm;
+    dom_state *st = dw->st;
+
+    work_finished(dw, late);
+    dm->budget.tokens -= dw->used;
+    if (dw->meta_failed)
+        dm->stats.errors[METRICS_ERR_METADATA]++;
+    for (unsigned k = 0; k < dw->res.nr_cells; k++)
+        dm->moves_pending |= dw->res.cells[k].deadline_hit;
+    if (dw->r == 0) {
+        sample_mem_changed(st); /* it acted: count the memory afresh next pass */
+        sample_xml_stale(st);   /* and read the pins and numatune it set */
+    }
+    if (dw->r == -EBUSY) {
+        /* a job runs on it: nothing was changed, nothing is written until it ends */
+        dm->stats.skips[METRICS_SKIP_JOB]++;
+        log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)",
+                  st->name);
+        publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
+    } else {
+        /* an orphan (STOPPED came during its act) still gets its record: domain-gone */
+        pass_domain_finish(dm, st->orphan ? NULL : dw->d, st, &dw->sd, &dw->pd, true, dw->r,
+                           &dw->res);
+    }
+    pass_release(dm, st);
+    dom_work_free(dw);
+}
+
+/* The domain's share of the host-wide tokens: in proportion to the bytes its plan moves, at
+ * most its own limit (rate_mib), so that one large domain does not use a pass's budget up
+ * before the others acted. */
+static double budget_share(const vnumad *dm, const dom_state *st, const plan_domain *pd,
+                           uint64_t all_bytes)
+{
+    uint64_t mine = 0;
+    double share;
+
+    for (unsigned k = 0; k < pd->nr_cells; k++)
+        for (unsigned m = 0; m < pd->cells[k].nr_moves; m++)
+            mine += pd->cells[k].moves[m].bytes;
+    share = all_bytes ? dm->budget.tokens * (double)mine / (double)all_bytes : 0;
+    if (st->cfg.rate_mib && st->cfg.rate_mib < dm->cfg.rate_limit_mib)
+        share = VN_MIN(share, (double)st->cfg.rate_mib * VN_MIB * dm->cfg.interval_s);
+    return VN_MAX(share, 0.0);
+}
+
+/* ---- the pass ---- */
+
+/* The domains a pass decides for, with their samples (indexes match s->domains); the pass
+ * holds each of them (busy) until it ends. */
 typedef struct pass_set {
     snapshot s;
     dom_state *sts[MAX_DOMAINS];
     virt_dom *ds[MAX_DOMAINS];
+    /* sampled, in the order their works came back: moved into s once all are in */
+    unsigned nr_in;
+    snap_domain *in;
+    dom_state **in_st;
+    virt_dom **in_d;
+    /* waiting for their CPU time window */
+    unsigned nr_wait;
+    dom_state **wait_st;
+    virt_dom **wait_d;
+    double opened;
 } pass_set;
 
 /* The domain of st, open, when this pass samples it; else the skip is recorded and NULL. */
@@ -195,6 +504,11 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
     virt_dom *d = NULL;
     char why[STATE_ERROR_MAX + 32];
 
+    if (st->busy) {
+        /* a work on it has not returned (hung monitor): said once, when it went late */
+        dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
+        return NULL;
+    }
     /* the handle is looked up once per QEMU run (domains.c drops it on a new run) */
     if ((!st->dom && virt_dom_open(dm->conn, st->uuid, &st->dom) < 0) ||
         virt_dom_ref(st->dom, &d) < 0) {
@@ -222,21 +536,107 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
     return d;
 }
 
-/* Samples an admitted domain into the set (takes d), or records why not (frees d). */
-static void pass_sample(vnumad *dm, dom_state *st, virt_dom *d, pass_set *ps, double now)
+/*
+ * On a worker: the CPU time window or the sample. A sample that sends monitor commands asks
+ * libvirt first whether it runs a job on the domain: during a migration, save or dump job a
+ * monitor command through libvirt waits for the job (its job lock), so the domain is skipped
+ * until the job ends. An idle pass sends none and makes no call at all.
+ */
+static void sample_run(work *w)
 {
-    snapshot *s = &ps->s;
-    char err[512];
-    int r;
+    dom_work *dw = (dom_work *)w;
+    vnumad *dm = dw->dm;
+    bool job = false;
 
-    if (st->link_closed)
-        domains_agent_drop(st);
-    domains_agent_connect(dm, d, st);
-    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, now, &s->domains[s->nr_domains],
-                      err, sizeof(err));
-    if (r == 0 && st->hints &&
-        now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
-        hints_apply(st->hints, st->ram, st->nr_ram, &s->domains[s->nr_domains]) < 0)
+    if (sample_uses_monitor(dw->d, dw->st, dm->cfg.use_qmp) && virt_dom_job(dw->d, &job) == 0 &&
+        job) {
+        dw->r = -EBUSY;
+        return;
+    }
+    if (dw->kind == DW_WINDOW)
+        dw->r = sample_open_window(dw->d, dw->st, dm->cfg.use_qmp, vn_mono_s(), dw->err,
+                                   sizeof(dw->err));
+    else
+        dw->r = sample_domain(dw->d, dw->st, dm->topo, dm->numa, dm->cfg.use_qmp, dw->now, &dw->sd,
+                              dw->err, sizeof(dw->err));
+}
+
+static void sample_done(work *w, bool late);
+
+static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom *d,
+                               dom_work_kind kind, double now)
+{
+    dom_work *dw = dom_work_new(dm, st, d, kind, sample_run, sample_done);
+
+    if (!dw) {
+        virt_dom_free(d);
+        return;
+    }
+    dw->now = now;
+    dw->ps = ps;
+    virt_dom_free(d);
+    dom_work_submit(dm, dw, true);
+}
+
+static void sample_done(work *w, bool late)
+{
+    dom_work *dw = (dom_work *)w;
+    vnumad *dm = dw->dm;
+    dom_state *st = dw->st;
+    pass_set *ps = dw->ps;
+    bool waited = dw->waited;
+    int r = dw->r;
+
+    work_finished(dw, late);
+    if (late || !waited) {
+        /* the pass went on without it: what it read is stale */
+        pass_release(dm, st);
+        dom_work_free(dw);
+        return;
+    }
+    if (r == -EBUSY) {
+        dm->stats.skips[METRICS_SKIP_JOB]++;
+        log_debug("Skipping '%s': libvirt runs a job on it (migration, save, dump)", st->name);
+        publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
+    } else if (dw->kind == DW_WINDOW && r == 0) {
+        /* sampled once the window is long enough: the pass holds the domain meanwhile */
+        hold(st);
+        ps->wait_st[ps->nr_wait] = st;
+        ps->wait_d[ps->nr_wait++] = VN_TAKE_PTR(dw->d);
+        ps->opened = vn_mono_s();
+    } else if (dw->kind == DW_WINDOW) {
+        /* sample_domain finds out again and records it; the cell stays unmeasured */
+        log_debug("No CPU time window for '%s' yet: %s", st->name, dw->err);
+        pass_submit_sample(dm, ps, st, VN_TAKE_PTR(dw->d), DW_SAMPLE, dw->now);
+    } else if (r < 0) {
+        st->count.errors++;
+        dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
+        if (r != -ESRCH)
+            dm->stats.errors[METRICS_ERR_SAMPLE]++;
+        if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
+            log_info("Domain '%s' went away during the pass: %s", st->name, dw->err);
+        else
+            log_warn("Failed to sample '%s': %s", st->name, dw->err);
+        publish_record_simple(dm, r == -ESRCH ? NULL : dw->d, st, "error",
+                              r == -ESRCH ? "domain-gone" : "sample-failed");
+    } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
+        /* in: the pass holds it from here to its end */
+        hold(st);
+        st->count.passes++;
+        ps->in[ps->nr_in] = dw->sd;
+        memset(&dw->sd, 0, sizeof(dw->sd));
+        ps->in_st[ps->nr_in] = st;
+        ps->in_d[ps->nr_in++] = VN_TAKE_PTR(dw->d);
+    }
+    pass_release(dm, st);
+    dom_work_free(dw);
+}
+
+/* What the loop does for a sampled domain: hints in, the agent asked for the next ones. */
+static void pass_sampled(vnumad *dm, dom_state *st, snap_domain *sd, double now)
+{
+    if (st->hints && now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
+        hints_apply(st->hints, st->ram, st->nr_ram, sd) < 0)
         log_warn("Out of memory applying the hints of '%s'", st->name);
     if (st->link) {
         proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
@@ -244,42 +644,27 @@ static void pass_sample(vnumad *dm, dom_state *st, virt_dom *d, pass_set *ps, do
                              .scan_budget_mib = 256};
         (void)agentlink_request_hints(st->link, &g, now);
     }
-    if (r < 0) {
-        st->count.errors++;
-        dm->stats.skips[r == -ESRCH ? METRICS_SKIP_DOMAIN_GONE : METRICS_SKIP_SAMPLE_FAILED]++;
-        if (r != -ESRCH)
-            dm->stats.errors[METRICS_ERR_SAMPLE]++;
-        if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
-            log_info("Domain '%s' went away during the pass: %s", st->name, err);
-        else
-            log_warn("Failed to sample '%s': %s", st->name, err);
-        publish_record_simple(dm, r == -ESRCH ? NULL : d, st, "error",
-                              r == -ESRCH ? "domain-gone" : "sample-failed");
-        virt_dom_free(d);
-        if (r == -ESRCH)
-            memset(&s->domains[s->nr_domains], 0, sizeof(s->domains[0]));
-        return;
-    }
-    st->count.passes++;
-    ps->sts[s->nr_domains] = st;
-    ps->ds[s->nr_domains] = d;
-    s->nr_domains++;
+}
+
+/* Sleeps through what is left of the CPU time window, with the loop running. */
+static void on_window(int timer, void *opaque)
+{
+    vnumad *dm = opaque;
+
+    loop_update_timer(timer, -1);
+    dm->waiting--;
 }
 
 /*
- * Samples every tracked domain. A domain vnumad has not read in this QEMU run (new, started,
- * or vnumad restarted) has no busy fractions yet: its window opens first, the others are
- * sampled meanwhile, and it is sampled once the window is long enough (the pass waits for
- * what is left of it, at most SAMPLE_MIN_WINDOW_S or half the interval). Its first decision
- * is then made on measured input, in this same pass.
+ * Samples every tracked domain on the workers. A domain vnumad has not read in this QEMU run
+ * (new, started, or vnumad restarted) has no busy fractions yet: its window opens first, the
+ * others are sampled meanwhile, and it is sampled once the window is long enough (the pass
+ * waits for what is left of it, at most SAMPLE_MIN_WINDOW_S or half the interval). Its first
+ * decision is then made on measured input, in this same pass.
  */
 static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
 {
-    dom_state *wait_st[MAX_DOMAINS];
-    virt_dom *wait_d[MAX_DOMAINS];
-    unsigned nr_wait = 0;
-    double window = VN_MIN(SAMPLE_MIN_WINDOW_S, dm->cfg.interval_s / 2), opened = 0;
-    char err[512];
+    double window = VN_MIN(SAMPLE_MIN_WINDOW_S, dm->cfg.interval_s / 2);
 
     for (size_t i = 0; i < dm->nr_doms; i++) {
         dom_state *st = dm->doms[i];
@@ -287,55 +672,148 @@ static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
 
         if (!d)
             continue;
-        if (sample_needs_window(st) && window > 0) {
-            double at = vn_mono_s();
-            if (sample_open_window(d, st, dm->cfg.use_qmp, at, err, sizeof(err)) == 0) {
-                wait_st[nr_wait] = st;
-                wait_d[nr_wait++] = d;
-                opened = at;
-                continue;
-            }
-            /* sample_domain finds out again and records it; the cell stays unmeasured */
-            log_debug("No CPU time window for '%s' yet: %s", st->name, err);
-        }
-        pass_sample(dm, st, d, ps, now);
+        if (st->link_closed)
+            domains_agent_drop(st);
+        domains_agent_connect(dm, d, st);
+        pass_submit_sample(dm, ps, st, d,
+                           sample_needs_window(st) && window > 0 ? DW_WINDOW : DW_SAMPLE, now);
     }
-    if (!nr_wait)
+    pass_wait(dm);
+    if (!ps->nr_wait)
         return;
-    double left = opened + window - vn_mono_s();
+    double left = ps->opened + window - vn_mono_s();
     if (left > 0) {
-        struct timespec ts = {.tv_sec = (time_t)left,
-                              .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)};
-        nanosleep(&ts, NULL);
+        int t = loop_add_timer((int)(left * 1000) + 1, on_window, dm);
+        if (t >= 0) {
+            dm->waiting++;
+            pass_wait(dm);
+            loop_remove_timer(t);
+        }
     }
     now = vn_mono_s();
-    for (unsigned i = 0; i < nr_wait; i++)
-        pass_sample(dm, wait_st[i], wait_d[i], ps, now);
+    for (unsigned i = 0; i < ps->nr_wait; i++) {
+        pass_submit_sample(dm, ps, ps->wait_st[i], ps->wait_d[i], DW_SAMPLE, now);
+        pass_release(dm, ps->wait_st[i]); /* the sample work holds it now */
+    }
+    ps->nr_wait = 0;
+    pass_wait(dm);
+}
+
+static void pass_set_free(pass_set *ps)
+{
+    if (!ps)
+        return;
+    free(ps->in);
+    free(ps->in_st);
+    free(ps->in_d);
+    free(ps->wait_st);
+    free(ps->wait_d);
+    free(ps);
+}
+
+/* The sampled domains into the snapshot decide reads. */
+static void pass_collect(vnumad *dm, pass_set *ps, double now)
+{
+    snapshot *s = &ps->s;
+
+    for (unsigned i = 0; i < ps->nr_in; i++) {
+        if (ps->in_st[i]->orphan) { /* stopped during the pass */
+            snap_domain_clear(&ps->in[i]);
+            virt_dom_free(ps->in_d[i]);
+            pass_release(dm, ps->in_st[i]);
+            continue;
+        }
+        pass_sampled(dm, ps->in_st[i], &ps->in[i], now);
+        s->domains[s->nr_domains] = ps->in[i];
+        ps->sts[s->nr_domains] = ps->in_st[i];
+        ps->ds[s->nr_domains++] = ps->in_d[i];
+    }
+    ps->nr_in = 0;
+}
+
+/* Acts on every domain with something to do, each on a worker with its share of the tokens;
+ * the others' outcome is recorded at once. */
+static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
+{
+    snapshot *s = &ps->s;
+    uint64_t all_bytes = 0;
+    plan_domain *pds[MAX_DOMAINS];
+
+    for (unsigned i = 0; i < s->nr_domains; i++) {
+        pds[i] = NULL;
+        for (unsigned k = 0; k < p->nr_domains; k++)
+            if (strcmp(p->domains[k].name, s->domains[i].name) == 0)
+                pds[i] = &p->domains[k];
+        if (pds[i] && ps->sts[i]->cfg.mode == VN_MODE_AUTO)
+            for (unsigned c = 0; c < pds[i]->nr_cells; c++)
+                for (unsigned m = 0; m < pds[i]->cells[c].nr_moves; m++)
+                    all_bytes += pds[i]->cells[c].moves[m].bytes;
+    }
+    for (unsigned i = 0; i < s->nr_domains; i++) {
+        dom_state *st = ps->sts[i];
+        plan_domain *pd = pds[i];
+        act_result none;
+
+        if (!pd)
+            continue;
+        if (st->cfg.mode == VN_MODE_AUTO && !st->orphan &&
+            (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, &s->domains[i], pd))) {
+            dom_work *dw = dom_work_new(dm, st, ps->ds[i], DW_ACT, act_run, act_done);
+            if (dw) {
+                dw->pass = dm->pass;
+                dw->budget = dm->budget;
+                dw->budget.tokens = budget_share(dm, st, pd, all_bytes);
+                /* the work owns its sample and plan from here */
+                dw->sd = s->domains[i];
+                memset(&s->domains[i], 0, sizeof(s->domains[i]));
+                dw->pd = *pd;
+                memset(pd, 0, sizeof(*pd));
+                dom_work_submit(dm, dw, true);
+                continue;
+            }
+        }
+        memset(&none, 0, sizeof(none));
+        if (!st->orphan)
+            pass_domain_finish(dm, ps->ds[i], st, &s->domains[i], pd, false, 0, &none);
+    }
+    pass_wait(dm);
 }
 
 static void run_pass_stages(vnumad *dm)
 {
-    _cleanup_free_ pass_set *set = calloc(1, sizeof(*set));
+    pass_set *set = calloc(1, sizeof(*set));
     plan p = {0};
     double now = vn_mono_s();
+    size_t n = dm->nr_doms ? dm->nr_doms : 1;
     int r;
 
-    if (!dm->connected || !set)
+    if (!dm->connected || !set) {
+        free(set);
         return;
+    }
     snapshot *s = &set->s;
     dm->pass++;
     dm->moves_pending = false;
     set->s.pass = dm->pass;
     (void)topo_refresh_free(dm->topo, NULL);
     act_budget_refill(&dm->budget, now);
-    set->s.domains = calloc(dm->nr_doms ? dm->nr_doms : 1, sizeof(*set->s.domains));
-    if (!set->s.domains)
+    set->s.domains = calloc(n, sizeof(*set->s.domains));
+    set->in = calloc(n, sizeof(*set->in));
+    set->in_st = calloc(n, sizeof(*set->in_st));
+    set->in_d = calloc(n, sizeof(*set->in_d));
+    set->wait_st = calloc(n, sizeof(*set->wait_st));
+    set->wait_d = calloc(n, sizeof(*set->wait_d));
+    if (!set->s.domains || !set->in || !set->in_st || !set->in_d || !set->wait_st || !set->wait_d) {
+        free(set->s.domains);
+        pass_set_free(set);
         return;
+    }
     /* the other load (VMs that did not opt in, host work) per node since the last pass; the
      * first pass measures it over its own sampling (which waits for the vCPUs' window) */
     if (!dm->load[dm->load_cur].valid && hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     pass_sample_all(dm, set, now);
+    pass_collect(dm, set, vn_mono_s());
     dm->load_cur ^= 1;
     if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
@@ -343,9 +821,9 @@ static void run_pass_stages(vnumad *dm)
     if (memcmp(dm->other_busy, s->other_busy, sizeof(dm->other_busy)) != 0) {
         char b[VN_MAX_NODES * 16] = "";
         size_t used = 0;
-        for (unsigned n = 0; n < dm->topo->nr_nodes && used < sizeof(b); n++)
+        for (unsigned i = 0; i < dm->topo->nr_nodes && used < sizeof(b); i++)
             used += (size_t)snprintf(b + used, sizeof(b) - used, " %u:%g",
-                                     dm->topo->nodes[n].os_index, s->other_busy[n]);
+                                     dm->topo->nodes[i].os_index, s->other_busy[i]);
         log_debug("Other load (busy CPUs of everything vnumad does not balance) per node:%s", b);
         memcpy(dm->other_busy, s->other_busy, sizeof(dm->other_busy));
     }
@@ -363,33 +841,31 @@ static void run_pass_stages(vnumad *dm)
         dm->stats.errors[METRICS_ERR_DECIDE]++;
         log_err("Failed to decide: %s", strerror(-r));
     } else {
-        /* moves stop one interval after the act stage began (what is left follows next
-         * pass), not after the pass began: when sampling takes the interval (a loaded host,
-         * many domains) a deadline from the pass's start let nothing move at all (seen in
-         * the proving ground under a CPU hog: 60 passes of 'acted' and 0 bytes moved) */
-        dm->budget.deadline_s = vn_mono_s() + dm->cfg.interval_s;
-        for (unsigned i = 0; i < s->nr_domains; i++) {
-            const plan_domain *pd = NULL;
-            for (unsigned k = 0; k < p.nr_domains; k++)
-                if (strcmp(p.domains[k].name, s->domains[i].name) == 0)
-                    pd = &p.domains[k];
-            if (pd)
-                pass_domain_result(dm, set->ds[i], set->sts[i], &s->domains[i], pd);
-        }
+        pass_act_all(dm, set, &p);
     }
-    for (unsigned i = 0; i < s->nr_domains; i++)
+    for (unsigned i = 0; i < s->nr_domains; i++) {
         virt_dom_free(set->ds[i]);
+        pass_release(dm, set->sts[i]);
+    }
     plan_clear(&p);
     snapshot_clear(s);
+    pass_set_free(set);
 }
 
-/* A pass with its metrics: timed, then published (metrics_file). */
+/* A pass with its metrics: timed, then published (metrics_file). The loop runs inside it
+ * while its works are out; a pass asked for meanwhile comes after it (pass_again). */
 void pass_run(vnumad *dm)
 {
     double start = vn_mono_s();
     bool ran = dm->connected;
 
+    if (dm->in_pass) {
+        dm->pass_again = true;
+        return;
+    }
+    dm->in_pass = true;
     run_pass_stages(dm);
+    dm->in_pass = false;
     if (ran) {
         metrics_observe(&dm->stats.pass_seconds, vn_mono_s() - start);
         dm->stats.last_pass_unix = vn_real_s();

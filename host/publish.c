@@ -158,14 +158,14 @@ static bool record_due(const vnumad *dm, dom_state *st, const record_decision *r
 }
 
 /* Publish the record inside QEMU: an authz-simple object whose identity is the JSON. */
-static void record_qom(vnumad *dm, virt_dom *d, dom_state *st, const char *json)
+static void record_qom(bool use_qmp, virt_dom *d, dom_state *st, const char *json)
 {
     struct json_object *cmd, *args;
     char *reply = NULL;
     int r;
 
     /* no monitor command for a domain whose opt-in element is broken: it is left alone */
-    if (!dm->cfg.use_qmp || !st->cfg.valid)
+    if (!use_qmp || !st->cfg.valid)
         return;
     for (int attempt = 0; attempt < 2; attempt++) {
         cmd = json_object_new_object();
@@ -225,6 +225,13 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
     return 0;
 }
 
+int publish_write(virt_dom *d, dom_state *st, bool use_qmp, const char *json, uint64_t pass,
+                  const char *time)
+{
+    record_qom(use_qmp, d, st, json);
+    return publish_metadata(d, st, pass, time, json);
+}
+
 static void log_decision(vnumad *dm, const dom_state *st, const record_decision *rec, bool repeats)
 {
     char line[1024], qname[2 * SNAP_NAME_MAX], qreason[1024], node[16], tgt[16];
@@ -276,13 +283,8 @@ void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc
     log_decision(dm, st, &rec, repeats);
     keep_last(st, &rec);
     metrics_count_action(&dm->stats, rc->action);
-    if (d && record_due(dm, st, &rec, vn_mono_s())) {
-        record_qom(dm, d, st, json);
-        if (publish_metadata(d, st, rc->pass, rc->time, json) < 0) {
-            dm->stats.errors[METRICS_ERR_METADATA]++;
-            st->pub_key[0] = '\0'; /* written again next pass */
-        }
-    }
+    if (d && record_due(dm, st, &rec, vn_mono_s()))
+        pass_write_record(dm, d, st, json, rc->pass, rc->time);
 }
 
 void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *action,

@@ -247,6 +247,18 @@ static void remember_cpu_times(dom_state *st, const virt_vcpu *vcpus, unsigned n
     st->prev_sample_s = now_s;
 }
 
+bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
+{
+    virt_dom_id ident;
+
+    if (!use_qmp || virt_dom_ident(d, &ident) < 0)
+        return use_qmp;
+    /* the vCPU threads and the RAM layout are learnt once per QEMU run; KVM's halt polling
+     * is asked every pass (kvm_poll 0: not asked yet, 1: KVM) */
+    return st->vcpus_for_id != ident.id || !st->qv || st->ram_for_id != ident.id ||
+           st->kvm_poll >= 0;
+}
+
 bool sample_needs_window(const dom_state *st)
 {
     return st->nr_prev == 0;

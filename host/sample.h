@@ -108,6 +108,11 @@ void sample_vcpus_stale(dom_state *st);
  */
 bool sample_needs_window(const dom_state *st);
 
+/* The next sample of the domain sends QEMU monitor commands (it learns this QEMU run's vCPUs
+ * or RAM layout, or asks KVM's halt polling): the pass checks first that libvirt runs no job
+ * on it, since such a command would wait for the job. */
+bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp);
+
 /*
  * Opens the window: reads every vCPU's CPU time (and KVM halt polling) as sample_domain()
  * would, so that a sample_domain() at least SAMPLE_MIN_WINDOW_S later has measured busy

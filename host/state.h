@@ -158,6 +158,16 @@ typedef struct dom_state {
     unsigned nr_iothread_explicit;
     unsigned iothread_explicit[STATE_MAX_IOTHREADS];
 
+    /* Work on the domain is in flight (pass.c): the pass holds it (sampled, acted on) and
+     * each work on a worker thread holds it too; while busy, the worker threads own the
+     * sampling and acting fields above, and the loop defers what would change or free the
+     * state (orphan: forgotten, freed when no longer busy; reconsider: its <balancer>
+     * changed, read again then). */
+    unsigned busy;
+    bool orphan;
+    bool reconsider;
+    double hung_since_s; /* a work on it went late (no answer); 0 none */
+
     /* what the last pass saw, for vnumactl status */
     uint64_t view_pass;
     unsigned nr_view;

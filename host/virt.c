@@ -52,7 +52,7 @@ const char *virt_call_name(virt_call c)
         [VIRT_CALL_PIN_IOTHREAD] = "pin-iothread",
         [VIRT_CALL_NUMA_GET] = "numa-get",
         [VIRT_CALL_NUMA_SET] = "numa-set",
-        [VIRT_CALL_CONTROL] = "control-info",
+        [VIRT_CALL_JOB] = "job-info",
     };
     return (unsigned)c < VIRT_CALL_MAX ? names[c] : "unknown";
 }
@@ -527,28 +527,14 @@ bool virt_dom_active(virt_dom *d)
     return virDomainIsActive(d->dom) == 1;
 }
 
-int virt_dom_control(virt_dom *d, virt_control *ret, unsigned long long *ret_ms)
+int virt_dom_job(virt_dom *d, bool *ret_running)
 {
-    virDomainControlInfo info;
+    virDomainJobInfo info;
 
-    COUNT(VIRT_CALL_CONTROL);
-    if (virDomainGetControlInfo(d->dom, &info, 0) < 0)
+    COUNT(VIRT_CALL_JOB);
+    if (virDomainGetJobInfo(d->dom, &info) < 0)
         return virt_error();
-    switch (info.state) {
-    case VIR_DOMAIN_CONTROL_OK:
-        *ret = VIRT_CONTROL_OK;
-        break;
-    case VIR_DOMAIN_CONTROL_JOB:
-        *ret = VIRT_CONTROL_JOB;
-        break;
-    case VIR_DOMAIN_CONTROL_OCCUPIED:
-        *ret = VIRT_CONTROL_OCCUPIED;
-        break;
-    default:
-        *ret = VIRT_CONTROL_ERROR;
-        break;
-    }
-    *ret_ms = info.stateTime;
+    *ret_running = info.type == VIR_DOMAIN_JOB_BOUNDED || info.type == VIR_DOMAIN_JOB_UNBOUNDED;
     return 0;
 }
 

@@ -46,7 +46,7 @@ typedef enum virt_call {
     VIRT_CALL_PIN_IOTHREAD,  /* virDomainPinIOThread */
     VIRT_CALL_NUMA_GET,      /* virDomainGetNumaParameters (two calls each time) */
     VIRT_CALL_NUMA_SET,      /* virDomainSetNumaParameters */
-    VIRT_CALL_CONTROL,       /* virDomainGetControlInfo */
+    VIRT_CALL_JOB,           /* virDomainGetJobInfo */
     VIRT_CALL_MAX,
 } virt_call;
 
@@ -131,17 +131,10 @@ int virt_dom_ident(virt_dom *d, virt_dom_id *ret);
 /* Is the domain still running? (false also when libvirt cannot tell) */
 bool virt_dom_active(virt_dom *d);
 
-/* What libvirt's control of the domain is busy with (virDomainGetControlInfo, which needs
- * neither the domain's job nor its monitor, so it answers while both are stuck). */
-typedef enum virt_control {
-    VIRT_CONTROL_OK,       /* free */
-    VIRT_CONTROL_JOB,      /* a long job runs: migration, save, dump, snapshot */
-    VIRT_CONTROL_OCCUPIED, /* a monitor command is waiting for QEMU's answer */
-    VIRT_CONTROL_ERROR,    /* the monitor failed */
-} virt_control;
-
-/* The domain's control state and for how long it has been in it (ms; 0 when unknown). */
-int virt_dom_control(virt_dom *d, virt_control *ret, unsigned long long *ret_ms);
+/* Whether libvirt runs a job on the domain now (migration, save, dump, snapshot:
+ * virDomainGetJobInfo; libvirt 9.0's virDomainGetControlInfo says "ok" during such jobs).
+ * While one runs, every call that changes the domain waits for it (libvirt's job lock). */
+int virt_dom_job(virt_dom *d, bool *ret_running);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);
