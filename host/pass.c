@@ -448,8 +448,7 @@ static void act_done(work *w, bool late)
     if (dw->r == -EBUSY) {
         /* a job runs on it: nothing was changed, nothing is written until it ends */
         dm->stats.skips[METRICS_SKIP_JOB]++;
-        log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)",
-                  st->name);
+        log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)", st->name);
         publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
     } else {
         /* an orphan (STOPPED came during its act) still gets its record: domain-gone */
