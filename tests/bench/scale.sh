@@ -215,6 +215,7 @@ PY
 }
 # storm_loop SECONDS OUT DOMAINS...: in the background (STORM_PID): destroys the DOMAINS and
 # starts them again (all at once each time) until SECONDS s passed; writes "CYCLES FAILURES"
+# (a virsh that has not returned after 60 s, libvirtd stuck, is a failure)
 storm_loop() {
     local secs=$1 out=$2
     shift 2
@@ -222,8 +223,8 @@ storm_loop() {
         end=$((SECONDS + secs)) cycles=0 fails=0
         while [ "$SECONDS" -lt "$end" ]; do
             f=$({
-                printf '%s\n' "$@" | xargs -r -P "$#" -I{} sh -c "$VIRSH destroy {} >/dev/null 2>&1 || echo F"
-                printf '%s\n' "$@" | xargs -r -P "$#" -I{} sh -c "$VIRSH start {} >/dev/null 2>&1 || echo F"
+                printf '%s\n' "$@" | xargs -r -P "$#" -I{} sh -c "timeout 60 $VIRSH destroy {} >/dev/null 2>&1 || echo F"
+                printf '%s\n' "$@" | xargs -r -P "$#" -I{} sh -c "timeout 60 $VIRSH start {} >/dev/null 2>&1 || echo F"
             } | grep -c F)
             cycles=$((cycles + 1)) fails=$((fails + f))
         done
