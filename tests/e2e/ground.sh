@@ -29,6 +29,8 @@ NODES=4 CPN=2 MEM=1G  # 8 vCPUs: 16 under TCG on a 2-core host did not boot reli
 # booted with CPU 3 isolated (tests/e2e/ground/layout.py), instead of scenarios 1-14
 case ${GROUND_SUITE:-scenarios} in
 layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;;
+# GROUND_SUITE=scale (tests/bench/ground-scale.sh): 20 domains, one misplaced (issue 14)
+scale) run=scale append="" expect="16-scale-20" ;;
 *) run=scenarios append="" ;;
 esac
 start=$SECONDS
