@@ -671,9 +671,6 @@ static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
 
         if (!d)
             continue;
-        if (st->link_closed)
-            domains_agent_drop(st);
-        domains_agent_connect(dm, d, st);
         pass_submit_sample(dm, ps, st, d,
                            sample_needs_window(st) && window > 0 ? DW_WINDOW : DW_SAMPLE, now);
     }
@@ -722,6 +719,11 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
             pass_release(dm, ps->in_st[i]);
             continue;
         }
+        /* the agent channel: after the sample, which read the live XML (the loop must not
+         * wait for libvirt) */
+        if (ps->in_st[i]->link_closed)
+            domains_agent_drop(ps->in_st[i]);
+        domains_agent_connect(dm, ps->in_d[i], ps->in_st[i]);
         pass_sampled(dm, ps->in_st[i], &ps->in[i], now);
         s->domains[s->nr_domains] = ps->in[i];
         ps->sts[s->nr_domains] = ps->in_st[i];
