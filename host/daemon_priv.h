@@ -56,10 +56,11 @@ typedef struct vnumad {
     /* the blocking per-domain work of a pass runs on these threads (pass.c, workers.h) */
     struct workers *pool;
     int pool_watch, tick_timer;
-    bool in_pass;     /* a pass runs: the loop iterates inside it while works are out */
-    bool pass_again;  /* a pass was asked for while one ran */
-    unsigned waiting; /* works the running pass waits for */
-    bool reload_due;  /* SIGHUP came during a pass: reload after it */
+    bool in_pass;          /* a pass runs: the loop iterates inside it while works are out */
+    bool pass_again;       /* a pass was asked for while one ran */
+    unsigned waiting;      /* works the running pass waits for */
+    bool reload_due;       /* SIGHUP came during a pass: reload after it */
+    bool pinned_in_window; /* vnumad re-pinned vCPUs since the last other-load reading */
 } vnumad;
 
 /* ---- domains.c ---- */

@@ -441,6 +441,8 @@ static void act_done(work *w, bool late)
         dm->stats.errors[METRICS_ERR_METADATA]++;
     for (unsigned k = 0; k < dw->res.nr_cells; k++)
         dm->moves_pending |= dw->res.cells[k].deadline_hit;
+    for (unsigned k = 0; k < dw->pd.nr_cells; k++)
+        dm->pinned_in_window |= dw->r == 0 && dw->pd.cells[k].nr_pins > 0;
     if (dw->r == 0) {
         sample_mem_changed(st); /* it acted: count the memory afresh next pass */
         sample_xml_stale(st);   /* and read the pins and numatune it set */
@@ -556,8 +558,10 @@ static void sample_run(work *w)
         dw->r = sample_open_window(dw->d, dw->st, dm->cfg.use_qmp, vn_mono_s(), dw->err,
                                    sizeof(dw->err));
     else
-        dw->r = sample_domain(dw->d, dw->st, dm->topo, dm->numa, dm->cfg.use_qmp, dw->now, &dw->sd,
-                              dw->err, sizeof(dw->err));
+        /* busy fractions over the time between two readings, taken now (a work may wait in
+         * the queue: the pass's start would skew them) */
+        dw->r = sample_domain(dw->d, dw->st, dm->topo, dm->numa, dm->cfg.use_qmp, vn_mono_s(),
+                              &dw->sd, dw->err, sizeof(dw->err));
 }
 
 static void sample_done(work *w, bool late);
@@ -819,6 +823,14 @@ static void run_pass_stages(vnumad *dm)
     if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
+    if (dm->pinned_in_window) {
+        /* vnumad re-pinned vCPUs inside this window: their busy time is counted where they
+         * ran last, so the node they left would show it as other load (a phantom that made
+         * a wide cell grow and a neighbour move back and forth in the proving ground): the
+         * last clean reading stands for this pass */
+        memcpy(s->other_busy, dm->other_busy, sizeof(dm->other_busy));
+        dm->pinned_in_window = false;
+    }
     if (memcmp(dm->other_busy, s->other_busy, sizeof(dm->other_busy)) != 0) {
         char b[VN_MAX_NODES * 16] = "";
         size_t used = 0;
