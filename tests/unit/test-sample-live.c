@@ -42,7 +42,11 @@ static double now_s(void)
 
 static void state_init(dom_state *s, const virt_dom_id *id)
 {
+    /* what the last domain's samples cached (its vCPU threads, its live XML) */
+    sample_vcpus_stale(s);
+    sample_xml_stale(s);
     memset(s, 0, sizeof(*s));
+    s->vcpus_for_id = -1;
     (void)snprintf(s->uuid, sizeof(s->uuid), "%s", id->uuid);
     (void)snprintf(s->name, sizeof(s->name), "%s", id->name);
     s->id = id->id;
@@ -340,5 +344,7 @@ int main(void)
         test_no_numa(c, nonuma);
 
     virt_close(c);
+    sample_vcpus_stale(&st);
+    sample_xml_stale(&st);
     return tap_done();
 }
