@@ -167,7 +167,7 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
             o.iothread_pin[o.nr_iothreads++] = def;
         }
     snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    st->orig = o;
+    originals_take(st, &o);
     return 0;
 }
 
@@ -276,7 +276,7 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
     }
     o.saved = true;
     snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    st->orig = o;
+    originals_take(st, &o);
     return 0;
 }
 

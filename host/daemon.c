@@ -29,7 +29,9 @@
 
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 30.0
-#define VN_MACHINE_ID "/etc/machine-id"
+/* at shutdown, how long the events' reads still out are waited for */
+#define CONSIDER_DRAIN_S 5.0
+#define VN_MACHINE_ID    "/etc/machine-id"
 
 /* ---- start-up warnings ---- */
 
@@ -50,6 +52,11 @@ static void schedule_pass_soon(vnumad *dm)
     loop_update_timer(dm->soon_timer, (int)(dm->cfg.event_delay_s * 1000));
 }
 
+void daemon_pass_soon(vnumad *dm)
+{
+    schedule_pass_soon(dm);
+}
+
 /* ---- connection ---- */
 
 static void connect_now(vnumad *dm);
@@ -58,8 +65,8 @@ static void on_reconnect_timer(int timer, void *opaque)
 {
     vnumad *dm = opaque;
 
-    if (dm->in_pass) {
-        loop_update_timer(timer, 200); /* the pass's works still use the connection */
+    if (dm->in_pass || dm->nr_considering) {
+        loop_update_timer(timer, 200); /* works still use the connection */
         return;
     }
     loop_update_timer(timer, -1);
@@ -74,13 +81,18 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
 
     if (ev == VIRT_EVENT_STARTED) {
         log_debug("Domain '%s' started%s", name, migrated ? " (arriving by migration)" : "");
-        if (migrated ? domains_arrived(dm, uuid, false) : domains_consider(dm, uuid))
+        if (!migrated)
+            domains_consider_later(dm, uuid);
+        else if (domains_arrived(dm, uuid, false))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_RESUMED && migrated) {
         log_debug("Domain '%s' resumed after its migration here", name);
         if (domains_arrived(dm, uuid, true))
             schedule_pass_soon(dm);
-    } else if (ev == VIRT_EVENT_STOPPED && st) {
+    } else if (ev == VIRT_EVENT_STOPPED) {
+        domains_consider_stale(dm, uuid);
+        if (!st)
+            return;
         log_info("Domain '%s' stopped%s; no longer tracked", name,
                  migrated ? " (migrated away)" : "");
         domains_forget(dm, st);
@@ -104,8 +116,7 @@ static void on_metadata(void *opaque, const char *uuid, const char *name)
     vnumad *dm = opaque;
 
     (void)name;
-    if (domains_consider(dm, uuid))
-        schedule_pass_soon(dm);
+    domains_consider_later(dm, uuid);
 }
 
 static void on_vserport(void *opaque, const char *uuid, const char *name, const char *port,
@@ -431,8 +442,9 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     }
     (void)notify_send("STOPPING=1");
     pass_drain(&dm, shutdown_restore);
+    domains_consider_drain(&dm, CONSIDER_DRAIN_S);
     control_close(dm.ctl);
-    if (dm.conn)
+    if (dm.conn && !dm.nr_considering) /* else a worker still waits in a call on it */
         drop_connection(&dm);
     for (size_t i = 0; i < dm.nr_doms; i++)
         if (!dm.doms[i]->busy) /* one with a work still out stays: the process is ending */

@@ -61,7 +61,16 @@ typedef struct vnumad {
     unsigned waiting;      /* works the running pass waits for */
     bool reload_due;       /* SIGHUP came during a pass: reload after it */
     bool pinned_in_window; /* vnumad re-pinned vCPUs since the last other-load reading */
+    /* events' reads of domains out on the workers (domains.c consider_later); the
+     * connection stays while any is out */
+    struct consider_work *considering;
+    unsigned nr_considering;
 } vnumad;
+
+/* ---- daemon.c ---- */
+
+/* A pass soon (event_delay): something that matters for balancing changed. */
+void daemon_pass_soon(vnumad *dm);
 
 /* ---- domains.c ---- */
 
@@ -78,6 +87,15 @@ void domains_forget(vnumad *dm, dom_state *st);
 /* Read a running domain's <balancer> element and track, update, restore or drop it; true
  * when something that matters for balancing changed. */
 bool domains_consider(vnumad *dm, const char *uuid);
+/* The same for an event, with the libvirt reads on a worker thread and the rest on the loop
+ * when they are back (a pass soon if something changed). */
+void domains_consider_later(vnumad *dm, const char *uuid);
+/* The domain's deferred read (st->reconsider, pass.c), as the arrival asked for. */
+bool domains_reconsider(vnumad *dm, dom_state *st);
+/* An event for the domain (it stopped): a read of it still out is stale, read again. */
+void domains_consider_stale(vnumad *dm, const char *uuid);
+/* Runs the loop until no read is out, or timeout_s (shutdown). */
+void domains_consider_drain(vnumad *dm, double timeout_s);
 
 /* domains_consider() of a domain that arrives by live migration: its live pins and the
  * originals in its metadata are the other host's, never put back here (domains.c). While

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "act.h"
 #include "agentlink.h"
@@ -19,6 +20,7 @@
 #include "sample.h"
 #include "util.h"
 #include "virt.h"
+#include "workers.h"
 
 /* ---- domain state ---- */
 
@@ -68,7 +70,21 @@ void domains_state_free(dom_state *st)
     free(st->qv);
     free(st->xml);
     virt_dom_free(st->dom);
-    free(st);
+    munmap(st, sizeof(*st));
+}
+
+/*
+ * A dom_state is large (tables sized for the largest domain: 1024 vCPUs, 64 cells, 256 KiB)
+ * and mostly untouched for a common one: each is mapped on its own, so that its untouched
+ * pages cost no memory. From the heap, calloc clears (and makes resident) every byte once
+ * glibc's mmap threshold has grown past its size; 150 domains took 46 MiB (issue 14).
+ */
+static dom_state *state_new(void)
+{
+    void *p =
+        mmap(NULL, sizeof(dom_state), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    return p == MAP_FAILED ? NULL : p;
 }
 
 void domains_forget(vnumad *dm, dom_state *st)
@@ -126,11 +142,9 @@ static void state_reset_run(dom_state *st, int id)
 
 /* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
  * domain is first tracked. */
-static void warn_placement_auto(virt_dom *d, dom_state *st, const char *name)
+static void warn_placement_auto(const char *xml, dom_state *st, const char *name)
 {
-    _cleanup_free_ char *xml = NULL;
-
-    if (virt_dom_xml(d, &xml) < 0)
+    if (!xml)
         return;
     st->placement_auto = conflicts_placement_auto(xml);
     if (st->placement_auto)
@@ -227,9 +241,54 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
         return;
     }
     log_info("Restored the original pinning and binding of '%s' (%s)", st->name, why);
-    memset(&st->orig, 0, sizeof(st->orig));
+    originals_clear(&st->orig);
+    st->orig_unwritten = true;
     st->arrived = false; /* its pins are this host's now */
     publish_record_simple(dm, d, st, "restored", why);
+}
+
+/*
+ * What consider() reads of a domain, all libvirt round trips: its handle (the lookup), its
+ * <balancer> element, vnumad's <state> element and, when it opted in, its live XML.
+ * Read on a worker for an event (domains_consider_later), on the loop otherwise.
+ */
+typedef struct consider_reads {
+    virt_dom *d; /* NULL: not found, or no connection */
+    int ident;   /* virt_dom_ident(): 0, or -ESRCH when it does not run */
+    virt_dom_id id;
+    int meta; /* virt_metadata_get(): 0, -ENOENT (no <balancer>), -errno */
+    char *meta_xml;
+    int state; /* virt_state_get() */
+    char *state_xml;
+    char *live_xml; /* opted in: the live XML (placement='auto' check), NULL if unread */
+} consider_reads;
+
+static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
+{
+    memset(cr, 0, sizeof(*cr));
+    cr->ident = cr->meta = cr->state = -ENOTCONN;
+    if (!conn || virt_dom_open(conn, uuid, &cr->d) < 0) {
+        cr->d = NULL;
+        return;
+    }
+    cr->ident = virt_dom_ident(cr->d, &cr->id);
+    if (cr->ident < 0)
+        return;
+    cr->meta = virt_metadata_get(cr->d, &cr->meta_xml);
+    if (cr->meta < 0 && cr->meta != -ENOENT)
+        return;
+    cr->state = virt_state_get(cr->d, &cr->state_xml);
+    if (cr->meta == 0 && virt_dom_xml(cr->d, &cr->live_xml) < 0)
+        cr->live_xml = NULL;
+}
+
+static void consider_reads_free(consider_reads *cr)
+{
+    virt_dom_free(cr->d);
+    free(cr->meta_xml);
+    free(cr->state_xml);
+    free(cr->live_xml);
+    memset(cr, 0, sizeof(*cr));
 }
 
 /*
@@ -238,18 +297,17 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
  * <balancer> (may be NULL). Returns false when the state could not be read; *ret then
  * holds nothing to restore.
  */
-static bool read_originals(virt_dom *d, const dom_originals *legacy, dom_originals *ret)
+static bool read_originals(const consider_reads *cr, const dom_originals *legacy,
+                           dom_originals *ret)
 {
-    _cleanup_free_ char *xml = NULL;
     dom_originals o = {0};
-    int r = virt_state_get(d, &xml);
 
-    if (r == 0)
-        (void)meta_parse_state(xml, &o);
-    else if (r == -ENOENT && legacy)
+    if (cr->state == 0)
+        (void)meta_parse_state(cr->state_xml, &o);
+    else if (cr->state == -ENOENT && legacy)
         o = *legacy;
     *ret = o;
-    return r == 0 || r == -ENOENT;
+    return cr->state == 0 || cr->state == -ENOENT;
 }
 
 typedef enum arrival {
@@ -277,7 +335,8 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
             "Domain '%s' arrived from another host: the pins it came with and the originals saved there are not put back here",
             st->name);
         state_reset_run(st, st->id);
-        memset(&st->orig, 0, sizeof(st->orig));
+        originals_clear(&st->orig);
+        st->orig_unwritten = true; /* the other host's <original> goes from the metadata */
         st->arrived = true;
     }
     if (!write || st->orig.saved)
@@ -291,45 +350,43 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
 }
 
 /*
- * Look at a running domain's <balancer> element and track, update or drop it.
- * Returns true when something that matters for balancing changed.
+ * Look at a running domain's <balancer> element (what `cr` read) and track, update or drop
+ * it. Returns true when something that matters for balancing changed.
  */
-static bool consider(vnumad *dm, const char *uuid, arrival how)
+static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_reads *cr)
 {
-    _cleanup_free_ char *xml = NULL;
-    virt_dom *d = NULL;
-    virt_dom_id id;
+    virt_dom *d = cr->d;
     vn_balancer cfg;
     dom_originals orig;
     dom_state *st = domains_find(dm, uuid);
     bool changed = false;
-    int r;
 
     if (st && st->busy) {
-        /* a work on it is out (pass.c): read again once it is back */
+        /* a work on it is out (pass.c): read again once it is back, as the arrival it is
+         * (a migration that finished meanwhile would otherwise be lost: its originals are
+         * taken only then) */
         st->reconsider = true;
+        st->reconsider_how = VN_MAX(st->reconsider_how, (unsigned)how);
         return false;
     }
-    if (!dm->connected || virt_dom_open(dm->conn, uuid, &d) < 0)
+    if (!dm->connected || !d)
         return false;
-    if (virt_dom_ident(d, &id) < 0) {
-        virt_dom_free(d);
+    if (cr->ident < 0) {
         if (st)
             domains_forget(dm, st);
         return false;
     }
-    r = virt_metadata_get(d, &xml);
-    if (r == -ENOENT) {
+    if (cr->meta == -ENOENT) {
         /* never opted in, or the element was removed: restore what we changed (also what a
          * vnumad before us changed, when its originals are in our <state>) */
-        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(d, NULL, &orig) && orig.saved) {
-            st = calloc(1, sizeof(*st));
+        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(cr, NULL, &orig) && orig.saved) {
+            st = state_new();
             if (st) {
-                snprintf(st->uuid, sizeof(st->uuid), "%s", id.uuid);
-                snprintf(st->name, sizeof(st->name), "%s", id.name);
-                state_reset_run(st, id.id);
+                snprintf(st->uuid, sizeof(st->uuid), "%s", cr->id.uuid);
+                snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
+                state_reset_run(st, cr->id.id);
                 st->cfg.valid = true;
-                st->orig = orig;
+                originals_set(&st->orig, &orig);
                 dm->doms[dm->nr_doms++] = st;
             }
         }
@@ -343,41 +400,33 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
             domains_forget(dm, st);
             changed = true;
         }
-        virt_dom_free(d);
         return changed;
     }
-    if (r < 0) {
-        virt_dom_free(d);
+    if (cr->meta < 0)
         return false;
-    }
-    meta_parse(xml, dm->topo, &cfg, &orig);
-    (void)read_originals(d, &orig, &orig);
-    if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig.saved) {
-        virt_dom_free(d);
+    meta_parse(cr->meta_xml, dm->topo, &cfg, &orig);
+    (void)read_originals(cr, &orig, &orig);
+    if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig.saved)
         return false; /* mode="off" and nothing of ours to undo */
-    }
     if (!st) {
         if (dm->nr_doms >= MAX_DOMAINS) {
-            log_warn("Too many domains; not tracking '%s'", id.name);
-            virt_dom_free(d);
+            log_warn("Too many domains; not tracking '%s'", cr->id.name);
             return false;
         }
-        st = calloc(1, sizeof(*st));
-        if (!st) {
-            virt_dom_free(d);
+        st = state_new();
+        if (!st)
             return false;
-        }
-        snprintf(st->uuid, sizeof(st->uuid), "%s", id.uuid);
-        state_reset_run(st, id.id);
+        snprintf(st->uuid, sizeof(st->uuid), "%s", cr->id.uuid);
+        state_reset_run(st, cr->id.id);
         dm->doms[dm->nr_doms++] = st;
         changed = true;
-        log_info("Tracking domain '%s' (%s)", id.name, uuid);
-        warn_placement_auto(d, st, id.name);
-    } else if (st->id != id.id) {
-        state_reset_run(st, id.id);
+        log_info("Tracking domain '%s' (%s)", cr->id.name, uuid);
+        warn_placement_auto(cr->live_xml, st, cr->id.name);
+    } else if (st->id != cr->id.id) {
+        state_reset_run(st, cr->id.id);
         changed = true;
     }
-    snprintf(st->name, sizeof(st->name), "%s", id.name);
+    snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
     snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
     if (how != ARRIVAL_NONE || meta_originals_foreign(&orig, dm->host_id)) {
         changed |= !st->arrived;
@@ -386,7 +435,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
     /* a restarted vnumad finds the originals in the live metadata (this host's: an
      * <original> without a host is from an older vnumad on this host) */
     if (!st->orig.saved && orig.saved && !st->arrived) {
-        st->orig = orig;
+        originals_set(&st->orig, &orig);
         if (!st->orig.host[0])
             snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_id);
     }
@@ -404,18 +453,152 @@ static bool consider(vnumad *dm, const char *uuid, arrival how)
     } else if (!cfg.valid && st->orig.saved) {
         domains_restore(dm, d, st, "invalid <balancer> element");
     }
-    virt_dom_free(d);
+    return changed;
+}
+
+/*
+ * Events: the reads on a worker, so that a storm of starts (each read waits for libvirtd,
+ * busy starting domains) does not hold the loop; then consider() on the loop. One read per
+ * domain is out at a time: an event for it while its read is out (it may predate the
+ * change) reads again when that one is back, with the strongest arrival asked for.
+ */
+typedef struct consider_work {
+    work w;
+    vnumad *dm;
+    struct consider_work *next; /* dm->considering */
+    char uuid[SNAP_UUID_MAX];
+    arrival how;
+    bool again;
+    consider_reads cr;
+} consider_work;
+
+static consider_work *consider_pending(vnumad *dm, const char *uuid)
+{
+    for (consider_work *cw = dm->considering; cw; cw = cw->next)
+        if (strcmp(cw->uuid, uuid) == 0)
+            return cw;
+    return NULL;
+}
+
+static void consider_run(work *w)
+{
+    consider_work *cw = (consider_work *)w;
+
+    consider_read(cw->dm->conn, cw->uuid, &cw->cr);
+}
+
+static void consider_done(work *w, bool late);
+
+static void consider_submit(vnumad *dm, consider_work *cw)
+{
+    cw->again = false;
+    cw->next = dm->considering;
+    dm->considering = cw;
+    dm->nr_considering++;
+    workers_submit(dm->pool, &cw->w);
+}
+
+static void consider_done(work *w, bool late)
+{
+    consider_work *cw = (consider_work *)w;
+    vnumad *dm = cw->dm;
+
+    (void)late;
+    for (consider_work **p = &dm->considering; *p; p = &(*p)->next)
+        if (*p == cw) {
+            *p = cw->next;
+            break;
+        }
+    dm->nr_considering--;
+    if (cw->again && !dm->quit && dm->connected) {
+        consider_reads_free(&cw->cr);
+        cw->w = (work){.run = consider_run, .done = consider_done};
+        consider_submit(dm, cw);
+        return;
+    }
+    if (!dm->quit && consider(dm, cw->uuid, cw->how, &cw->cr))
+        daemon_pass_soon(dm);
+    consider_reads_free(&cw->cr);
+    free(cw);
+}
+
+static void consider_later(vnumad *dm, const char *uuid, arrival how)
+{
+    consider_work *cw = consider_pending(dm, uuid);
+
+    if (cw) {
+        cw->again = true;
+        cw->how = VN_MAX(cw->how, how);
+        return;
+    }
+    if (!dm->connected)
+        return;
+    cw = calloc(1, sizeof(*cw));
+    if (!cw)
+        return;
+    cw->w = (work){.run = consider_run, .done = consider_done};
+    cw->dm = dm;
+    snprintf(cw->uuid, sizeof(cw->uuid), "%s", uuid);
+    cw->how = how;
+    consider_submit(dm, cw);
+}
+
+void domains_consider_later(vnumad *dm, const char *uuid)
+{
+    consider_later(dm, uuid, ARRIVAL_NONE);
+}
+
+void domains_consider_stale(vnumad *dm, const char *uuid)
+{
+    consider_work *cw = consider_pending(dm, uuid);
+
+    if (cw)
+        cw->again = true;
+}
+
+void domains_consider_drain(vnumad *dm, double timeout_s)
+{
+    double end = vn_mono_s() + timeout_s;
+
+    while (dm->nr_considering && vn_mono_s() < end)
+        if (loop_run_once() < 0)
+            break;
+}
+
+/* On the loop: read now. A read for the same domain still out is stale: read again. */
+static bool consider_now(vnumad *dm, const char *uuid, arrival how)
+{
+    consider_work *cw = consider_pending(dm, uuid);
+    consider_reads cr;
+    bool changed;
+
+    if (cw)
+        cw->again = true;
+    consider_read(dm->connected ? dm->conn : NULL, uuid, &cr);
+    changed = consider(dm, uuid, how, &cr);
+    consider_reads_free(&cr);
     return changed;
 }
 
 bool domains_consider(vnumad *dm, const char *uuid)
 {
-    return consider(dm, uuid, ARRIVAL_NONE);
+    return consider_now(dm, uuid, ARRIVAL_NONE);
 }
 
 bool domains_arrived(vnumad *dm, const char *uuid, bool finished)
 {
-    return consider(dm, uuid, finished ? ARRIVAL_FINISHED : ARRIVAL_MIGRATING);
+    return consider_now(dm, uuid, finished ? ARRIVAL_FINISHED : ARRIVAL_MIGRATING);
+}
+
+bool domains_reconsider(vnumad *dm, dom_state *st)
+{
+    char uuid[SNAP_UUID_MAX];
+    arrival how = (arrival)st->reconsider_how;
+
+    st->reconsider = false;
+    st->reconsider_how = ARRIVAL_NONE;
+    memcpy(uuid, st->uuid, sizeof(uuid)); /* consider() may free st */
+    return consider_now(dm, uuid, how);
 }
 
 void domains_resync(vnumad *dm)

@@ -155,13 +155,8 @@ void pass_release(vnumad *dm, dom_state *st)
         domains_state_free(st);
         return;
     }
-    if (st->reconsider) {
-        char uuid[SNAP_UUID_MAX];
-        st->reconsider = false;
-        memcpy(uuid, st->uuid, sizeof(uuid));
-        if (domains_consider(dm, uuid))
-            dm->pass_again = true;
-    }
+    if (st->reconsider && domains_reconsider(dm, st))
+        dm->pass_again = true;
 }
 
 static void work_late(work *w)
@@ -200,6 +195,7 @@ static dom_work *dom_work_new(vnumad *dm, dom_state *st, virt_dom *d, dom_work_k
     }
     dw->w.run = run;
     dw->w.done = done;
+    dw->w.on_late = work_late;
     dw->kind = kind;
     dw->dm = dm;
     dw->st = st;
@@ -256,7 +252,7 @@ static void on_tick(int timer, void *opaque)
     double timeout = VN_MAX(PASS_DOMAIN_TIMEOUT_MIN_S, dm->cfg.interval_s);
 
     (void)timer;
-    (void)workers_expire(dm->pool, vn_mono_s(), timeout, work_late);
+    (void)workers_expire(dm->pool, vn_mono_s(), timeout);
 }
 
 static void on_pool(int watch, int fd, int events, void *opaque)

@@ -27,12 +27,21 @@
 
 /* ---- history ---- */
 
-static void history_push(dom_state *st, const char *json)
+/* A record that repeats the newest one (same gist, nothing done) takes its place, so the
+ * ring holds the last STATE_HISTORY different decisions, the newest at its latest pass, and
+ * an idle domain keeps one record, not STATE_HISTORY copies of it. */
+static void history_push(dom_state *st, const char *json, bool repeats)
 {
     char *copy = strdup(json);
 
     if (!copy)
         return;
+    if (repeats && st->nr_history) {
+        unsigned newest = (st->history_head + STATE_HISTORY - 1) % STATE_HISTORY;
+        free(st->history[newest]);
+        st->history[newest] = copy;
+        return;
+    }
     free(st->history[st->history_head]);
     st->history[st->history_head] = copy;
     st->history_head = (st->history_head + 1) % STATE_HISTORY;
@@ -137,7 +146,8 @@ static void journal_write(vnumad *dm, const char *json, bool repeats)
 
 /*
  * Whether the record goes into QEMU and the live metadata this pass: when its gist differs
- * from the last one written there, or something was carried out, or RECORD_HEARTBEAT_S
+ * from the last one written there, or something was carried out, or the originals changed
+ * (an arrival takes this host's, a restore drops them: they are in <state>), or RECORD_HEARTBEAT_S
  * passed since (so a reader sees vnumad alive and its pass). Writing every pass cost each
  * domain a status-XML rewrite in libvirtd and an event to every client every interval.
  */
@@ -148,12 +158,13 @@ static bool record_due(const vnumad *dm, dom_state *st, const record_decision *r
                    strcmp(rec->action, "restored") == 0;
 
     journal_key(dm->topo, rec, key, sizeof(key));
-    if (!carried && st->pub_at_s > 0 && now >= st->pub_at_s &&
+    if (!carried && !st->orig_unwritten && st->pub_at_s > 0 && now >= st->pub_at_s &&
         now - st->pub_at_s < RECORD_HEARTBEAT_S && strcmp(key, st->pub_key) == 0)
         return false;
     _Static_assert(sizeof(st->pub_key) >= JOURNAL_KEY_MAX, "pub_key holds a journal key");
     memcpy(st->pub_key, key, sizeof(key));
     st->pub_at_s = now;
+    st->orig_unwritten = false;
     return true;
 }
 
@@ -278,7 +289,7 @@ void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc
         return;
     json = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
     repeats = record_repeats(dm, st, &rec);
-    history_push(st, json);
+    history_push(st, json, repeats);
     journal_write(dm, json, repeats);
     log_decision(dm, st, &rec, repeats);
     keep_last(st, &rec);

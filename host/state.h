@@ -6,7 +6,9 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "agentlink.h"
@@ -51,7 +53,6 @@ typedef struct dom_originals {
      * record has none (older vnumad): taken as this host's */
     char host[SNAP_UUID_MAX];
     unsigned nr_vcpus;
-    vn_cpuset vcpu_pin[STATE_MAX_VCPUS];
     bool emulator_saved;
     vn_cpuset emulator_pin;
     unsigned nr_iothreads;
@@ -61,7 +62,29 @@ typedef struct dom_originals {
     char nodeset[STATE_NODESET_MAX]; /* restrictive numatune nodeset, kernel node numbers */
     uint64_t memfd_cells;            /* cells whose shared (memfd) backend vnumad gave a policy */
     vn_mempolicy memfd_policy[SNAP_MAX_CELLS_PER_DOMAIN]; /* ... and the policy it had before */
+    /* last: originals_set() copies only the nr_vcpus in use (128 KiB in all) */
+    vn_cpuset vcpu_pin[STATE_MAX_VCPUS];
 } dom_originals;
+
+/* dst = src, touching only the vCPU pins in use (and clearing dst's beyond them): a
+ * dom_state's pages past them stay untouched, not resident (domains.c maps each state). */
+static inline void originals_set(dom_originals *dst, const dom_originals *src)
+{
+    unsigned n = src->nr_vcpus < STATE_MAX_VCPUS ? src->nr_vcpus : STATE_MAX_VCPUS;
+    unsigned old = dst->nr_vcpus < STATE_MAX_VCPUS ? dst->nr_vcpus : STATE_MAX_VCPUS;
+
+    memcpy(dst, src, offsetof(dom_originals, vcpu_pin) + n * sizeof(src->vcpu_pin[0]));
+    if (old > n)
+        memset(&dst->vcpu_pin[n], 0, (old - n) * sizeof(dst->vcpu_pin[0]));
+}
+
+/* No originals, touching as little as originals_set. */
+static inline void originals_clear(dom_originals *o)
+{
+    unsigned old = o->nr_vcpus < STATE_MAX_VCPUS ? o->nr_vcpus : STATE_MAX_VCPUS;
+
+    memset(o, 0, offsetof(dom_originals, vcpu_pin) + old * sizeof(o->vcpu_pin[0]));
+}
 
 typedef struct dom_counters {
     uint64_t passes;       /* passes that sampled the domain */
@@ -150,6 +173,7 @@ typedef struct dom_state {
      * when: a record that repeats it is written again only as a heartbeat */
     char pub_key[160];
     double pub_at_s;
+    bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
     /* The operator's emulator and IOThread pins in this QEMU run (act_operator_pins): the
      * <cputune> of the persistent XML; vnumad never changes or restores them */
@@ -166,7 +190,8 @@ typedef struct dom_state {
     unsigned busy;
     bool orphan;
     bool reconsider;
-    double hung_since_s; /* a work on it went late (no answer); 0 none */
+    unsigned reconsider_how; /* ... as the strongest arrival an event asked for (domains.c) */
+    double hung_since_s;     /* a work on it went late (no answer); 0 none */
 
     /* what the last pass saw, for vnumactl status */
     uint64_t view_pass;
@@ -199,6 +224,13 @@ typedef struct dom_state {
     unsigned history_head;
     char *history[STATE_HISTORY];
 } dom_state;
+
+/* New originals of this host (taken before a change): written into <state> with the next record. */
+static inline void originals_take(dom_state *st, const dom_originals *o)
+{
+    originals_set(&st->orig, o);
+    st->orig_unwritten = true;
+}
 
 /* vnumad.conf (docs/operations.md); defaults from daemon_config_defaults(). */
 typedef struct daemon_config {

@@ -198,7 +198,7 @@ void workers_collect(workers *p)
     }
 }
 
-unsigned workers_expire(workers *p, double now_s, double timeout_s, void (*on_late)(work *w))
+unsigned workers_expire(workers *p, double now_s, double timeout_s)
 {
     work *late[64];
     unsigned n = 0;
@@ -214,10 +214,10 @@ unsigned workers_expire(workers *p, double now_s, double timeout_s, void (*on_la
                 (void)add_thread(p);
         }
     pthread_mutex_unlock(&p->lock);
-    /* the work stays the worker's: on_late may only read what the loop owns about it */
+    /* the work stays the worker's: late() may only read what the loop owns about it */
     for (unsigned i = 0; i < n; i++)
-        if (on_late)
-            on_late(late[i]);
+        if (late[i]->on_late)
+            late[i]->on_late(late[i]);
     return n;
 }
 

@@ -22,6 +22,7 @@ typedef struct work work;
 struct work {
     void (*run)(work *w);             /* on a worker thread */
     void (*done)(work *w, bool late); /* on the loop thread (workers_collect); frees w */
+    void (*on_late)(work *w); /* on the loop thread when it goes late (workers_expire); NULL none */
     /* the pool's */
     work *next;
     int state;
@@ -41,9 +42,9 @@ int workers_fd(const workers *p);
 void workers_submit(workers *p, work *w);
 /* On the loop thread: done() of every finished work (the eventfd is drained). */
 void workers_collect(workers *p);
-/* Works that have run for timeout_s or longer by now are marked late and on_late(w) is
- * called for each (the loop thread); returns how many. */
-unsigned workers_expire(workers *p, double now_s, double timeout_s, void (*on_late)(work *w));
+/* Works that have run for timeout_s or longer by now are marked late and their on_late(w) is
+ * called (the loop thread); returns how many. */
+unsigned workers_expire(workers *p, double now_s, double timeout_s);
 /* Threads now (for the metrics and tests), and works running late. */
 unsigned workers_threads(workers *p);
 unsigned workers_late(workers *p);

@@ -50,7 +50,7 @@ case $rc in
     ;;
 esac
 boot=$(grep -ao 'GROUND: rootfs ready uptime=[0-9.]*' "$RESULTS/console.log" | sed 's/.*=//')
-echo "# timings: ground rootfs ready at ${boot:-?}s uptime; $(cat "$RESULTS/timings-libvirt.json" 2>/dev/null); $(tr -d '\n ' <"$RESULTS/timings.json" 2>/dev/null)"
+echo "# timings: ground rootfs ready at ${boot:-?}s uptime; $(cat "$RESULTS/timings-libvirt.json" 2>/dev/null); $([ -f "$RESULTS/timings.json" ] && tr -d '\n ' <"$RESULTS/timings.json")"
 
 [ "$run" = scenarios ] && expect="00-ground 01-misplaced-start 02-allowed-imbalance 03-cpuset-skip 04-untouched 05-free-memory-guard 06-stability 07-restore 08-kill-vnumad-mid-move 09-kill-qemu-mid-move 10-hugetlbfs-2m 11-memfd-shared 12-locked-memory 13-longterm-pin 14-operator-pins"
 for e in $expect; do

@@ -60,7 +60,7 @@ static void pump(workers *p, double timeout_s)
 
     if (poll(&pfd, 1, 50) > 0)
         workers_collect(p);
-    (void)workers_expire(p, vn_mono_s(), timeout_s, on_late);
+    (void)workers_expire(p, vn_mono_s(), timeout_s);
 }
 
 int main(void)
@@ -75,6 +75,7 @@ int main(void)
         test_work *t = calloc(1, sizeof(*t));
         t->w.run = run;
         t->w.done = done;
+        t->w.on_late = on_late;
         t->hang = i == 0;
         t->finished = &finished;
         t->late_done = &late_done;

@@ -11,25 +11,85 @@ Cell memory: query-memdev gives each cell's backend size (cells are laid out in 
 order from 0, all below the 4 GiB split here); HMP gpa2hva gives the host virtual address of a
 guest address inside the cell; the backend is one mapping in QEMU, so [hva - offset, + size)
 is the cell; pages per node are the N<node>= counts of numa_maps over the VMAs in that range.
+
+The monitor commands and the live pins go through one libvirt connection (python3-libvirt):
+a virsh process per call took seconds inside the TCG ground with busy guests, and the
+scenarios poll these in loops.
 """
 import json, re, subprocess, sys
 
+import libvirt
+import libvirt_qemu
+
 VIRSH = ["virsh", "-q", "-c", "qemu:///system"]
+_CONN = None
 
 
 def virsh(*a):
     return subprocess.run(VIRSH + list(a), check=True, capture_output=True, text=True).stdout
 
 
+def _call(fn):
+    """fn(conn) on the cached connection; opened again once if libvirtd went away meanwhile"""
+    global _CONN
+    for attempt in (0, 1):
+        if _CONN is None:
+            _CONN = libvirt.open("qemu:///system")
+        try:
+            return fn(_CONN)
+        except libvirt.libvirtError:
+            alive = False
+            try:
+                alive = _CONN.isAlive() == 1
+            except libvirt.libvirtError:
+                pass
+            if alive or attempt:
+                raise
+            _CONN = None
+
+
+def cpus_fmt(bits):
+    """a libvirt CPU map (tuple of bools) as virsh prints it: "0-1,3" """
+    out, i, n = [], 0, len(bits)
+    while i < n:
+        if not bits[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and bits[j + 1]:
+            j += 1
+        out.append(str(i) if i == j else f"{i}-{j}")
+        i = j + 1
+    return ",".join(out)
+
+
+class QMPError(Exception):
+    """QEMU answered a command with an error (virsh exits 1 on it)"""
+
+
 def qmp(dom, cmd, **args):
     m = {"execute": cmd}
     if args:
         m["arguments"] = args
-    return json.loads(virsh("qemu-monitor-command", dom, json.dumps(m)))["return"]
+    out = json.loads(_call(lambda c: libvirt_qemu.qemuMonitorCommand(c.lookupByName(dom), json.dumps(m), 0)))
+    if "return" not in out:
+        raise QMPError(f"{cmd}: {out.get('error')}")
+    return out["return"]
 
 
 def hmp(dom, line):
-    return virsh("qemu-monitor-command", dom, "--hmp", line)
+    return _call(lambda c: libvirt_qemu.qemuMonitorCommand(
+        c.lookupByName(dom), line, libvirt_qemu.VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP))
+
+
+def live_pins(dom):
+    """({vcpu: cpulist}, emulator cpulist) as `virsh vcpupin/emulatorpin --live` print them"""
+    def get(c):
+        d = c.lookupByName(dom)
+        live = libvirt.VIR_DOMAIN_AFFECT_LIVE
+        return d.vcpuPinInfo(live), d.emulatorPinInfo(live)
+    vcpus, emu = _call(get)
+    return {str(i): cpus_fmt(b) for i, b in enumerate(vcpus)}, cpus_fmt(emu)
 
 
 def cpulist(s):
@@ -118,13 +178,8 @@ def quick(dom, pid=None):
 def state(dom):
     """quick() plus what libvirt says about the pins"""
     s = quick(dom)
-    pins = {}
-    for line in virsh("vcpupin", dom, "--live").splitlines():
-        p = line.split()
-        if len(p) >= 2 and p[0].isdigit():
-            pins[p[0]] = p[1]
-    emu = virsh("emulatorpin", dom, "--live").split()
-    s.update({"vcpupin": pins, "emulatorpin": emu[-1] if emu else None})
+    pins, emu = live_pins(dom)
+    s.update({"vcpupin": pins, "emulatorpin": emu or None})
     return s
 
 
@@ -147,7 +202,7 @@ def query_pages(pid, hva, size, stride=64):
 def record(dom):
     try:
         r = qmp(dom, "qom-get", path="/objects/vnuma-decision", property="identity")
-    except subprocess.CalledProcessError:
+    except (libvirt.libvirtError, QMPError):
         return None
     return json.loads(r)
 
