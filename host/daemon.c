@@ -108,7 +108,7 @@ static void on_tunable(void *opaque, const char *uuid, const char *name)
 
     (void)name;
     if (st)
-        sample_xml_stale(st);
+        domains_stale(st, DOM_STALE_XML);
 }
 
 static void on_metadata(void *opaque, const char *uuid, const char *name)
@@ -128,16 +128,11 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     log_debug("Domain '%s' port %s %s", name, port, open ? "opened" : "closed");
     if (!st)
         return;
-    sample_xml_stale(st); /* the channel's state in it changed */
-    if (!open) {
+    domains_stale(st, DOM_STALE_XML); /* the channel's state in it changed */
+    if (!open)
         domains_agent_drop(st);
-    } else if (dm->connected) {
-        virt_dom *d = NULL;
-        if (virt_dom_open(dm->conn, uuid, &d) == 0) {
-            domains_agent_connect(dm, d, st);
-            virt_dom_free(d);
-        }
-    }
+    else
+        schedule_pass_soon(dm); /* its sample reads the XML, then the channel is opened */
 }
 
 /* A memory device (pc-dimm, virtio-mem, NVDIMM) came or went: the domain's RAM
@@ -150,10 +145,10 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
 
     if (!st)
         return;
-    sample_xml_stale(st);
+    domains_stale(st, DOM_STALE_XML);
     if (strncmp(alias, "vcpu", 4) == 0) {
         log_info("vCPU %s of '%s' %s", alias, name, added ? "plugged" : "unplugged");
-        sample_vcpus_stale(st);
+        domains_stale(st, DOM_STALE_VCPUS);
         schedule_pass_soon(dm);
         return;
     }
@@ -163,7 +158,7 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
         return;
     log_info("Memory device %s of '%s' %s; finding its memory again", alias, name,
              added ? "plugged" : "unplugged");
-    sample_ram_stale(st);
+    domains_stale(st, DOM_STALE_RAM);
     schedule_pass_soon(dm);
 }
 

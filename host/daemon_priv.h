@@ -90,6 +90,8 @@ bool domains_consider(vnumad *dm, const char *uuid);
 /* The same for an event, with the libvirt reads on a worker thread and the rest on the loop
  * when they are back (a pass soon if something changed). */
 void domains_consider_later(vnumad *dm, const char *uuid);
+/* Drop the cached XML / vCPU threads / RAM layout (DOM_STALE_*), or mark them while busy. */
+void domains_stale(dom_state *st, unsigned what);
 /* The domain's deferred read (st->reconsider, pass.c), as the arrival asked for. */
 bool domains_reconsider(vnumad *dm, dom_state *st);
 /* An event for the domain (it stopped): a read of it still out is stale, read again. */

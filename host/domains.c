@@ -198,20 +198,39 @@ static void on_agent_closed(void *opaque)
     hints_drop(st);
 }
 
-/* Open the agent channel when the guest has the port open and none is open yet. */
+/*
+ * The cached live XML, vCPU threads or RAM layout are stale (an event said so). While a work
+ * on the domain is out they are the worker's (it may be reading them): marked, and dropped
+ * when the domain is no longer busy (pass_release); the next sample reads them again.
+ */
+void domains_stale(dom_state *st, unsigned what)
+{
+    if (st->busy) {
+        st->stale_pending |= what;
+        return;
+    }
+    if (what & DOM_STALE_XML)
+        sample_xml_stale(st);
+    if (what & DOM_STALE_VCPUS)
+        sample_vcpus_stale(st);
+    if (what & DOM_STALE_RAM)
+        sample_ram_stale(st);
+}
+
+/* Open the agent channel when the guest has the port open and none is open yet: after a
+ * sample, from the live XML it read (no libvirt call here, on the loop). */
 void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
 {
     agentlink_callbacks cb = {
         .hints = on_agent_hints, .ready = on_agent_ready, .closed = on_agent_closed, .opaque = st};
-    const char *xml = NULL;
-    char path[256], err[256];
+    char path[256];
     bool open = false;
     int r;
 
+    (void)d;
     /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale */
-    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid ||
-        sample_live_xml(d, st, vn_mono_s(), &xml, err, sizeof(err)) < 0 ||
-        agentlink_find_channel(xml, path, sizeof(path), &open) < 0 || !open)
+    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || !st->xml ||
+        agentlink_find_channel(st->xml, path, sizeof(path), &open) < 0 || !open)
         return;
     r = agentlink_open(path, &cb, &st->agent, &st->link);
     if (r < 0)
@@ -447,6 +466,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         st->cfg = cfg;
         changed = true;
     }
+    /* the handle read with it serves this QEMU run's passes: no lookup on the loop */
+    if (!st->dom && virt_dom_ref(d, &st->dom) < 0)
+        st->dom = NULL;
     if (cfg.valid && cfg.mode == VN_MODE_OFF) {
         domains_restore(dm, d, st, "opted out: mode off");
         domains_forget(dm, st);

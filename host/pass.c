@@ -155,6 +155,11 @@ void pass_release(vnumad *dm, dom_state *st)
         domains_state_free(st);
         return;
     }
+    if (st->stale_pending) {
+        unsigned what = st->stale_pending;
+        st->stale_pending = 0;
+        domains_stale(st, what);
+    }
     if (st->reconsider && domains_reconsider(dm, st))
         dm->pass_again = true;
 }

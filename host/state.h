@@ -190,6 +190,7 @@ typedef struct dom_state {
     unsigned busy;
     bool orphan;
     bool reconsider;
+    unsigned stale_pending;  /* DOM_STALE_*: an event said so while busy (domains_stale) */
     unsigned reconsider_how; /* ... as the strongest arrival an event asked for (domains.c) */
     double hung_since_s;     /* a work on it went late (no answer); 0 none */
 
@@ -224,6 +225,11 @@ typedef struct dom_state {
     unsigned history_head;
     char *history[STATE_HISTORY];
 } dom_state;
+
+/* What an event makes stale (domains_stale): the live XML, the vCPU threads, the RAM layout. */
+#define DOM_STALE_XML   1u
+#define DOM_STALE_VCPUS 2u
+#define DOM_STALE_RAM   4u
 
 /* New originals of this host (taken before a change): written into <state> with the next record. */
 static inline void originals_take(dom_state *st, const dom_originals *o)
