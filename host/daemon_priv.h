@@ -113,7 +113,9 @@ void domains_resync(vnumad *dm);
 void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why);
 
 /* Open the guest agent channel when the guest has the port open and none is open yet. */
-void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st);
+void domains_agent_connect(vnumad *dm, dom_state *st);
+/* placement='auto' warned once, from the live XML a sample read (no read of its own). */
+void domains_check_placement(dom_state *st);
 
 /* Close the agent channel and forget its hints; NULL-safe on a state without one. */
 void domains_agent_drop(dom_state *st);

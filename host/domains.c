@@ -140,17 +140,18 @@ static void state_reset_run(dom_state *st, int id)
     st->dom = NULL;
 }
 
-/* libvirt placement='auto' asks numad for a placement at domain start: said once, when the
- * domain is first tracked. */
-static void warn_placement_auto(const char *xml, dom_state *st, const char *name)
+/* libvirt placement='auto' asks numad for a placement at domain start: said once, from the
+ * live XML its first sample read (no read of its own). */
+void domains_check_placement(dom_state *st)
 {
-    if (!xml)
+    if (st->placement_checked || !st->xml)
         return;
-    st->placement_auto = conflicts_placement_auto(xml);
+    st->placement_checked = true;
+    st->placement_auto = conflicts_placement_auto(st->xml);
     if (st->placement_auto)
         log_warn(
             "Domain '%s' has placement='auto' (numad-driven placement at start); vnumad moves it afterwards, so the two disagree: use placement='static' for opted-in domains (docs/operations.md)",
-            name);
+            st->name);
 }
 
 /* ---- the guest agent ---- */
@@ -219,7 +220,7 @@ void domains_stale(dom_state *st, unsigned what)
 
 /* Open the agent channel when the guest has the port open and none is open yet: after a
  * sample, from the live XML it read (no libvirt call here, on the loop). */
-void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
+void domains_agent_connect(vnumad *dm, dom_state *st)
 {
     agentlink_callbacks cb = {
         .hints = on_agent_hints, .ready = on_agent_ready, .closed = on_agent_closed, .opaque = st};
@@ -227,7 +228,6 @@ void domains_agent_connect(vnumad *dm, virt_dom *d, dom_state *st)
     bool open = false;
     int r;
 
-    (void)d;
     /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale */
     if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || !st->xml ||
         agentlink_find_channel(st->xml, path, sizeof(path), &open) < 0 || !open)
@@ -260,15 +260,14 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
         return;
     }
     log_info("Restored the original pinning and binding of '%s' (%s)", st->name, why);
-    originals_clear(&st->orig);
-    st->orig_unwritten = true;
+    originals_drop(st);
     st->arrived = false; /* its pins are this host's now */
     publish_record_simple(dm, d, st, "restored", why);
 }
 
 /*
  * What consider() reads of a domain, all libvirt round trips: its handle (the lookup), its
- * <balancer> element, vnumad's <state> element and, when it opted in, its live XML.
+ * <balancer> element and vnumad's <state> element.
  * Read on a worker for an event (domains_consider_later), on the loop otherwise.
  */
 typedef struct consider_reads {
@@ -279,7 +278,6 @@ typedef struct consider_reads {
     char *meta_xml;
     int state; /* virt_state_get() */
     char *state_xml;
-    char *live_xml; /* opted in: the live XML (placement='auto' check), NULL if unread */
 } consider_reads;
 
 static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
@@ -297,8 +295,6 @@ static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
     if (cr->meta < 0 && cr->meta != -ENOENT)
         return;
     cr->state = virt_state_get(cr->d, &cr->state_xml);
-    if (cr->meta == 0 && virt_dom_xml(cr->d, &cr->live_xml) < 0)
-        cr->live_xml = NULL;
 }
 
 static void consider_reads_free(consider_reads *cr)
@@ -306,7 +302,6 @@ static void consider_reads_free(consider_reads *cr)
     virt_dom_free(cr->d);
     free(cr->meta_xml);
     free(cr->state_xml);
-    free(cr->live_xml);
     memset(cr, 0, sizeof(*cr));
 }
 
@@ -354,8 +349,7 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
             "Domain '%s' arrived from another host: the pins it came with and the originals saved there are not put back here",
             st->name);
         state_reset_run(st, st->id);
-        originals_clear(&st->orig);
-        st->orig_unwritten = true; /* the other host's <original> goes from the metadata */
+        originals_drop(st); /* the other host's <original> goes from the metadata too */
         st->arrived = true;
     }
     if (!write || st->orig.saved)
@@ -440,7 +434,6 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         dm->doms[dm->nr_doms++] = st;
         changed = true;
         log_info("Tracking domain '%s' (%s)", cr->id.name, uuid);
-        warn_placement_auto(cr->live_xml, st, cr->id.name);
     } else if (st->id != cr->id.id) {
         state_reset_run(st, cr->id.id);
         changed = true;

@@ -728,7 +728,8 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
          * wait for libvirt) */
         if (ps->in_st[i]->link_closed)
             domains_agent_drop(ps->in_st[i]);
-        domains_agent_connect(dm, ps->in_d[i], ps->in_st[i]);
+        domains_check_placement(ps->in_st[i]);
+        domains_agent_connect(dm, ps->in_st[i]);
         pass_sampled(dm, ps->in_st[i], &ps->in[i], now);
         s->domains[s->nr_domains] = ps->in[i];
         ps->sts[s->nr_domains] = ps->in_st[i];

@@ -106,9 +106,10 @@ typedef struct dom_state {
     pid_t pid;             /* QEMU process */
     uint64_t mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
     vn_balancer cfg;
-    bool paused;          /* vnumactl pause */
-    bool permanent_error; /* stop touching the domain until it restarts */
-    bool placement_auto;  /* libvirt placement='auto' (numad-driven): warned once, in metrics */
+    bool paused;            /* vnumactl pause */
+    bool permanent_error;   /* stop touching the domain until it restarts */
+    bool placement_auto;    /* libvirt placement='auto' (numad-driven): warned once, in metrics */
+    bool placement_checked; /* ... checked (domains.c warn_placement_auto) */
     char error[STATE_ERROR_MAX];
 
     unsigned age_passes;
@@ -235,6 +236,13 @@ typedef struct dom_state {
 static inline void originals_take(dom_state *st, const dom_originals *o)
 {
     originals_set(&st->orig, o);
+    st->orig_unwritten = true;
+}
+
+/* No originals any more (restored, or another host's): <state> is written without them. */
+static inline void originals_drop(dom_state *st)
+{
+    originals_clear(&st->orig);
     st->orig_unwritten = true;
 }
 
