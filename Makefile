@@ -276,12 +276,15 @@ MAN8       := vnumad.8 vnumactl.8 vnuma-agent.8
 MAN5       := vnumad.conf.5
 UNITS      := vnumad.service vnuma-agent.service
 UDEV_RULES := 60-vnuma-agent.rules
+PROM_RULES := vnuma-alerts.yml
+PROMDIR    := $(DATADIR)/vnuma/prometheus
 CONF       := $(DESTDIR)$(SYSCONFDIR)/vnuma/vnumad.conf
 UNIT_SED   := -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
-	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma \
+	    $(DESTDIR)$(PROMDIR)
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
@@ -293,6 +296,7 @@ install: all
 	install -m 0644 $(addprefix dist/udev/,$(UDEV_RULES)) $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 0644 $(addprefix man/,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(addprefix dist/prometheus/,$(PROM_RULES)) $(DESTDIR)$(PROMDIR)/
 	@if [ ! -e $(CONF) ]; then \
 	    echo "install -m 0644 dist/vnumad.conf $(CONF)"; \
 	    install -m 0644 dist/vnumad.conf $(CONF); \
@@ -306,6 +310,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(UDEV_RULES))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(MAN8)) $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5))
+	rm -f $(addprefix $(DESTDIR)$(PROMDIR)/,$(PROM_RULES))
+	rmdir $(DESTDIR)$(PROMDIR) $(DESTDIR)$(DATADIR)/vnuma 2>/dev/null || true
 	@if [ -e $(CONF) ] && ! cmp -s dist/vnumad.conf $(CONF); then \
 	    echo "note: keeping $(CONF): it was changed after install"; \
 	else \

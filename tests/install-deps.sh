@@ -8,7 +8,8 @@ libvirt-dev libjson-c-dev libnuma-dev libhwloc-dev hwloc libxml2-dev libxml2-uti
 numactl clang libclang-rt-14-dev valgrind groff-base man-db python3
 libvirt-daemon-system libvirt-clients qemu-system-x86 util-linux procps
 systemd dpkg-dev debhelper lintian python3-prometheus-client python3-libvirt
-linux-image-amd64 busybox-static"
+linux-image-amd64 busybox-static
+prometheus prometheus-node-exporter libncurses-dev tmux bash-completion"
 
 missing=""
 for p in $PKGS; do
@@ -26,6 +27,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+# The packages with services (prometheus, prometheus-node-exporter, libvirt) are not
+# started by their install: the tests start what they need, on their own ports. A
+# policy-rc.d that says 101 keeps invoke-rc.d from starting them; one already there is kept.
+guard=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 0755 /usr/sbin/policy-rc.d
+    guard=/usr/sbin/policy-rc.d
+fi
+trap '[ -z "$guard" ] || rm -f "$guard"' EXIT
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq $missing

@@ -56,7 +56,8 @@ dpkg-deb -c "$host_deb" | awk '{print $6}' >"$tmp/host.list"
 dpkg-deb -c "$agent_deb" | awk '{print $6}' >"$tmp/agent.list"
 for f in ./usr/sbin/vnumad ./usr/sbin/vnumactl ./lib/systemd/system/vnumad.service \
          ./etc/vnuma/vnumad.conf ./usr/share/man/man8/vnumad.8.gz ./usr/share/man/man8/vnumactl.8.gz \
-         ./usr/share/man/man5/vnumad.conf.5.gz ./usr/share/doc/vnuma/operations.md.gz; do
+         ./usr/share/man/man5/vnumad.conf.5.gz ./usr/share/doc/vnuma/operations.md.gz \
+         ./usr/share/vnuma/prometheus/vnuma-alerts.yml; do
     grep -qxF "$f" "$tmp/host.list"; ok $? "vnuma contains $f"
 done
 for f in ./usr/sbin/vnuma-agent ./lib/systemd/system/vnuma-agent.service \
