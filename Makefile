@@ -43,6 +43,7 @@ LDFLAGS     += -fsanitize=address,undefined
 endif
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lvirt-qemu -lnuma -lm
+CURSES_LIBS  = $(shell pkg-config --libs ncursesw 2>/dev/null)  # vnumactl top
 override CFLAGS := $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
 # Include paths per folder: what a folder may include is what it can find, so crossing a
@@ -61,7 +62,7 @@ $(BUILD)/tests/e2e/ground/%.o:  INCS := -Ihost -Iproto -Ilib
 # The libraries the build needs, as pkg-config names with the Debian package that has each.
 # `make` checks them first and names what is missing instead of failing in the compiler.
 BUILD_DEPS := hwloc:libhwloc-dev json-c:libjson-c-dev libvirt:libvirt-dev \
-              libvirt-qemu:libvirt-dev libxml-2.0:libxml2-dev
+              libvirt-qemu:libvirt-dev libxml-2.0:libxml2-dev ncursesw:libncurses-dev
 
 # lib/ is the base library every program links: cleanup, clocks, checked parsing, json-c
 # plumbing, the scan rule the agent shares with the host, the version. It depends on nothing
@@ -71,7 +72,10 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 BASE_LIB   := $(BUILD)/libvnuma-base.a
 
 # Everything in host/ except the programs' main files is the core library.
-HOST_MAINS := host/vnumad.c host/vnumactl.c
+# vnumactl's files (its subcommands, the control-socket client) link into vnumactl only.
+VNUMACTL_SRCS := $(wildcard host/vnumactl*.c) host/ctl_client.c
+VNUMACTL_OBJS := $(VNUMACTL_SRCS:%.c=$(BUILD)/%.o)
+HOST_MAINS := host/vnumad.c $(VNUMACTL_SRCS)
 CORE_SRCS  := $(filter-out $(HOST_MAINS),$(wildcard host/*.c))
 CORE_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 CORE_LIB   := $(BUILD)/libvnuma-core.a
@@ -152,8 +156,8 @@ $(PROTO_LIB): $(PROTO_OBJS)
 $(BUILD)/vnumad: $(BUILD)/host/vnumad.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/vnumactl: $(BUILD)/host/vnumactl.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BUILD)/vnumactl: $(VNUMACTL_OBJS) $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CURSES_LIBS)
 
 $(BUILD)/proto-doc: $(BUILD)/proto/proto-doc.o $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTO_LIBS)
@@ -278,13 +282,15 @@ UNITS      := vnumad.service vnuma-agent.service
 UDEV_RULES := 60-vnuma-agent.rules
 PROM_RULES := vnuma-alerts.yml
 PROMDIR    := $(DATADIR)/vnuma/prometheus
+# bash-completion's directory for completions loaded on demand (pkg-config bash-completion)
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 CONF       := $(DESTDIR)$(SYSCONFDIR)/vnuma/vnumad.conf
 UNIT_SED   := -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma \
-	    $(DESTDIR)$(PROMDIR)
+	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
@@ -297,6 +303,7 @@ install: all
 	install -m 0644 $(addprefix man/,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix dist/prometheus/,$(PROM_RULES)) $(DESTDIR)$(PROMDIR)/
+	install -m 0644 dist/bash-completion/vnumactl $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	@if [ ! -e $(CONF) ]; then \
 	    echo "install -m 0644 dist/vnumad.conf $(CONF)"; \
 	    install -m 0644 dist/vnumad.conf $(CONF); \
@@ -312,6 +319,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(MAN8)) $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5))
 	rm -f $(addprefix $(DESTDIR)$(PROMDIR)/,$(PROM_RULES))
 	rmdir $(DESTDIR)$(PROMDIR) $(DESTDIR)$(DATADIR)/vnuma 2>/dev/null || true
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	@if [ -e $(CONF) ] && ! cmp -s dist/vnumad.conf $(CONF); then \
 	    echo "note: keeping $(CONF): it was changed after install"; \
 	else \

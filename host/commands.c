@@ -42,6 +42,51 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
     return o;
 }
 
+/* What the latest decision record says of guest cell `cell` (vnumactl top): its busy vCPUs,
+ * the decision (reason) and, for a wide cell, the nodes it spans. */
+static void cell_last(const topology *t, struct json_object *c, const dom_state *st, unsigned cell,
+                      uint64_t span)
+{
+    const record_decision *r = st->last_record;
+    struct json_object *nodes;
+
+    if (span) {
+        nodes = json_object_new_array();
+        for (unsigned n = 0; n < t->nr_nodes && n < 64; n++)
+            if (span & (1ull << n))
+                json_object_array_add(nodes, json_object_new_int((int)t->nodes[n].os_index));
+        json_object_object_add(c, "span_nodes", nodes);
+    }
+    for (unsigned k = 0; r && k < r->nr_cells; k++) {
+        if (r->cells[k].cell != cell)
+            continue;
+        json_object_object_add(
+            c, "busy_vcpus",
+            r->cells[k].busy_vcpus >= 0 ? json_object_new_int(r->cells[k].busy_vcpus) : NULL);
+        json_object_object_add(c, "reason",
+                               json_object_new_string(reason_name(r->cells[k].reason)));
+        return;
+    }
+}
+
+/* The latest decision record's gist: when, what and why (vnumactl top's last column). */
+static struct json_object *last_decision(const dom_state *st)
+{
+    const record_decision *r = st->last_record;
+    struct json_object *o;
+
+    if (!r)
+        return NULL;
+    o = json_object_new_object();
+    json_object_object_add(o, "pass", json_object_new_uint64(r->pass));
+    json_object_object_add(o, "time", json_object_new_string(r->time));
+    json_object_object_add(o, "action", json_object_new_string(r->action));
+    json_object_object_add(o, "reason", json_object_new_string(r->reason));
+    json_object_object_add(o, "error", r->has_error ? json_object_new_string(r->error) : NULL);
+    json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));
+    return o;
+}
+
 static struct json_object *status_domain(vnumad *dm, const dom_state *st)
 {
     struct json_object *o = json_object_new_object(), *cells = json_object_new_array();
@@ -99,6 +144,13 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     }
     json_object_object_add(o, "agent", agent);
     json_object_object_add(o, "age_passes", json_object_new_int((int)st->age_passes));
+    /* the migration budget this domain gets: its own rate when below the host's */
+    json_object_object_add(
+        o, "rate_mib",
+        json_object_new_int((int)(st->cfg.rate_mib && st->cfg.rate_mib < dm->cfg.rate_limit_mib
+                                      ? st->cfg.rate_mib
+                                      : dm->cfg.rate_limit_mib)));
+    json_object_object_add(o, "last_decision", last_decision(st));
     for (unsigned k = 0; k < st->nr_view; k++) {
         struct json_object *c = json_object_new_object();
         json_object_object_add(c, "cell", json_object_new_int((int)st->view[k].cell));
@@ -112,6 +164,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
         json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
         json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
         json_object_object_add(c, "page_size", json_object_new_uint64(st->view[k].page_size));
+        cell_last(dm->topo, c, st, st->view[k].cell, st->view[k].span);
         json_object_object_add(c, "memory_pinned",
                                json_object_new_string(mem_pin_name(st->view[k].mem_pinned)));
         {
@@ -161,6 +214,13 @@ static int ctl_status(void *opaque, const char *domain, struct json_object **ret
     }
     json_object_object_add(o, "pass", json_object_new_uint64(dm->pass));
     json_object_object_add(o, "connected", json_object_new_boolean(dm->connected));
+    json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
+    json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
+    {
+        char journal[sizeof(dm->cfg.state_dir) + 16];
+        snprintf(journal, sizeof(journal), "%s/journal.jsonl", dm->cfg.state_dir);
+        json_object_object_add(o, "journal", json_object_new_string(journal));
+    }
     for (size_t i = 0; i < dm->nr_doms; i++)
         if (!domain || strcmp(dm->doms[i]->name, domain) == 0)
             json_object_array_add(doms, status_domain(dm, dm->doms[i]));

@@ -30,24 +30,6 @@ void daemon_config_defaults(daemon_config *c)
     config_defaults(&c->decide);
 }
 
-static int parse_double(const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    double d;
-
-    /* decimal only: strtod would also take "0x1p3", "inf", "nan" and a sign */
-    if (!isdigit((unsigned char)v[0]) && !(v[0] == '.' && isdigit((unsigned char)v[1])))
-        return -EINVAL;
-    if (v[strspn(v, "0123456789.eE+-")] != '\0')
-        return -EINVAL;
-    errno = 0;
-    d = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi)
-        return -EINVAL;
-    *out = d;
-    return 0;
-}
-
 static int parse_uint(const char *v, unsigned long lo, unsigned long hi, unsigned long *out)
 {
     uint64_t u;
@@ -102,10 +84,10 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
     double d;
 
     if (!strcmp(k, "interval")) {
-        if (parse_double(v, 0.1, 3600, &c->interval_s) < 0)
+        if (vn_parse_double(v, 0.1, 3600, &c->interval_s) < 0)
             goto range;
     } else if (!strcmp(k, "event_delay")) {
-        if (parse_double(v, 0, 60, &c->event_delay_s) < 0)
+        if (vn_parse_double(v, 0, 60, &c->event_delay_s) < 0)
             goto range;
     } else if (!strcmp(k, "rate_limit_mib")) {
         if (parse_uint(v, 1, 1048576, &u) < 0)
@@ -155,21 +137,21 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             goto range;
         c->act_delay_ms = (unsigned)u;
     } else if (!strcmp(k, "busy_threshold")) {
-        if (parse_double(v, 0.01, 1, &c->decide.busy_threshold) < 0)
+        if (vn_parse_double(v, 0.01, 1, &c->decide.busy_threshold) < 0)
             goto range;
     } else if (!strcmp(k, "reserve_mib")) {
         if (parse_uint(v, 0, 1 << 30, &u) < 0)
             goto range;
         c->decide.reserve_bytes = (uint64_t)u * VN_MIB;
     } else if (!strcmp(k, "reserve_percent")) {
-        if (parse_double(v, 0, 50, &d) < 0)
+        if (vn_parse_double(v, 0, 50, &d) < 0)
             goto range;
         c->decide.reserve_fraction = d / 100.0;
     } else if (!strcmp(k, "min_gain")) {
-        if (parse_double(v, 0, 100, &c->decide.min_gain_points) < 0)
+        if (vn_parse_double(v, 0, 100, &c->decide.min_gain_points) < 0)
             goto range;
     } else if (!strcmp(k, "switch_margin")) {
-        if (parse_double(v, 0, 10, &c->decide.switch_margin) < 0)
+        if (vn_parse_double(v, 0, 10, &c->decide.switch_margin) < 0)
             goto range;
     } else if (!strcmp(k, "early_passes")) {
         if (parse_uint(v, 0, 1000, &u) < 0)

@@ -28,17 +28,13 @@
 
 #include "clock.h"
 #include "control.h"
+#include "ctl_client.h"
 #include "json.h"
 #include "topology.h"
 #include "util.h"
-
-#define VNUMACTL_EXIT_OK    0
-#define VNUMACTL_EXIT_ERROR 1
-#define VNUMACTL_EXIT_USAGE 2
+#include "vnumactl.h"
 
 #define VNUMACTL_SOCKET_DEFAULT "/run/vnuma/vnumad.sock"
-#define VNUMACTL_REPLY_MAX      (16u * 1024 * 1024) /* bytes of one reply */
-#define VNUMACTL_TIMEOUT_MS     30000               /* the whole exchange (advise samples first) */
 
 typedef struct vnumactl_cmd {
     const char *name;
@@ -56,6 +52,7 @@ static int cmd_advise(int argc, char **argv);
 static int cmd_pause(int argc, char **argv);
 static int cmd_resume(int argc, char **argv);
 static int cmd_metrics(int argc, char **argv);
+static int cmd_list(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -72,6 +69,17 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      "sample DOMAIN now and show the plan vnumad would carry out, without acting", cmd_advise},
     {"pause", "DOMAIN [--json] [--socket PATH]", "stop balancing DOMAIN until resumed", cmd_pause},
     {"resume", "DOMAIN [--json] [--socket PATH]", "balance DOMAIN again", cmd_resume},
+    {"top", "[-d SECONDS] [-n ITERATIONS] [--batch] [--sort KEY] [--socket PATH]",
+     "a live view per domain and cell: home node, locality, busy vCPUs, memory per node, "
+     "bytes moving and when the move ends, the decision (a table once when not a terminal)",
+     vnumactl_top},
+    {"history", "DOMAIN [--journal PATH] [--json] [--socket PATH]",
+     "DOMAIN's locality and bytes moved per recorded pass, from vnumad's journal, as terminal "
+     "charts",
+     vnumactl_history},
+    {"list", "[--socket PATH]",
+     "the names of the domains vnumad tracks, one per line (for scripts and shell completion)",
+     cmd_list},
     {"metrics", "[--json] [--socket PATH]",
      "print vnumad's metrics in the Prometheus text format (the same as metrics_file)",
      cmd_metrics},
@@ -79,7 +87,7 @@ static const vnumactl_cmd vnumactl_cmds[] = {
 };
 
 /* The control socket: --socket before the subcommand or in it. */
-static const char *socket_path = VNUMACTL_SOCKET_DEFAULT;
+const char *vnumactl_socket = VNUMACTL_SOCKET_DEFAULT;
 
 static void usage(FILE *f)
 {
@@ -102,7 +110,7 @@ static const vnumactl_cmd *find_cmd(const char *name)
 }
 
 /* Report a bad option of subcommand `cmd` (getopt's optind points past it) and return 2. */
-static int usage_error(const char *cmd, char **argv)
+int vnumactl_usage_error(const char *cmd, char **argv)
 {
     const vnumactl_cmd *c = find_cmd(cmd);
 
@@ -155,7 +163,7 @@ static int cmd_topology(int argc, char **argv)
             printf("Usage: vnumactl topology %s\n", find_cmd("topology")->args);
             return VNUMACTL_EXIT_OK;
         default:
-            return usage_error("topology", argv);
+            return vnumactl_usage_error("topology", argv);
         }
     }
     if (optind < argc) {
@@ -184,291 +192,16 @@ static int cmd_topology(int argc, char **argv)
 /* ---- the daemon's subcommands ---- */
 
 /* Wait until fd is ready for `events` or the deadline passes. 0, -ETIMEDOUT or -errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int64_t left = deadline - (int64_t)vn_mono_ms();
-        int r;
-        if (left <= 0)
-            return -ETIMEDOUT;
-        r = poll(&p, 1, (int)left);
-        if (r > 0)
-            return 0;
-        if (r < 0 && errno != EINTR)
-            return -errno;
-    }
-}
-
-static void json_printable(struct json_object *o);
-
-/*
- * Send {"command": command, "domain": domain} to vnumad and return the reply's
- * "return" value in *ret (a new reference). On any failure print one line
- * "vnumactl: ..." and return VNUMACTL_EXIT_ERROR.
- */
+/* The daemon's reply, or one line "vnumactl: <why>" on stderr and VNUMACTL_EXIT_ERROR. */
 static int daemon_call(const char *command, const char *domain, struct json_object **ret)
 {
-    _cleanup_json_ struct json_object *req = json_object_new_object(), *reply = NULL;
-    _cleanup_close_ int fd = -1;
-    _cleanup_free_ char *buf = NULL, *line = NULL;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    struct json_object *err = NULL, *desc = NULL, *result = NULL;
-    int64_t deadline = (int64_t)vn_mono_ms() + VNUMACTL_TIMEOUT_MS;
-    size_t len, off = 0, got = 0, cap = 0;
-    const char *s;
-    int r;
+    char err[512];
 
-    if (!req) {
-        fprintf(stderr, "vnumactl: out of memory\n");
+    if (ctl_call(vnumactl_socket, command, domain, CTL_TIMEOUT_MS, ret, err, sizeof(err)) < 0) {
+        fprintf(stderr, "vnumactl: %s\n", err);
         return VNUMACTL_EXIT_ERROR;
     }
-    json_object_object_add(req, "command", json_object_new_string(command));
-    if (domain)
-        json_object_object_add(req, "domain", json_object_new_string(domain));
-    s = json_object_to_json_string_length(
-        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    if (!s || !(line = malloc(len + 1))) {
-        fprintf(stderr, "vnumactl: out of memory\n");
-        return VNUMACTL_EXIT_ERROR;
-    }
-    memcpy(line, s, len);
-    line[len++] = '\n';
-    if (len > CONTROL_REQUEST_MAX) {
-        fprintf(stderr, "vnumactl: the request is longer than %d bytes (domain name too long)\n",
-                CONTROL_REQUEST_MAX);
-        return VNUMACTL_EXIT_ERROR;
-    }
-    if (strlen(socket_path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "vnumactl: cannot connect to vnumad at %s: %s\n", socket_path,
-                strerror(ENAMETOOLONG));
-        return VNUMACTL_EXIT_ERROR;
-    }
-    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        fprintf(stderr, "vnumactl: cannot connect to vnumad at %s: %s\n", socket_path,
-                strerror(errno));
-        return VNUMACTL_EXIT_ERROR;
-    }
-
-    /* A refusal (PermissionDenied, busy) may arrive before the request is written:
-     * stop writing on EPIPE/ECONNRESET and read what vnumad said. */
-    while (off < len) {
-        ssize_t n = send(fd, line + off, len - off, MSG_NOSIGNAL);
-        if (n >= 0) {
-            off += (size_t)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            r = wait_fd(fd, POLLOUT, deadline);
-            if (r == 0)
-                continue;
-            errno = -r;
-        }
-        if (errno == EPIPE || errno == ECONNRESET)
-            break;
-        fprintf(stderr, "vnumactl: cannot send the request to vnumad at %s: %s\n", socket_path,
-                strerror(errno));
-        return VNUMACTL_EXIT_ERROR;
-    }
-
-    for (;;) {
-        ssize_t n;
-        if (got + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb;
-            if (ncap > VNUMACTL_REPLY_MAX + 1)
-                ncap = VNUMACTL_REPLY_MAX + 1;
-            if (got + 1 >= ncap) {
-                fprintf(stderr, "vnumactl: the reply from vnumad is longer than %u bytes\n",
-                        VNUMACTL_REPLY_MAX);
-                return VNUMACTL_EXIT_ERROR;
-            }
-            nb = realloc(buf, ncap);
-            if (!nb) {
-                fprintf(stderr, "vnumactl: out of memory\n");
-                return VNUMACTL_EXIT_ERROR;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        n = read(fd, buf + got, cap - 1 - got);
-        if (n > 0) {
-            got += (size_t)n;
-            continue;
-        }
-        if (n == 0 || errno == ECONNRESET)
-            break;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            r = wait_fd(fd, POLLIN, deadline);
-            if (r == 0)
-                continue;
-            errno = -r;
-        }
-        if (errno == ETIMEDOUT)
-            fprintf(stderr, "vnumactl: no reply from vnumad at %s within %d s\n", socket_path,
-                    VNUMACTL_TIMEOUT_MS / 1000);
-        else
-            fprintf(stderr, "vnumactl: cannot read the reply from vnumad at %s: %s\n", socket_path,
-                    strerror(errno));
-        return VNUMACTL_EXIT_ERROR;
-    }
-    if (got == 0) {
-        fprintf(stderr, "vnumactl: vnumad at %s closed the connection without a reply\n",
-                socket_path);
-        return VNUMACTL_EXIT_ERROR;
-    }
-    buf[got] = '\0';
-    reply = json_tokener_parse(buf);
-    if (!reply || !json_object_is_type(reply, json_type_object)) {
-        fprintf(stderr, "vnumactl: malformed reply from vnumad\n");
-        return VNUMACTL_EXIT_ERROR;
-    }
-    if (json_object_object_get_ex(reply, "error", &err)) {
-        json_printable(err);
-        (void)json_object_object_get_ex(err, "desc", &desc);
-        fprintf(stderr, "vnumactl: %s\n",
-                json_object_is_type(desc, json_type_string) ? json_object_get_string(desc)
-                                                            : "vnumad reported an error");
-        return VNUMACTL_EXIT_ERROR;
-    }
-    if (!json_object_object_get_ex(reply, "return", &result)) {
-        fprintf(stderr, "vnumactl: malformed reply from vnumad\n");
-        return VNUMACTL_EXIT_ERROR;
-    }
-    *ret = json_object_get(result);
     return VNUMACTL_EXIT_OK;
-}
-
-/* ---- text output: no terminal control sequences from domain names ---- */
-
-/* Control characters of s (C0 but the newline, DEL, C1 as UTF-8) replaced by '?' in
- * place; true when something was replaced. A domain name may hold a CR or a tab (libvirt
- * allows them), a reason or a guest's text anything. */
-static bool printable_inplace(char *s)
-{
-    bool changed = false;
-
-    for (unsigned char *p = (unsigned char *)s; *p; p++) {
-        if ((*p < 0x20 && *p != '\n') || *p == 0x7f) {
-            *p = '?';
-            changed = true;
-        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            /* U+0080..U+009F: two bytes become "??" */
-            p[0] = p[1] = '?';
-            p++;
-            changed = true;
-        }
-    }
-    return changed;
-}
-
-/* Every string in the reply made printable (for the human output; --json prints the
- * reply as it is, JSON-escaped). */
-static void json_printable(struct json_object *o)
-{
-    if (json_object_is_type(o, json_type_string)) {
-        _cleanup_free_ char *copy = strdup(json_object_get_string(o));
-        if (copy && printable_inplace(copy))
-            (void)json_object_set_string(o, copy);
-    } else if (json_object_is_type(o, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(o); i++)
-            json_printable(json_object_array_get_idx(o, i));
-    } else if (json_object_is_type(o, json_type_object)) {
-        json_object_object_foreach(o, key, val)
-        {
-            (void)key;
-            json_printable(val);
-        }
-    }
-}
-
-/* ---- reading replies leniently: a missing or mistyped field prints as "-" ---- */
-
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-
-    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return v;
-}
-
-static const char *jstr(struct json_object *o, const char *key, const char *def)
-{
-    struct json_object *v = jget(o, key);
-
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : def;
-}
-
-static bool jnum(struct json_object *o, const char *key, double *ret)
-{
-    struct json_object *v = jget(o, key);
-
-    if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-        return false;
-    *ret = json_object_get_double(v);
-    return true;
-}
-
-static uint64_t ju64(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return json_object_is_type(v, json_type_int) ? json_object_get_uint64(v) : 0;
-}
-
-static bool jbool(struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-
-    return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-}
-
-static size_t jlen(struct json_object *a)
-{
-    return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
-/* An integer field (a node number, a cell id) as text, "-" for null or missing. */
-static const char *jint_str(struct json_object *o, const char *key, char *buf, size_t len)
-{
-    struct json_object *v = jget(o, key);
-
-    if (!json_object_is_type(v, json_type_int))
-        return "-";
-    snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
-    return buf;
-}
-
-/* An array of strings as "a,b,c" ("-" when empty). */
-static const char *jlist_str(struct json_object *a, char *buf, size_t len)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < jlen(a) && used < len; i++) {
-        struct json_object *v = json_object_array_get_idx(a, i);
-        int w =
-            snprintf(buf + used, len - used, "%s%s", used ? "," : "",
-                     json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "?");
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    return buf[0] ? buf : "-";
-}
-
-static void print_json(struct json_object *o)
-{
-    const char *s = json_object_to_json_string_ext(
-        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
-    printf("%s\n", s ? s : "null");
 }
 
 /* The host nodes named as keys of a cell's "memory" and "vcpus" objects, sorted. */
@@ -696,6 +429,22 @@ static void print_metrics(struct json_object *r)
     fputs(jstr(r, "text", ""), stdout);
 }
 
+/* One name a line; a newline in a name (libvirt allows it) would make two. */
+static void print_names(struct json_object *r)
+{
+    struct json_object *doms = jget(r, "domains");
+
+    for (size_t i = 0; i < jlen(doms); i++) {
+        _cleanup_free_ char *name = strdup(jstr(json_object_array_get_idx(doms, i), "name", "?"));
+        if (!name)
+            continue;
+        for (char *p = name; *p; p++)
+            if (*p == '\n')
+                *p = '?';
+        printf("%s\n", name);
+    }
+}
+
 static void print_paused(struct json_object *r)
 {
     printf("%s %s\n", jstr(r, "domain", "?"), jbool(r, "paused") ? "paused" : "resumed");
@@ -703,9 +452,11 @@ static void print_paused(struct json_object *r)
 
 /*
  * The shared shape of the daemon's subcommands: options --json, --socket PATH,
- * --help; `domain_arg` 1: an optional positional DOMAIN, 2: a required one.
+ * --help; `domain_arg` 1: an optional positional DOMAIN, 2: a required one; `request` the
+ * control command sent (NULL: the subcommand's name).
  */
-static int daemon_cmd(int argc, char **argv, int domain_arg, void (*print)(struct json_object *))
+static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg,
+                      void (*print)(struct json_object *))
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -724,13 +475,13 @@ static int daemon_cmd(int argc, char **argv, int domain_arg, void (*print)(struc
             json = true;
             break;
         case 'S':
-            socket_path = optarg;
+            vnumactl_socket = optarg;
             break;
         case 'h':
             printf("Usage: vnumactl %s %s\n", name, find_cmd(name)->args);
             return VNUMACTL_EXIT_OK;
         default:
-            return usage_error(name, argv);
+            return vnumactl_usage_error(name, argv);
         }
     }
     if (optind < argc && domain_arg > 0)
@@ -744,13 +495,13 @@ static int daemon_cmd(int argc, char **argv, int domain_arg, void (*print)(struc
                 find_cmd(name)->args);
         return VNUMACTL_EXIT_USAGE;
     }
-    r = daemon_call(name, domain, &result);
+    r = daemon_call(request ? request : name, domain, &result);
     if (r != VNUMACTL_EXIT_OK)
         return r;
     if (json) {
-        print_json(result);
+        ctl_print_json(result);
     } else {
-        json_printable(result);
+        ctl_json_printable(result);
         print(result);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -762,37 +513,42 @@ static int daemon_cmd(int argc, char **argv, int domain_arg, void (*print)(struc
 
 static int cmd_status(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 1, print_status);
+    return daemon_cmd(argc, argv, NULL, 1, print_status);
 }
 
 static int cmd_decisions(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 1, print_decisions);
+    return daemon_cmd(argc, argv, NULL, 1, print_decisions);
 }
 
 static int cmd_explain(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 2, print_explain);
+    return daemon_cmd(argc, argv, NULL, 2, print_explain);
 }
 
 static int cmd_advise(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 2, print_advise);
+    return daemon_cmd(argc, argv, NULL, 2, print_advise);
 }
 
 static int cmd_pause(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 2, print_paused);
+    return daemon_cmd(argc, argv, NULL, 2, print_paused);
 }
 
 static int cmd_resume(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 2, print_paused);
+    return daemon_cmd(argc, argv, NULL, 2, print_paused);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    return daemon_cmd(argc, argv, "status", 0, print_names);
 }
 
 static int cmd_metrics(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, 0, print_metrics);
+    return daemon_cmd(argc, argv, NULL, 0, print_metrics);
 }
 
 int main(int argc, char **argv)
@@ -813,7 +569,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return VNUMACTL_EXIT_OK;
         case 'S':
-            socket_path = optarg;
+            vnumactl_socket = optarg;
             break;
         default:
             fprintf(stderr, "vnumactl: invalid option or missing argument '%s'\n",

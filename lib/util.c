@@ -4,7 +4,9 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int vn_fail(char *err, size_t errlen, int r, const char *fmt, ...)
@@ -87,5 +89,23 @@ int vn_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *ret)
     if (v < lo || v > hi)
         return -ERANGE;
     *ret = v;
+    return 0;
+}
+
+int vn_parse_double(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double d;
+
+    /* decimal only: strtod would also take "0x1p3", "inf", "nan" and a sign */
+    if (!isdigit((unsigned char)v[0]) && !(v[0] == '.' && isdigit((unsigned char)v[1])))
+        return -EINVAL;
+    if (v[strspn(v, "0123456789.eE+-")] != '\0')
+        return -EINVAL;
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi)
+        return -EINVAL;
+    *out = d;
     return 0;
 }

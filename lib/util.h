@@ -79,3 +79,6 @@ const char *vn_human_bytes(uint64_t bytes, char *buf, size_t len);
  */
 int vn_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *ret);
 int vn_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *ret);
+/* A decimal number in [lo, hi] (digits, a point, an exponent: no sign, hex, inf or nan):
+ * 0, or -EINVAL. */
+int vn_parse_double(const char *s, double lo, double hi, double *ret);

@@ -57,7 +57,7 @@ dpkg-deb -c "$agent_deb" | awk '{print $6}' >"$tmp/agent.list"
 for f in ./usr/sbin/vnumad ./usr/sbin/vnumactl ./lib/systemd/system/vnumad.service \
          ./etc/vnuma/vnumad.conf ./usr/share/man/man8/vnumad.8.gz ./usr/share/man/man8/vnumactl.8.gz \
          ./usr/share/man/man5/vnumad.conf.5.gz ./usr/share/doc/vnuma/operations.md.gz \
-         ./usr/share/vnuma/prometheus/vnuma-alerts.yml; do
+         ./usr/share/vnuma/prometheus/vnuma-alerts.yml ./usr/share/bash-completion/completions/vnumactl; do
     grep -qxF "$f" "$tmp/host.list"; ok $? "vnuma contains $f"
 done
 for f in ./usr/sbin/vnuma-agent ./lib/systemd/system/vnuma-agent.service \

@@ -22,6 +22,7 @@ cat >"$tmp/want" <<EOW
 ./opt/vn/sbin/vnuma-agent
 ./opt/vn/sbin/vnumactl
 ./opt/vn/sbin/vnumad
+./opt/vn/share/bash-completion/completions/vnumactl
 ./opt/vn/share/man/man5/vnumad.conf.5
 ./opt/vn/share/man/man8/vnuma-agent.8
 ./opt/vn/share/man/man8/vnumactl.8

@@ -584,6 +584,48 @@ def original_pins(meta):
             for p in o.iter() if p.tag.endswith("vcpupin")}
 
 
+def top_while_moving(dom):
+    """`vnumactl top` while dom's memory moves: the piped table (its rows of dom: MOVING and
+    ETA must be set, the ETA no longer than the remaining bytes take at the budget) and the
+    live screen in an 80x24 tmux, saved as top-screen.txt in the results."""
+    out = {}
+    r = subprocess.run([f"{BUILD}/vnumactl", "--socket", SOCK, "top"], capture_output=True, text=True)
+    out["table"] = r.stdout.splitlines()
+    rows = []
+    for l in out["table"]:
+        f = l.split()
+        if f and f[0] == dom and len(f) >= 9:
+            rows.append({"cell": f[1], "home": f[2], "moving": f[-3], "eta": f[-2], "decision": f[-1]})
+    out["rows"] = rows
+
+    def nbytes(t):  # top's short sizes: 512, 88M, 1.5G
+        m = re.fullmatch(r"([\d.]+)([KMGT]?)", t)
+        return float(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ") if m else None
+    left = [nbytes(x["moving"]) for x in rows]
+    etas = [int(x["eta"][:-1]) for x in rows if re.fullmatch(r"\d+s", x["eta"] or "")]
+    # one domain's cells share its budget (rate="8": 8 MiB/s) and end together: the ETA is
+    # their bytes left at that rate (a piped top has measured no rate yet)
+    want = sum(b for b in left if b) / (8 << 20) if rows and all(left) else None
+    out["eta_expected_s"] = round(want, 1) if want is not None else None
+    out["moving"] = (bool(rows) and len(etas) == len(rows) and want is not None
+                     and all(abs(e - want) <= 1 + 0.1 * want for e in etas))
+    tm = ["tmux", "-S", "/tmp/vnuma-top.tmux"]
+    try:
+        subprocess.run(tm + ["new-session", "-d", "-s", "top", "-x", "80", "-y", "24",
+                             f"{BUILD}/vnumactl --socket {SOCK} top -d 0.5"], check=True, timeout=10)
+        screen = wait_until(10, lambda: (lambda t: t if dom in t else None)(
+            subprocess.run(tm + ["capture-pane", "-p", "-t", "top"], capture_output=True, text=True).stdout), 0.5)
+        time.sleep(1.2)  # a second refresh: the rate column is measured
+        screen = subprocess.run(tm + ["capture-pane", "-p", "-t", "top"], capture_output=True, text=True).stdout
+        out["screen"] = screen.splitlines()
+        with open(os.path.join(R, "top-screen.txt"), "w") as f:
+            f.write(screen)
+    except (OSError, subprocess.SubprocessError) as e:
+        out["screen_error"] = str(e)
+    subprocess.run(tm + ["kill-server"], capture_output=True)
+    return out
+
+
 def start_vnumad(conf, vlog):
     vn = subprocess.Popen([f"{BUILD}/vnumad", "--foreground", "--config", conf], stdout=vlog, stderr=vlog)
     wait_until(20, lambda: os.path.exists(SOCK) and vnctl_status() is not None, 0.2)
@@ -611,6 +653,11 @@ def scenario_faults(vn, conf, vlog):
     virsh("metadata", "f-kill", "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
           '<balancer mode="auto" rate="8"/>', "--live")
     mid = wait_until(60, lambda: (lambda st: st if 0.10 <= moved_share(st, last) <= 0.70 else None)(probe.quick("f-kill")), 0.3)
+    # issue 15: what `vnumactl top` shows of a move in progress, piped (the table) and live in
+    # an 80x24 tmux (the screen docs/README show)
+    top = top_while_moving("f-kill") if mid else {}
+    ev["top"] = top
+    num["top_moving"] = top.get("moving")
     vn.kill()
     vn.wait()
     at_kill = probe.quick("f-kill")
@@ -640,7 +687,7 @@ def scenario_faults(vn, conf, vlog):
     num["restored_on_optout"] = bool(restored)
     ev.update({"metadata_after_restart": meta2, "records_after_restart": after[-3:]})
     ok = (mid is not None and bool(re.search(r"<original[ >]", meta)) and bool(final) and 0 < moved2 <= remaining * 1.05 + (4 << 20)
-          and orig_pins_kept and bool(restored))
+          and orig_pins_kept and bool(restored) and bool(num["top_moving"]))
     out.append(write(8, "kill-vnumad-mid-move", ok, num, ev))
 
     # ---- 9. QEMU SIGKILLed while its pages move
