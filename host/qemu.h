@@ -29,20 +29,6 @@ typedef struct qmp_vcpu {
     char qom_path[QMP_QOM_PATH_MAX]; /* "" when the reply has none */
 } qmp_vcpu;
 
-/* A vCPU's halt-polling time from KVM's statistics (query-stats). */
-typedef struct qmp_vcpu_poll {
-    char qom_path[QMP_QOM_PATH_MAX];
-    uint64_t poll_ns; /* halt_poll_success_ns + halt_poll_fail_ns, cumulative */
-} qmp_vcpu_poll;
-
-/*
- * query-stats (target "vcpu", provider "kvm") reply -> *ret (malloc'd, *ret_n entries; 0
- * entries when QEMU reports no KVM statistics, as under TCG). Entries without both halt-poll
- * counters are left out. 0 or -EINVAL/-ENOMEM with the reason in err.
- */
-int qmp_parse_vcpu_poll(const char *reply, qmp_vcpu_poll **ret, unsigned *ret_n, char *err,
-                        size_t errlen);
-
 /* query-cpus-fast reply -> *ret (malloc'd, *ret_n entries). 0 or -EINVAL/-ENOMEM; err
  * says what was wrong. */
 int qmp_parse_cpus_fast(const char *reply, qmp_vcpu **ret, unsigned *ret_n, char *err,

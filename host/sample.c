@@ -200,39 +200,32 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
  * Each vCPU's halt-polling time (poll_ns[i], UINT64_MAX unknown) from KVM's statistics: under
  * KVM a vCPU's run time includes the time it spins waiting for work after the guest halted
  * (halt_poll_ns, 200 us by default), so an idle vCPU that wakes often reads as busy. Asked
- * once per pass; a QEMU that has none (TCG, QEMU before 7.1) is not asked again.
+ * once per pass with one libvirt call that sends no monitor command of ours (libvirt's vCPU
+ * statistics) and so needs no job check; a QEMU that had none three times in a row (TCG,
+ * QEMU before 7.1) is not asked again in this run.
  */
 static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                      const qmp_vcpu *qv, unsigned nr_qv, uint64_t *poll_ns)
+                      uint64_t *poll_ns)
 {
-    static const char cmd[] = "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
-                              "\"providers\":[{\"provider\":\"kvm\",\"names\":"
-                              "[\"halt_poll_success_ns\",\"halt_poll_fail_ns\"]}]}}";
-    _cleanup_free_ char *reply = NULL;
-    _cleanup_free_ qmp_vcpu_poll *p = NULL;
-    unsigned n = 0;
-    char why[256] = "";
+    _cleanup_free_ uint64_t *by_number = NULL;
+    unsigned found = 0;
 
     for (unsigned i = 0; i < nr_vcpus; i++)
         poll_ns[i] = UINT64_MAX;
-    if (st->kvm_poll < 0)
+    if (st->kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
         return;
-    if (virt_qmp(d, cmd, &reply) < 0 || qmp_parse_vcpu_poll(reply, &p, &n, why, sizeof(why)) < 0 ||
-        n == 0) {
-        if (st->kvm_poll == 0)
-            log_debug(
-                "No KVM halt-polling statistics for '%s' (%s): vCPU run time is taken as it is",
-                st->name, why[0] ? why : "TCG, or QEMU before 7.1");
-        st->kvm_poll = -1;
+    if (virt_dom_vcpu_poll(d, by_number, STATE_MAX_VCPUS, &found) < 0 || found == 0) {
+        /* kvm_poll counts the misses down from 0 while KVM was never seen: -3 is "none" */
+        if (st->kvm_poll <= 0 && --st->kvm_poll == -3)
+            log_debug("No KVM halt-polling statistics for '%s' (TCG, or QEMU before 7.1): vCPU run "
+                      "time is taken as it is",
+                      st->name);
         return;
     }
     st->kvm_poll = 1;
     for (unsigned i = 0; i < nr_vcpus; i++)
-        for (unsigned j = 0; j < nr_qv; j++)
-            if (qv[j].cpu_index == vcpus[i].number && qv[j].qom_path[0])
-                for (unsigned k = 0; k < n; k++)
-                    if (!strcmp(p[k].qom_path, qv[j].qom_path))
-                        poll_ns[i] = p[k].poll_ns;
+        if (vcpus[i].number < STATE_MAX_VCPUS)
+            poll_ns[i] = by_number[vcpus[i].number];
 }
 
 /* The CPU time readings the next sample's busy fractions are measured against. */
@@ -253,10 +246,9 @@ bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
 
     if (!use_qmp || virt_dom_ident(d, &ident) < 0)
         return use_qmp;
-    /* the vCPU threads and the RAM layout are learnt once per QEMU run; KVM's halt polling
-     * is asked every pass (kvm_poll 0: not asked yet, 1: KVM) */
-    return st->vcpus_for_id != ident.id || !st->qv || st->ram_for_id != ident.id ||
-           st->kvm_poll >= 0;
+    /* the vCPU threads and the RAM layout are learnt once per QEMU run (KVM's halt polling,
+     * asked every pass, goes through libvirt's statistics: vcpu_poll) */
+    return st->vcpus_for_id != ident.id || !st->qv || st->ram_for_id != ident.id;
 }
 
 bool sample_needs_window(const dom_state *st)
@@ -405,7 +397,7 @@ static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcp
         (*cell_of)[i] = st->qv[i].node_id < 0 ? 0 : st->qv[i].node_id;
         *guest_numa |= st->qv[i].node_id >= 0;
     }
-    vcpu_poll(d, st, *vcpus, n, st->qv, st->nr_qv, *poll_ns);
+    vcpu_poll(d, st, *vcpus, n, *poll_ns);
     return 0;
 }
 

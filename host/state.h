@@ -141,7 +141,8 @@ typedef struct dom_state {
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
     /* KVM halt-polling time of each vCPU at the last sample (UINT64_MAX unknown), and
-     * whether this QEMU reports it: 0 not asked yet, 1 yes, -1 no (TCG, QEMU < 7.1) */
+     * whether this QEMU reports it: 1 yes, 0 not asked yet, -1 and -2 missed once and twice,
+     * -3 no (TCG, QEMU < 7.1: not asked again in this run) */
     uint64_t prev_poll_ns[STATE_MAX_VCPUS];
     int kvm_poll;
     pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */

@@ -53,6 +53,7 @@ const char *virt_call_name(virt_call c)
         [VIRT_CALL_NUMA_GET] = "numa-get",
         [VIRT_CALL_NUMA_SET] = "numa-set",
         [VIRT_CALL_JOB] = "job-info",
+        [VIRT_CALL_STATS] = "stats",
     };
     return (unsigned)c < VIRT_CALL_MAX ? names[c] : "unknown";
 }
@@ -536,6 +537,76 @@ int virt_dom_job(virt_dom *d, bool *ret_running)
         return virt_error();
     *ret_running = info.type == VIR_DOMAIN_JOB_BOUNDED || info.type == VIR_DOMAIN_JOB_UNBOUNDED;
     return 0;
+}
+
+unsigned virt_vcpu_poll_parse(const char *const *names, const uint64_t *values, size_t n,
+                              uint64_t *poll_ns, unsigned max)
+{
+    _cleanup_free_ uint8_t *have = calloc(max ? max : 1, 1); /* bit 0 success, bit 1 fail */
+    unsigned found = 0;
+
+    for (unsigned i = 0; i < max; i++)
+        poll_ns[i] = 0;
+    for (size_t i = 0; have && i < n; i++) {
+        char kind[32], tail[8];
+        unsigned v;
+        int bit;
+        if (!names[i] || sscanf(names[i], "vcpu.%u.%31[a-z_].%7s", &v, kind, tail) != 3 ||
+            v >= max || strcmp(tail, "sum") != 0)
+            continue;
+        bit = !strcmp(kind, "halt_poll_success_ns") ? 1
+              : !strcmp(kind, "halt_poll_fail_ns")  ? 2
+                                                    : 0;
+        if (!bit || (have[v] & bit) || values[i] > UINT64_MAX - 1 - poll_ns[v])
+            continue;
+        have[v] |= (uint8_t)bit;
+        poll_ns[v] += values[i];
+    }
+    for (unsigned i = 0; i < max; i++) {
+        if (have && have[i] == 3)
+            found++;
+        else
+            poll_ns[i] = UINT64_MAX;
+    }
+    return found;
+}
+
+int virt_dom_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned *found)
+{
+    virDomainPtr doms[] = {d->dom, NULL};
+    virDomainStatsRecordPtr *recs = NULL;
+    const char **names = NULL;
+    uint64_t *values = NULL;
+    size_t k = 0;
+    int n, r = 0;
+
+    COUNT(VIRT_CALL_STATS);
+    *found = 0;
+    n = virDomainListGetStats(doms, VIR_DOMAIN_STATS_VCPU, &recs,
+                              VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+    if (n < 0)
+        return virt_error();
+    if (n > 0 && recs[0]->nparams > 0) {
+        names = calloc((size_t)recs[0]->nparams, sizeof(*names));
+        values = calloc((size_t)recs[0]->nparams, sizeof(*values));
+        if (!names || !values) {
+            r = -ENOMEM;
+            goto out;
+        }
+        for (int i = 0; i < recs[0]->nparams; i++) {
+            const virTypedParameter *p = &recs[0]->params[i];
+            if (p->type != VIR_TYPED_PARAM_ULLONG)
+                continue;
+            names[k] = p->field;
+            values[k++] = p->value.ul;
+        }
+    }
+    *found = virt_vcpu_poll_parse(names, values, k, poll_ns, max);
+out:
+    free(names);
+    free(values);
+    virDomainStatsRecordListFree(recs);
+    return r;
 }
 
 int virt_dom_xml(virt_dom *d, char **ret)

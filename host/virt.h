@@ -47,6 +47,7 @@ typedef enum virt_call {
     VIRT_CALL_NUMA_GET,      /* virDomainGetNumaParameters (two calls each time) */
     VIRT_CALL_NUMA_SET,      /* virDomainSetNumaParameters */
     VIRT_CALL_JOB,           /* virDomainGetJobInfo */
+    VIRT_CALL_STATS,         /* virDomainListGetStats, the vCPU group (KVM's halt polling) */
     VIRT_CALL_MAX,
 } virt_call;
 
@@ -135,6 +136,19 @@ bool virt_dom_active(virt_dom *d);
  * virDomainGetJobInfo; libvirt 9.0's virDomainGetControlInfo says "ok" during such jobs).
  * While one runs, every call that changes the domain waits for it (libvirt's job lock). */
 int virt_dom_job(virt_dom *d, bool *ret_running);
+
+/*
+ * Each vCPU's halt-polling time under KVM (poll_ns[N] for vCPU number N < max, ns,
+ * cumulative; UINT64_MAX unknown) from libvirt's vCPU statistics (virDomainListGetStats,
+ * VIR_DOMAIN_STATS_VCPU: libvirt reads KVM's through QEMU's query-stats under a query job,
+ * which a migration allows, and NOWAIT: never waits for another job). *found: the vCPUs that
+ * had both counters (0: TCG, a QEMU without query-stats, or a job that kept them out).
+ */
+int virt_dom_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned *found);
+/* The parsing of virt_dom_vcpu_poll: "vcpu.N.halt_poll_success_ns.sum" plus
+ * "vcpu.N.halt_poll_fail_ns.sum" of n names and values into poll_ns; returns *found. */
+unsigned virt_vcpu_poll_parse(const char *const *names, const uint64_t *values, size_t n,
+                              uint64_t *poll_ns, unsigned max);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);

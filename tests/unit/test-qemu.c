@@ -16,6 +16,7 @@
 #include "qemu.h"
 #include "tap.h"
 #include "util.h"
+#include "virt.h"
 
 #define QMP_DIR "tests/data/qmp"
 
@@ -282,60 +283,49 @@ static const mtree_case mtree_cases[] = {
 };
 
 /* query-stats: KVM's halt-polling time per vCPU, matched to query-cpus-fast by QOM path */
+/* libvirt 9.0's vCPU statistics of a KVM domain (virsh domstats --vcpu, QEMU 7.2 on this
+ * machine's /dev/kvm), the halt-poll counters among the rest */
 static void test_vcpu_poll(void)
 {
-    static const struct {
-        const char *reply;
-        int rc;
-        unsigned n;
-    } bad[] = {
-        {"{\"return\":[]}", 0, 0}, /* TCG: no KVM statistics */
-        {"{\"return\":[{\"provider\":\"xen\",\"stats\":[],\"qom-path\":\"/a\"}]}", 0, 0},
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
-         "\"value\":1}],\"qom-path\":\"/a\"}]}",
-         0, 0}, /* one of the two counters only: left out */
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
-         "\"value\":-1},{\"name\":\"halt_poll_success_ns\",\"value\":1}],\"qom-path\":\"/a\"}]}",
-         -EINVAL, 0},
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
-         "\"value\":1},{\"name\":\"halt_poll_success_ns\",\"value\":2}]}]}",
-         -EINVAL, 0}, /* no qom-path */
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
-         "\"value\":1},{\"name\":\"halt_poll_success_ns\",\"value\":2}],\"qom-path\":\"a b\"}]}",
-         -EINVAL, 0},
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":{}}]}", -EINVAL, 0},
-        {"{\"return\":[{\"provider\":\"kvm\",\"stats\":[{\"name\":\"halt_poll_fail_ns\","
-         "\"value\":9223372036854775807},{\"name\":\"halt_poll_success_ns\",\"value\":"
-         "9223372036854775807}],\"qom-path\":\"/a\"}]}",
-         0, 1}, /* 2^64 - 2 still fits */
-        {"{\"error\":{\"class\":\"GenericError\",\"desc\":\"no\"}}", -EINVAL, 0},
+    static const char *const names[] = {
+        "vcpu.current",
+        "vcpu.0.state",
+        "vcpu.0.time",
+        "vcpu.0.halt_poll_success_ns.sum",
+        "vcpu.0.halt_wait_ns.sum",
+        "vcpu.0.halt_poll_fail_ns.sum",
+        "vcpu.1.halt_poll_fail_ns.sum",
+        "vcpu.1.halt_poll_success_ns.sum",
+        "vcpu.1.halt_successful_poll.sum",
+        "vcpu.2.halt_poll_success_ns.sum", /* vCPU 2 lacks the fail counter: unknown */
+        "vcpu.9.halt_poll_success_ns.sum", /* beyond max: ignored */
+        "vcpu.9.halt_poll_fail_ns.sum",
+        "vcpu.1.halt_poll_fail_ns.cur", /* not a .sum */
+        "vcpu.x.halt_poll_fail_ns.sum",
+        NULL,
     };
-    _cleanup_free_ char *text = load("kvm-stats-vcpu-halt.json");
-    _cleanup_free_ char *cpus = load("kvm-cpus-fast-two-cell.json");
-    _cleanup_free_ qmp_vcpu_poll *p = NULL;
-    _cleanup_free_ qmp_vcpu *v = NULL;
-    unsigned n = 0, nv = 0;
-    char err[256] = "";
-    int r;
+    static const uint64_t values[] = {2, 1,  5000, 300, 1771470501, 200, 7, 0,
+                                      3, 11, 1,    1,   99,         99,  99};
+    _Static_assert(VN_ARRAY_SIZE(names) == VN_ARRAY_SIZE(values), "a value per name");
+    uint64_t poll[4];
+    unsigned found;
 
-    r = qmp_parse_vcpu_poll(text, &p, &n, err, sizeof(err));
-    CHECK(r == 0 && n == 2 && !strcmp(p[0].qom_path, "/machine/unattached/device[2]") &&
-              p[0].poll_ns == 0 && !strcmp(p[1].qom_path, "/machine/unattached/device[0]"),
-          "query-stats (QEMU 7.2, KVM): two vCPUs with their halt-poll time (r=%d n=%u %s)", r, n,
-          err);
-    r = qmp_parse_cpus_fast(cpus, &v, &nv, err, sizeof(err));
-    CHECK(r == 0 && nv == 2 && !strcmp(v[0].qom_path, "/machine/unattached/device[0]") &&
-              !strcmp(v[1].qom_path, "/machine/unattached/device[2]"),
-          "query-cpus-fast (KVM): each vCPU's QOM path, to match its statistics");
-    for (size_t i = 0; i < VN_ARRAY_SIZE(bad); i++) {
-        _cleanup_free_ qmp_vcpu_poll *q = NULL;
-        unsigned m = 99;
-
-        err[0] = '\0';
-        r = qmp_parse_vcpu_poll(bad[i].reply, &q, &m, err, sizeof(err));
-        CHECK(r == bad[i].rc && (r < 0 || m == bad[i].n),
-              "query-stats case %zu: rc %d, %u entries (got %d, %u: %s)", i, bad[i].rc, bad[i].n, r,
-              m, err);
+    found = virt_vcpu_poll_parse(names, values, VN_ARRAY_SIZE(names), poll, 4);
+    CHECK(found == 2 && poll[0] == 500 && poll[1] == 7 && poll[2] == UINT64_MAX &&
+              poll[3] == UINT64_MAX,
+          "vCPU statistics: success + fail per vCPU, a vCPU with one counter unknown (found %u: "
+          "%llu %llu %llu)",
+          found, (unsigned long long)poll[0], (unsigned long long)poll[1],
+          (unsigned long long)poll[2]);
+    found = virt_vcpu_poll_parse(names, values, 3, poll, 4);
+    CHECK(found == 0 && poll[0] == UINT64_MAX, "TCG (no KVM statistics): none found");
+    {
+        static const char *const big[] = {"vcpu.0.halt_poll_success_ns.sum",
+                                          "vcpu.0.halt_poll_fail_ns.sum"};
+        static const uint64_t huge[] = {UINT64_MAX - 1, 5};
+        found = virt_vcpu_poll_parse(big, huge, 2, poll, 1);
+        CHECK(found == 0 && poll[0] == UINT64_MAX,
+              "counters whose sum overflows are unknown, not wrapped");
     }
 }
 
