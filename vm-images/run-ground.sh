@@ -20,6 +20,8 @@
 #     --results DIR       RESULTS=build/ground/results   shared rw, /results inside
 #     --cache DIR         GROUND_CACHE=build/ground      boot files; shared rw, /ground-cache inside
 #     --log FILE          LOG=RESULTS/console.log
+#     --init busybox|systemd  GROUND_INIT=busybox   systemd: Debian's systemd is PID 1 and runs
+#                         SCRIPT as a service (ground-script.service of ground.target)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
     --results) RESULTS=$2; shift 2 ;;
     --cache) GROUND_CACHE=$2; shift 2 ;;
     --log) LOG=$2; shift 2 ;;
+    --init) GROUND_INIT=$2; shift 2 ;;
     -h | --help) usage ;;
     --) shift; break ;;
     -*) echo "run-ground: unknown option $1" >&2; usage ;;
@@ -115,6 +118,12 @@ esac
 args=$(IFS=,; echo "$*")
 append="console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ground.script=$SCRIPT ground.repo=$REPO"
 [ -n "$args" ] && append="$append ground.args=$args"
+case "${GROUND_INIT:-busybox}" in
+busybox) ;;
+# no fstab (this machine's is not the ground's), quiet unit status, the journal on the console
+systemd) append="$append ground.init=systemd systemd.unit=ground.target fstab=no systemd.show_status=error" ;;
+*) say "GROUND_INIT must be busybox or systemd"; exit 2 ;;
+esac
 append="$append ${EXTRA_APPEND:-}"
 
 say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}, $ACCEL, timeout ${TIMEOUT}s; console $LOG"

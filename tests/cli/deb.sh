@@ -1,7 +1,7 @@
 #!/bin/bash
 # The Debian packages: builds `vnuma` and `vnuma-guest-agent` with
-# `dpkg-buildpackage -us -uc -b` in a copy of the source (never in the work tree:
-# dh_auto_clean would remove build artefacts there), runs lintian on them, unpacks
+# `dpkg-buildpackage -us -uc -b` in a copy of the source (tests/lib/build-deb.sh, into
+# $BUILD/deb; reused when the sources did not change), runs lintian on them, unpacks
 # both into a scratch root with `dpkg -x`, checks the file lists and then runs vnumad
 # from the scratch root: `--check-config` with the packaged vnumad.conf, and
 # `--foreground` for a few seconds against the running libvirtd with a private socket,
@@ -28,15 +28,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- build ----
-src=$tmp/vnuma-0.1.0
-mkdir -p "$src"
-cp -a Makefile README.md lib host agent proto man dist debian docs "$src"/
-start=$SECONDS
-(cd "$src" && dpkg-buildpackage -us -uc -b -j2) >"$tmp/build.log" 2>&1
+# ---- build (into $BUILD/deb: tests/e2e/ground-systemd.sh installs the same packages) ----
+debs=$top/$BUILD/deb
+took=$(tests/lib/build-deb.sh "$debs")
 rc=$?
-ok $rc "dpkg-buildpackage -us -uc -b succeeds ($((SECONDS - start)) s)"
-[ $rc = 0 ] || { tail -n 30 "$tmp/build.log" | sed 's/^/# /'; finish; }
+ok $rc "dpkg-buildpackage -us -uc -b succeeds (${took:-?} s)"
+[ $rc = 0 ] || { tail -n 30 "$debs/build.log" | sed 's/^/# /'; finish; }
+cp "$debs"/*.deb "$debs"/*.changes "$debs"/*.buildinfo "$debs/build.log" "$tmp/"
 host_deb=$(ls "$tmp"/vnuma_0.1.0_*.deb 2>/dev/null)
 agent_deb=$(ls "$tmp"/vnuma-guest-agent_0.1.0_*.deb 2>/dev/null)
 [ -f "$host_deb" ] && [ -f "$agent_deb" ]; ok $? "two packages: $(basename "$host_deb") $(basename "$agent_deb")"

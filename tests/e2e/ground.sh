@@ -31,12 +31,25 @@ case ${GROUND_SUITE:-scenarios} in
 layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;;
 # GROUND_SUITE=scale (tests/bench/ground-scale.sh): 20 domains, one misplaced (issue 14)
 scale) run=scale append="" expect="16-scale-20" ;;
+# GROUND_SUITE=systemd (tests/e2e/ground-systemd.sh): systemd as PID 1, the vnuma package the
+# suite built installed and run as a service beside libvirtd.service (issue 15)
+systemd)
+    run=systemd append="" expect="17-systemd-install 18-systemd-reload 19-systemd-balance 20-systemd-journal 21-systemd-libvirtd 22-systemd-sigkill 23-systemd-stop"
+    debs=$PWD/$BUILD/deb
+    took=$(tests/lib/build-deb.sh "$debs")
+    ok $? "the Debian packages are built (tests/lib/build-deb.sh: ${took:-failed}$(case $took in [0-9]*) echo " s" ;; esac))"
+    ;;
 *) run=scenarios append="" ;;
 esac
 start=$SECONDS
+if [ "$run" = systemd ]; then
+    script=tests/e2e/ground/systemd.sh init=systemd extra="debs=$debs"
+else
+    script=tests/e2e/ground/scenarios.sh init=busybox extra="run=$run"
+fi
 NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM LLCS_PER_NODE=2 SOCKETS=2 EXTRA_APPEND="$append" \
-    TIMEOUT=${GROUND_TIMEOUT:-900} GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS \
-    vm-images/run-ground.sh tests/e2e/ground/scenarios.sh nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} run=$run \
+    TIMEOUT=${GROUND_TIMEOUT:-900} GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS GROUND_INIT=$init \
+    vm-images/run-ground.sh $script nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} $extra \
     >"$RESULTS/run-ground.out" 2>&1
 rc=$?
 wall=$((SECONDS - start))

@@ -1,6 +1,8 @@
 # vm-images/ground/lib.sh: helpers for scripts that run INSIDE the proving ground (sourced).
 #   ground_libvirt_up      private libvirt state on the overlay, cgroup v2 controllers, capability
 #                          cache reused across boots (/ground-cache/libvirt-caps), virtlogd+libvirtd
+#   ground_libvirt_systemd the same state, with systemd as PID 1: libvirtd.service started by
+#                          systemctl (cgroups are systemd's; virtlogd by its socket)
 #   dom_xml NAME [key=value...]   an L2 domain's XML on stdout (TCG, firmware only, no disk,
 #                          RAM preallocated); keys: cells=2 cell_mib=64 vcpus_per_cell=1
 #                          cpuset= (<vcpu cpuset>) emulatorpin= vcpupin= (every vCPU) numatune=MODE:NODES
@@ -15,19 +17,10 @@ VIRSH="virsh -q -c qemu:///system"
 
 ground_libvirt_up() {
     local i
-    rm -f /etc/libvirt/qemu/*.xml
-    rm -rf /etc/libvirt/qemu/autostart /etc/libvirt/qemu/networks/autostart
-    rm -rf /var/lib/libvirt/qemu/domain-* /var/lib/libvirt/qemu/channel/target/* /var/log/libvirt/qemu/*
     rm -rf /run/libvirt
-    mkdir -p /run/libvirt /var/log/libvirt/qemu /var/cache/libvirt/qemu/capabilities /var/lib/libvirt/qemu/channel/target
-    # the host's qemu.conf is seen through the overlay: change only the ground's copy
-    sed -i '/^security_driver *=/d' /etc/libvirt/qemu.conf
-    echo 'security_driver = "none"' >>/etc/libvirt/qemu.conf
+    mkdir -p /run/libvirt
+    ground_libvirt_state
     echo "+cpuset +cpu +memory +pids +io" >/sys/fs/cgroup/cgroup.subtree_control || return 1
-    # the host's cached capabilities do not match the ground's kernel/CPU: use the ground's own
-    rm -f /var/cache/libvirt/qemu/capabilities/*.xml
-    [ "${GROUND_NO_CAPS_CACHE:-0}" = 1 ] ||
-        cp /ground-cache/libvirt-caps/*.xml /var/cache/libvirt/qemu/capabilities/ 2>/dev/null
     # hugetlbfs before libvirtd, which looks for its mounts when it starts (systemd's
     # dev-hugepages.mount on an operator's host)
     grep -q ' hugetlbfs ' /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages; } || return 1
@@ -35,6 +28,32 @@ ground_libvirt_up() {
     libvirtd -d || return 1
     for i in $(seq 1 600); do $VIRSH version >/dev/null 2>&1 && break; sleep 0.2; done
     $VIRSH domcapabilities --virttype qemu >/dev/null || return 1 # probes caps unless cached
+    mkdir -p /ground-cache/libvirt-caps
+    cp -u /var/cache/libvirt/qemu/capabilities/*.xml /ground-cache/libvirt-caps/ 2>/dev/null
+    return 0
+}
+
+# the libvirt state of ground_libvirt_up, without starting anything: no domain of the host's,
+# the host's qemu.conf seen through the overlay changed in the ground's copy only, and the
+# ground's own cached capabilities (the host's do not match the ground's kernel/CPU)
+ground_libvirt_state() {
+    rm -f /etc/libvirt/qemu/*.xml
+    rm -rf /etc/libvirt/qemu/autostart /etc/libvirt/qemu/networks/autostart
+    rm -rf /var/lib/libvirt/qemu/domain-* /var/lib/libvirt/qemu/channel/target/* /var/log/libvirt/qemu/*
+    mkdir -p /var/log/libvirt/qemu /var/cache/libvirt/qemu/capabilities /var/lib/libvirt/qemu/channel/target
+    sed -i '/^security_driver *=/d' /etc/libvirt/qemu.conf
+    echo 'security_driver = "none"' >>/etc/libvirt/qemu.conf
+    rm -f /var/cache/libvirt/qemu/capabilities/*.xml
+    [ "${GROUND_NO_CAPS_CACHE:-0}" = 1 ] ||
+        cp /ground-cache/libvirt-caps/*.xml /var/cache/libvirt/qemu/capabilities/ 2>/dev/null
+}
+
+ground_libvirt_systemd() {
+    local i
+    ground_libvirt_state
+    systemctl start libvirtd.service || return 1
+    for i in $(seq 1 600); do $VIRSH version >/dev/null 2>&1 && break; sleep 0.2; done
+    $VIRSH domcapabilities --virttype qemu >/dev/null || return 1
     mkdir -p /ground-cache/libvirt-caps
     cp -u /var/cache/libvirt/qemu/capabilities/*.xml /ground-cache/libvirt-caps/ 2>/dev/null
     return 0

@@ -14,7 +14,6 @@ import os
 import sys
 import time
 
-import probe
 import scenarios as S
 
 CARRIED = ("acted", "moving")
@@ -45,21 +44,14 @@ def main():
                         for d in doms) else None
     placed = S.wait_until(120, all_placed, 1.0)
     num["idle_placed"] = placed is not None
-    st = S.start_misplaced("Z-mis", "", allowed, cell_mib=64)
-    for v in st["vcpus"]:
-        S.virsh("vcpupin", "Z-mis", str(v["vcpu"]), S.cpus_str(allowed), "--live")
-    S.virsh("emulatorpin", "Z-mis", S.cpus_str(allowed), "--live")
-    before = S.cell_view(probe.state("Z-mis"))
+    before = S.cell_view(S.misplace("Z-mis", allowed, cell_mib=64))
     ev["before"] = before
     num["remote_share_before"] = [round(1 - c["share"], 3) if c["node"] not in allowed else 0 for c in before]
     pass0 = (S.vnctl_status() or {}).get("pass")
     t_opt = time.monotonic()
     S.set_mode("Z-mis", "auto")
 
-    def converged():
-        cv = S.cell_view(probe.quick("Z-mis"))
-        return cv if all(c["node"] in allowed and c["share"] >= 0.95 for c in cv) else None
-    conv = S.wait_until(60, converged, 1.0)
+    conv = S.wait_until(60, lambda: S.local_on("Z-mis", allowed), 1.0)
     num["seconds_to_converge"] = round(time.monotonic() - t_opt, 1)
     js = [r for r in S.journal_lines() if r.get("domain") == "Z-mis"]
     acted = [r for r in js if r.get("action") in CARRIED]

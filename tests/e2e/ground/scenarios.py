@@ -797,6 +797,22 @@ def start_misplaced(name, backing, allowed, cell_mib=32):
     return st
 
 
+def misplace(name, allowed, cell_mib=32, backing=""):
+    """start_misplaced, then its vCPUs and emulator re-pinned to `allowed` (all memory remote,
+    as in scenario 1); returns its probe state before it opts in"""
+    st = start_misplaced(name, backing, allowed, cell_mib=cell_mib)
+    for v in st["vcpus"]:
+        virsh("vcpupin", name, str(v["vcpu"]), cpus_str(allowed), "--live")
+    virsh("emulatorpin", name, cpus_str(allowed), "--live")
+    return probe.state(name)
+
+
+def local_on(dom, allowed):
+    """dom's cell view when every cell is 95% on an `allowed` node its vCPUs run on, else None"""
+    cv = cell_view(probe.quick(dom))
+    return cv if all(c["node"] in allowed and c["share"] >= 0.95 for c in cv) else None
+
+
 # Issue 12's backends where memory really moves: a hugetlbfs guest with 2 MiB pages (10), a
 # memfd-shared guest (11), a guest with locked memory (12), and the act stage against io_uring's
 # long-term pin (13, build/tests/longterm-pin: a process standing in for QEMU).
