@@ -61,7 +61,8 @@ typedef struct top_prev {
     char uuid[40];
     uint64_t bytes;
     double at_s;
-    double rate; /* bytes/s between the last two refreshes */
+    double rate;   /* bytes/s over the last span measured */
+    bool measured; /* a span has been measured (top runs long enough): rate means something */
 } top_prev;
 
 typedef struct top_view {
@@ -172,6 +173,7 @@ static double domain_rate(top_view *v, const char *uuid, uint64_t bytes, double 
             p->rate = 0;
         } else if (now - p->at_s >= span) {
             p->rate = (double)(bytes - p->bytes) / (now - p->at_s);
+            p->measured = true;
             p->bytes = bytes;
             p->at_s = now;
         }
@@ -403,17 +405,21 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
 static void format_head(const top_view *v, char *out, size_t len)
 {
     double rate = 0, interval = 0;
+    bool measured = false;
     char b[32];
 
-    for (unsigned i = 0; i < v->nr_prev; i++)
+    for (unsigned i = 0; i < v->nr_prev; i++) {
         rate += v->prev[i].rate;
+        measured |= v->prev[i].measured;
+    }
     (void)jnum(v->status, "interval_s", &interval);
+    /* the rate needs a few seconds of counters: "?" until then, not a false 0 */
     snprintf(out, len,
              "vnumad pass %" PRIu64 ", libvirt %s, %zu domains, every %gs, budget %" PRIu64
-             " MiB/s, moving %s/s",
+             "M/s, moving %s/s",
              ju64(v->status, "pass"), jbool(v->status, "connected") ? "up" : "DOWN",
              jlen(jget(v->status, "domains")), interval, ju64(v->status, "rate_limit_mib"),
-             short_bytes((uint64_t)rate, b, sizeof(b)));
+             measured || !v->nr_prev ? short_bytes((uint64_t)rate, b, sizeof(b)) : "?");
 }
 
 /* The picked domain's details as up to `max` lines (detail[i], width chars). */

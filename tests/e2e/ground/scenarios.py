@@ -615,7 +615,7 @@ def top_while_moving(dom):
                              f"{BUILD}/vnumactl --socket {SOCK} top -d 0.5"], check=True, timeout=10)
         screen = wait_until(10, lambda: (lambda t: t if dom in t else None)(
             subprocess.run(tm + ["capture-pane", "-p", "-t", "top"], capture_output=True, text=True).stdout), 0.5)
-        time.sleep(1.2)  # a second refresh: the rate column is measured
+        time.sleep(3.5)  # refreshes over 3 s: top has measured the rate the memory moves at
         screen = subprocess.run(tm + ["capture-pane", "-p", "-t", "top"], capture_output=True, text=True).stdout
         out["screen"] = screen.splitlines()
         with open(os.path.join(R, "top-screen.txt"), "w") as f:

@@ -16,7 +16,8 @@ activation, systemd-machined registering the guests in machine.slice).
                          and decides again
   22-systemd-sigkill     SIGKILL: Restart=on-failure brings vnumad back; it finds the first
                          originals in the live metadata and keeps them
-  23-systemd-stop        `systemctl stop` puts the original pins back within TimeoutStopSec
+  23-systemd-stop        `systemctl stop` puts the original pins back within TimeoutStopSec;
+                         `systemctl start` returns once vnumad said READY=1 (Type=notify): active
 Every verdict is systemd's (systemctl show, journalctl), the kernel's or libvirt's.
 """
 import glob
@@ -210,8 +211,17 @@ def main():
     if m:
         limit = int(m.group(1) or 0) * 60 + int(m.group(2))
     num["timeout_stop_s"] = limit
+    # start again: with Type=notify, systemctl start returns when vnumad sent READY=1 (its
+    # control socket listens), so it is active and answers at once, not some time later
+    t = time.monotonic()
+    r2 = run("systemctl", "start", UNIT)
+    num["start_s"] = round(time.monotonic() - t, 1)
+    num["after_start"] = show(UNIT, "ActiveState", "SubState")
+    num["answers_at_once"] = vnctl("status", "--json") is not None
     ok = (r.returncode == 0 and took < limit and props.get("Result") == "success" and props.get("ExecMainStatus") == "0"
-          and num["pins_restored"] and num["emulator_restored"])
+          and num["pins_restored"] and num["emulator_restored"] and r2.returncode == 0
+          and num["after_start"].get("ActiveState") == "active" and num["answers_at_once"])
+    run("systemctl", "stop", UNIT)
     out.append(S.write(23, "systemd-stop", ok, num, ev))
     return out
 
