@@ -470,7 +470,7 @@ static unsigned format_detail(const top_view *v, const top_row *r, int width, ch
 static int print_once(top_view *v)
 {
     char line[1024];
-    unsigned ncols = v->nr_nodes > 1 ? v->nr_nodes : 0;
+    unsigned ncols;
 
     if (top_fetch(v) < 0) {
         fprintf(stderr, "vnumactl: %s\n", v->err);
