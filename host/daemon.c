@@ -181,7 +181,7 @@ static void on_closed(void *opaque)
     if (!dm->connected)
         return;
     dm->stats.errors[METRICS_ERR_CONNECTION_LOST]++;
-    log_warn("Lost the connection to libvirtd; reconnecting");
+    log_warn("Lost the connection to libvirt (%s); reconnecting", dm->cfg.uri);
     dm->connected = false;
     dm->backoff_s = BACKOFF_MIN_S;
     /* closing from inside libvirt's callback is not allowed: do it from a timer */

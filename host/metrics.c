@@ -189,7 +189,8 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
 
     family(f, "vnuma_build_info", "gauge", "vnumad's version (always 1).");
     fprintf(f, "vnuma_build_info{version=\"%s\"} 1\n", VNUMA_VERSION);
-    family(f, "vnuma_libvirt_connected", "gauge", "1 when vnumad is connected to libvirtd.");
+    family(f, "vnuma_libvirt_connected", "gauge",
+           "1 when vnumad is connected to libvirt (libvirtd or virtqemud).");
     fprintf(f, "vnuma_libvirt_connected %d\n", h->connected ? 1 : 0);
     family(f, "vnuma_passes_total", "counter", "Balancing passes run.");
     fprintf(f, "vnuma_passes_total %llu\n", (unsigned long long)h->passes);

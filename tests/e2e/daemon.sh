@@ -260,7 +260,7 @@ ok $? "g: root's vnumactl status still works"
 connects=$(log_count 'Connected to qemu:///system')
 lpid=$(kill_libvirtd)
 ok $? "d: libvirtd (pid $lpid) killed and gone"
-wait_for 15 log_has 'Lost the connection to libvirtd'
+wait_for 15 log_has 'Lost the connection to libvirt \(qemu:///system\)'
 ok $? "d: vnumad logs the loss ($(show_log 'Lost the connection|Cannot connect' 2 | tr '\n' ' '))"
 # it has handled the loss once it tried to reconnect (and failed: libvirtd is still down)
 wait_for 15 log_has 'Cannot connect to qemu:///system' && vnumad_alive && status_ok 'j["connected"] is False'
