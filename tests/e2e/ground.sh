@@ -32,18 +32,22 @@ layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;
 # GROUND_SUITE=scale (tests/bench/ground-scale.sh): 20 domains, one misplaced (issue 14)
 scale) run=scale append="" expect="16-scale-20" ;;
 # GROUND_SUITE=systemd (tests/e2e/ground-systemd.sh): systemd as PID 1, the vnuma package the
-# suite built installed and run as a service beside libvirtd.service (issue 15)
+# suite built installed and run as a service beside libvirtd.service, then beside a
+# socket-activated virtqemud (issue 15)
 systemd)
-    run=systemd append="" expect="17-systemd-install 18-systemd-reload 19-systemd-balance 20-systemd-journal 21-systemd-libvirtd 22-systemd-sigkill 23-systemd-stop"
+    run=systemd append="" expect="17-systemd-install 18-systemd-reload 19-systemd-balance 20-systemd-journal 21-systemd-libvirtd 22-systemd-sigkill 23-systemd-stop 24-systemd-modular"
     debs=$PWD/$BUILD/deb
     took=$(tests/lib/build-deb.sh "$debs")
     ok $? "the Debian packages are built (tests/lib/build-deb.sh: ${took:-failed}$(case $took in [0-9]*) echo " s" ;; esac))"
+    vqd=$PWD/$BUILD/virtqemud
+    took=$(tests/lib/build-virtqemud.sh "$vqd")
+    ok $? "virtqemud is built from Debian's libvirt source package (tests/lib/build-virtqemud.sh: ${took:-failed}$(case $took in [0-9]*) echo " s" ;; esac))"
     ;;
 *) run=scenarios append="" ;;
 esac
 start=$SECONDS
 if [ "$run" = systemd ]; then
-    script=tests/e2e/ground/systemd.sh init=systemd extra="debs=$debs"
+    script=tests/e2e/ground/systemd.sh init=systemd extra="debs=$debs virtqemud=$vqd/root"
 else
     script=tests/e2e/ground/scenarios.sh init=busybox extra="run=$run"
 fi

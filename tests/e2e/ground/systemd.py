@@ -18,12 +18,19 @@ activation, systemd-machined registering the guests in machine.slice).
                          originals in the live metadata and keeps them
   23-systemd-stop        `systemctl stop` puts the original pins back within TimeoutStopSec;
                          `systemctl start` returns once vnumad said READY=1 (Type=notify): active
+  24-systemd-modular     the modular layout: libvirtd's units stopped and disabled, virtqemud's
+                         sockets listening (libvirt's daemon built from Debian's source package,
+                         tests/lib/build-virtqemud.sh); vnumad's connection socket-activates
+                         virtqemud, a misplaced guest started there is balanced, a virtqemud
+                         restart is survived and a stopped virtqemud is activated again by
+                         vnumad's reconnection
 Every verdict is systemd's (systemctl show, journalctl), the kernel's or libvirt's.
 """
 import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -172,7 +179,7 @@ def main():
     decided = S.wait_until(30, lambda: (lambda d: d if d and (d.get("last_decision") or {}).get("pass", 0) > p0 else None)(status_dom("sd-a")), 1.0)
     after = show(UNIT, "MainPID", "NRestarts")
     num.update({"reconnected": bool(again), "decided_after": bool(decided), "pid_kept": before == after,
-                "lost_line": any("Lost the connection to libvirtd" in l for l in journal())})
+                "lost_line": any("Lost the connection to libvirt (qemu:///system)" in l for l in journal())})
     ev["journal"] = journal()[-8:]
     ok = r.returncode == 0 and bool(again) and bool(decided) and num["pid_kept"]
     out.append(S.write(21, "systemd-libvirtd", ok, num, ev))
@@ -223,7 +230,121 @@ def main():
           and num["after_start"].get("ActiveState") == "active" and num["answers_at_once"])
     run("systemctl", "stop", UNIT)
     out.append(S.write(23, "systemd-stop", ok, num, ev))
+
+    out.append(modular(S.ARGS.get("virtqemud", ""), allowed))
     return out
+
+
+def ts(unit, prop):
+    return int(show(unit, prop).get(prop) or 0)
+
+
+def vq_clients():
+    """PIDs of virtqemud's clients, as virtqemud itself reports them (virt-admin)."""
+    pids = []
+    r = run("virt-admin", "-c", "virtqemud:///system", "srv-clients-list", "virtqemud")
+    for m in re.finditer(r"^\s*(\d+)\s+unix", r.stdout, re.M):
+        info = run("virt-admin", "-c", "virtqemud:///system", "client-info", "virtqemud", m.group(1)).stdout
+        p = re.search(r"unix_process_id\s*:\s*(\d+)", info)
+        if p:
+            pids.append(int(p.group(1)))
+    return pids
+
+
+def modular(root, allowed):
+    """24: the modular layout. The units and daemon of tests/lib/build-virtqemud.sh are what a
+    distribution with modular daemons ships; the switch is libvirt's documented one (stop and
+    disable libvirtd and its sockets, enable and start virtqemud's sockets, not the service)."""
+    num, ev = {}, {}
+    if not root or not os.path.exists(os.path.join(root, "usr/sbin/virtqemud")):
+        return S.write(24, "systemd-modular", False, num, {"error": f"no virtqemud tree in '{root}'"})
+    S.virsh("destroy", "sd-a", check=False)
+    shutil.copytree(root, "/", dirs_exist_ok=True)
+    run("systemctl", "daemon-reload")
+    libvirtd_units = ["libvirtd.service", "libvirtd.socket", "libvirtd-ro.socket", "libvirtd-admin.socket"]
+    run("systemctl", "stop", *libvirtd_units)
+    run("systemctl", "disable", *libvirtd_units)
+    socks = ["virtqemud.socket", "virtqemud-ro.socket", "virtqemud-admin.socket"]
+    r = run("systemctl", "enable", "--now", *socks)
+    num["enable_rc"] = r.returncode
+    ev["enable"] = (r.stdout + r.stderr)[-600:]
+    num["before"] = {"virtqemud": show("virtqemud.service", "ActiveState")["ActiveState"],
+                     "libvirtd": show("libvirtd.service", "ActiveState")["ActiveState"],
+                     "virtqemud_sock": os.path.exists("/run/libvirt/virtqemud-sock"),
+                     "libvirt_sock": os.path.exists("/run/libvirt/libvirt-sock")}
+    num["vnumad_after"] = sorted(set(show(UNIT, "After")["After"].split()) & {"virtqemud.socket", "virtqemud.service"})
+
+    # vnumad's own connection starts virtqemud
+    n_conn = sum("Connected to qemu:///system" in l for l in journal())
+    r = run("systemctl", "start", UNIT)
+    connected = S.wait_until(60, lambda: sum("Connected to qemu:///system" in l for l in journal()) > n_conn, 0.5)
+    vq = show("virtqemud.service", "ActiveState", "MainPID", "TriggeredBy", "ExecMainStartTimestampMonotonic")
+    vn_start = ts(UNIT, "ExecMainStartTimestampMonotonic")
+    vq_start = int(vq.get("ExecMainStartTimestampMonotonic") or 0)
+    clients = S.wait_until(10, lambda: vq_clients() or None, 0.5) or []
+    num["activation"] = {"vnumad_start_rc": r.returncode, "connected": bool(connected),
+                         "virtqemud": vq.get("ActiveState"), "triggered_by": vq.get("TriggeredBy"),
+                         "virtqemud_started_after_vnumad_s": round((vq_start - vn_start) / 1e6, 2),
+                         "vnumad_is_a_client": active_pid() in clients}
+    activated = (r.returncode == 0 and bool(connected) and vq.get("ActiveState") == "active"
+                 and "virtqemud.socket" in (vq.get("TriggeredBy") or "") and vq_start > vn_start
+                 and active_pid() in clients)
+
+    # a misplaced guest started under virtqemud is balanced through it
+    S.misplace("sd-m", allowed, cell_mib=64)
+    t = time.monotonic()
+    S.set_mode("sd-m", "auto")
+    conv = S.wait_until(120, lambda: S.local_on("sd-m", allowed), 1.0)
+    d = status_dom("sd-m") or {}
+    num["balance"] = {"seconds_to_converge": round(time.monotonic() - t, 1),
+                      "final": [(c["node"], c["share"]) for c in (conv or [])],
+                      "bytes_moved": d.get("counters", {}).get("bytes_moved")}
+    balanced = bool(conv) and (num["balance"]["bytes_moved"] or 0) > 0
+
+    def decided_after(p0):
+        dd = status_dom("sd-m")
+        return dd if dd and (dd.get("last_decision") or {}).get("pass", 0) > p0 else None
+
+    # a restart of virtqemud: vnumad stays, reconnects, decides again
+    pid_v, vq_pid0 = active_pid(), int(vq.get("MainPID") or 0)
+    n_conn = sum("Connected to qemu:///system" in l for l in journal())
+    r = run("systemctl", "restart", "virtqemud.service")
+    again = S.wait_until(60, lambda: sum("Connected to qemu:///system" in l for l in journal()) > n_conn, 0.5)
+    p0 = (vnctl("status", "--json") or {}).get("pass", 0)
+    decided = S.wait_until(30, lambda: decided_after(p0), 1.0)
+    vq_pid1 = int(show("virtqemud.service", "MainPID").get("MainPID") or 0)
+    num["restart"] = {"rc": r.returncode, "virtqemud_pid_changed": vq_pid1 not in (0, vq_pid0),
+                      "lost_lines": sum("Lost the connection to libvirt (qemu:///system)" in l for l in journal()),
+                      "vnumad_pid_kept": active_pid() == pid_v, "reconnected": bool(again),
+                      "decided_after": bool(decided)}
+    restarted = (r.returncode == 0 and num["restart"]["virtqemud_pid_changed"] and num["restart"]["vnumad_pid_kept"]
+                 and bool(again) and bool(decided))
+
+    # virtqemud stopped, its socket still listening: vnumad's reconnection starts it again
+    n_conn = sum("Connected to qemu:///system" in l for l in journal())
+    r = run("systemctl", "stop", "virtqemud.service")
+    back = S.wait_until(60, lambda: sum("Connected to qemu:///system" in l for l in journal()) > n_conn, 0.5)
+    vq2 = show("virtqemud.service", "ActiveState", "MainPID")
+    p0 = (vnctl("status", "--json") or {}).get("pass", 0)
+    decided2 = S.wait_until(30, lambda: decided_after(p0), 1.0)
+    clients2 = S.wait_until(10, lambda: vq_clients() or None, 0.5) or []
+    num["reactivation"] = {"stop_rc": r.returncode, "reconnected": bool(back), "virtqemud": vq2.get("ActiveState"),
+                           "virtqemud_pid_changed": int(vq2.get("MainPID") or 0) not in (0, vq_pid1),
+                           "vnumad_is_a_client": active_pid() in clients2, "decided_after": bool(decided2),
+                           "vnumad_pid_kept": active_pid() == pid_v}
+    rea = num["reactivation"]
+    reactivated = (r.returncode == 0 and rea["reconnected"] and rea["virtqemud"] == "active"
+                   and rea["virtqemud_pid_changed"] and rea["vnumad_is_a_client"] and rea["decided_after"]
+                   and rea["vnumad_pid_kept"])
+    ev["journal"] = journal()[-12:]
+    ev["virtqemud_journal"] = run("journalctl", "-u", "virtqemud.service", "--no-pager", "-o", "cat").stdout.splitlines()[-10:]
+    b = num["before"]
+    switched = (num["enable_rc"] == 0 and b["virtqemud"] == "inactive" and b["libvirtd"] == "inactive"
+                and b["virtqemud_sock"] and num["vnumad_after"] == ["virtqemud.service", "virtqemud.socket"])
+    ok = switched and activated and balanced and restarted and reactivated
+    num["parts"] = {"switched": switched, "activated": activated, "balanced": balanced,
+                    "restarted": restarted, "reactivated": reactivated}
+    return S.write(24, "systemd-modular", ok, num, ev)
 
 
 if __name__ == "__main__":
