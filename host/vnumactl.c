@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <locale.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include "control.h"
 #include "ctl_client.h"
 #include "json.h"
+#include "text.h"
 #include "topology.h"
 #include "util.h"
 #include "vnumactl.h"
@@ -375,7 +377,7 @@ static void print_advise(struct json_object *r)
 {
     struct json_object *doms = jget(r, "domains");
     unsigned actions = 0;
-    char id[32], cur[32], tgt[32], bytes[32], rules[512], loc[48];
+    char id[32], cur[32], tgt[32], bytes[32], rules[512], loc[48], name[96];
 
     printf("%-20s %4s %-6s %4s %6s %16s %4s %10s  %s\n", "DOMAIN", "CELL", "MODE", "NOW", "TARGET",
            "LOCALITY", "PINS", "MOVE", "DECISION");
@@ -392,7 +394,8 @@ static void print_advise(struct json_object *r)
             (void)jnum(c, "locality_before", &before);
             (void)jnum(c, "locality_after", &after);
             snprintf(loc, sizeof(loc), "%3.0f%% -> %3.0f%%", before, after);
-            printf("%-20.20s %4s %-6s %4s %6s %16s %4zu %10s  %s: %s\n", jstr(d, "name", "?"),
+            (void)vn_text_fit(name, sizeof(name), jstr(d, "name", "?"), 20, 1);
+            printf("%s %4s %-6s %4s %6s %16s %4zu %10s  %s: %s\n", name,
                    jint_str(c, "cell", id, sizeof(id)), jstr(d, "mode", "-"),
                    jint_str(c, "current_node", cur, sizeof(cur)),
                    jint_str(c, "target_node", tgt, sizeof(tgt)), loc, jlen(pins),
@@ -561,6 +564,9 @@ int main(int argc, char **argv)
     const vnumactl_cmd *cmd;
     int c;
 
+    /* names are measured and shown in the terminal's character set (lib/text.h); only
+     * LC_CTYPE: numbers keep the C locale's '.' in tables, JSON and metrics */
+    (void)setlocale(LC_CTYPE, "");
     opterr = 0; /* our messages name the subcommand and use one line */
     /* '+': stop at the subcommand, its options are its own */
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {

@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "ctl_client.h"
+#include "text.h"
 #include "util.h"
 #include "vnumactl.h"
 
@@ -204,7 +205,7 @@ static void build_rows(top_view *v, double now)
     for (size_t i = 0; i < jlen(doms); i++) {
         struct json_object *d = json_object_array_get_idx(doms, i);
         nr += (unsigned)jlen(jget(d, "cells"));
-        v->name_w = VN_MAX(v->name_w, (int)VN_MIN(strlen(jstr(d, "name", "?")), TOP_NAME_MAX));
+        v->name_w = VN_MAX(v->name_w, VN_MIN(vn_text_width(jstr(d, "name", "?")), TOP_NAME_MAX));
     }
     nr = VN_MIN(nr, (unsigned)TOP_MAX_ROWS);
     free(v->rows);
@@ -350,11 +351,23 @@ static unsigned node_columns(const top_view *v, int width, int *name_w)
     return ncols;
 }
 
-/* The column heads, or one row, as a line of at most `width` characters (0: no limit). */
+/* line (len bytes) cut to at most `width` terminal columns (0: no limit), never inside a
+ * character: a name may be UTF-8 (lib/text.h). */
+static void cut_columns(char *line, size_t len, int width)
+{
+    char tmp[1024];
+
+    if (width <= 0 || !len)
+        return;
+    (void)vn_text_fit(tmp, VN_MIN(len, sizeof(tmp)), line, width, 0);
+    memcpy(line, tmp, strlen(tmp) + 1);
+}
+
+/* The column heads, or one row, as a line of at most `width` columns (0: no limit). */
 static void format_line(const top_view *v, const top_row *r, unsigned ncols, int name_w, int width,
                         char *out, size_t len)
 {
-    char b[32], b2[32];
+    char b[32], b2[32], name[TOP_NAME_MAX * 4 + 1];
     size_t used = 0;
 
 #define PUT(...)                                                                                   \
@@ -382,7 +395,8 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
             snprintf(b2, sizeof(b2), "%d", r->home);
         else
             snprintf(b2, sizeof(b2), "-");
-        PUT("%-*.*s %4u %5.5s", name_w, name_w, r->domain, r->cell, b2);
+        (void)vn_text_fit(name, sizeof(name), r->domain, name_w, 1); /* columns, not bytes */
+        PUT("%s %4u %5.5s", name, r->cell, b2);
         if (r->locality >= 0)
             PUT(" %4.0f%%", r->locality);
         else
@@ -397,8 +411,7 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
         PUT(" %s", r->reason);
     }
 #undef PUT
-    if (width > 0 && (size_t)width < len)
-        out[width] = '\0';
+    cut_columns(out, len, width);
 }
 
 /* The first line: vnumad's pass, libvirt, domains, budget, the moves' rate. */
@@ -461,8 +474,7 @@ static unsigned format_detail(const top_view *v, const top_row *r, int width, ch
             snprintf(lines[n++], 512, "  last: no decision yet");
     }
     for (unsigned i = 0; i < n; i++)
-        if (width > 0 && width < 512)
-            lines[i][width] = '\0';
+        cut_columns(lines[i], 512, width);
     return n;
 }
 
@@ -511,6 +523,15 @@ static void pick(top_view *v, int i)
     v->picked_cell = v->rows[i].cell;
 }
 
+/* One screen line at row y: text cut to the w columns of the terminal (addnstr counts bytes). */
+static void put_line(int y, const char *text, int w)
+{
+    char line[1024];
+
+    (void)vn_text_fit(line, sizeof(line), text, w, 0);
+    mvaddstr(y, 0, line);
+}
+
 static void draw(top_view *v)
 {
     int h, w, sel, top = 0, table_h;
@@ -522,14 +543,14 @@ static void draw(top_view *v)
     erase();
     ncols = node_columns(v, w, &name_w);
     format_head(v, line, sizeof(line));
-    mvaddnstr(0, 0, line, w);
+    put_line(0, line, w);
     snprintf(line, sizeof(line), "sort: %s%s | keys: up/down pick, s sort, r reverse, q quit",
              sort_names[v->sort], v->reverse ? " (reversed)" : "");
-    mvaddnstr(1, 0, v->err[0] ? v->err : line, w);
+    put_line(1, v->err[0] ? v->err : line, w);
     format_line(v, NULL, ncols, name_w, w, line, sizeof(line));
     attron(A_REVERSE);
-    mvaddnstr(2, 0, line, w);
-    for (int x = (int)strlen(line); x < w; x++)
+    put_line(2, line, w);
+    for (int x = vn_text_width(line); x < w; x++)
         mvaddch(2, x, ' ');
     attroff(A_REVERSE);
 
@@ -543,18 +564,18 @@ static void draw(top_view *v)
         format_line(v, &v->rows[top + i], ncols, name_w, w, line, sizeof(line));
         if (top + i == sel)
             attron(A_BOLD | A_UNDERLINE);
-        mvaddnstr(3 + i, 0, line, w);
+        put_line(3 + i, line, w);
         if (top + i == sel)
             attroff(A_BOLD | A_UNDERLINE);
     }
     if (!v->nr_rows)
-        mvaddnstr(3, 0, "(no opted-in domain)", w);
+        put_line(3, "(no opted-in domain)", w);
     if (sel >= 0 && h - 3 - table_h > 1) {
         nd =
             format_detail(v, &v->rows[sel], w, detail,
                           VN_MIN((unsigned)(h - 3 - table_h - 1), (unsigned)VN_ARRAY_SIZE(detail)));
         for (unsigned i = 0; i < nd; i++)
-            mvaddnstr(3 + table_h + 1 + (int)i, 0, detail[i], w);
+            put_line(3 + table_h + 1 + (int)i, detail[i], w);
     }
     refresh();
 }

@@ -251,6 +251,22 @@ grep -qF "${E2E_PREFIX}cr?tab?.." "$E2E_TMP/status.txt" && grep -qF "${NAMES[2]}
 ok $? "c: ... and shows the names (CR and tab as '?', UTF-8 and metacharacters as they are)"
 vnctl decisions "${NAMES[4]}" >"$E2E_TMP/dec.txt" 2>&1 && [ -s "$E2E_TMP/dec.txt" ]
 ok $? "c: vnumactl decisions $(printf %q "${NAMES[4]}") answers ($(head -c 150 "$E2E_TMP/dec.txt" | tr '\n' ' '))"
+LC_ALL=C.UTF-8 vnctl advise "${NAMES[2]}" >"$E2E_TMP/advise.txt" 2>&1
+$PY - "$E2E_TMP/advise.txt" "${NAMES[2]}" <<'PY'
+import sys, unicodedata
+def width(s):
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+rows = [l for l in lines[1:] if l.startswith(sys.argv[2][:10])]
+# the DOMAIN column is 20 terminal columns: the name cut in whole characters, then the cell
+ok = lines and lines[0].startswith("DOMAIN ") and rows and all(
+    any(width(l[:i]) == 20 and l[i] == " " and l[:i].rstrip() and sys.argv[2].startswith(l[:i].rstrip())
+        and l[i:].split()[0].isdigit() for i in range(len(l))) for l in rows)
+for l in lines:
+    print("# | " + l)
+sys.exit(0 if ok else 1)
+PY
+ok $? "c: vnumactl advise $(printf %q "${NAMES[2]}") (UTF-8 locale): the name cut to 20 columns in whole characters, the cell column in line"
 for i in 3 4; do
     name=${NAMES[$i]}
     vnctl pause "$name" >"$E2E_TMP/pause.txt" 2>&1 &&

@@ -8,6 +8,8 @@
 #   c. `vnumactl history DOMAIN`: the charts and the table from the journal vnumad writes
 #      (found by asking vnumad), and --json with one entry per record of the domain there.
 #   d. bash completion offers the names of the domains vnumad tracks.
+#   e. a UTF-8 name wider than the name column (2-column characters): cut in whole characters,
+#      the columns after it in line, in a UTF-8 terminal, in the C locale ('?') and piped.
 # The screen tmux captured in (a) is kept as $BUILD/top-screen.txt (the README shows one).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -110,4 +112,65 @@ got=$(PATH="$E2E_TMP/bin:$PATH" bash --norc --noprofile -c '
     _vnumactl vnumactl "$2" explain; printf "%s\n" "${COMPREPLY[@]}" | sort | paste -sd" "' _ "$VN_SOCK" "$E2E_PREFIX")
 [ "$got" = "$(printf '%s\n' "$A" "$B" | sort | paste -sd' ')" ]
 ok $? "'vnumactl --socket S explain ${E2E_PREFIX}<Tab>' offers the two domains ($got)"
+
+# ---- e. a UTF-8 name wider than the column, in a UTF-8 terminal and in the C locale ----
+# "é" is 2 bytes and 1 column, "名" and "前" 3 bytes and 2 columns: cut in bytes, the name
+# column would end early (the columns after it out of line) or inside a character.
+C=$(define_domain "top-é-名前-名前-名前-名前-名前" "$T")
+ok $? "a third domain with a UTF-8 name wider than top's 40-column name column ($C)"
+set_meta "$C" '<balancer mode="advise"/>' >/dev/null
+wait_for 30 grep -qF "decision domain='$C'" "$VN_LOG"
+ok $? "vnumad decided on it"
+# check_screen FILE LOCALE MAXW: every row of the three domains (cut or not) has its CELL column
+# where the head has it, C's rows show a prefix of its name in whole characters (as '?'
+# bytes in the C locale), no line is wider than MAXW columns (0: any), no U+FFFD.
+check_screen() {
+    python3 - "$1" "$2" "$3" "$E2E_PREFIX" "$A" "$B" "$C" <<'PY'
+import sys, unicodedata
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+loc, maxw, prefix, a, b, c = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+def width(s):
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+lines = text.splitlines()
+shown = c if loc == "utf8" else "".join(ch if ord(ch) < 128 else "?" * len(ch.encode()) for ch in c)
+head = [l for l in lines if l.startswith("DOMAIN ")]
+rows = [l for l in lines if l.startswith(prefix) and ": mode " not in l]
+c_rows = [l for l in rows if not l.startswith(a + " ") and not l.startswith(b + " ")]
+bad = []
+if not head:
+    bad.append("no head line")
+else:
+    col = width(head[0][:head[0].index(" CELL") + 1])
+    for l in rows:
+        i = 0
+        while i < len(l) and width(l[:i]) < col:
+            i += 1
+        if width(l[:i]) != col or not l[i:].lstrip().split()[0].isdigit():
+            bad.append("CELL out of line: %r" % l)
+        elif l in c_rows and not shown.startswith(l[:i].rstrip()):
+            bad.append("not a prefix of the name in whole characters: %r" % l[:i])
+if len(c_rows) != 2:
+    bad.append("%d rows for the UTF-8 domain, want 2" % len(c_rows))
+bad += ["wider than %d: %r" % (maxw, l) for l in lines if maxw and width(l) > maxw]
+bad += ["U+FFFD (a cut character) in %r" % l for l in lines if "\ufffd" in l]
+for m in bad:
+    print("# " + m)
+sys.exit(1 if bad else 0)
+PY
+}
+for loc in utf8 C; do
+    [ $loc = utf8 ] && lang=C.UTF-8 || lang=C
+    tm kill-session -t top 2>/dev/null
+    tm -u new-session -d -s top -x 80 -y 24 \
+        "LC_ALL=$lang TERM=xterm-256color $BUILD/vnumactl --socket $VN_SOCK top -d 0.5; sleep 600"
+    wait_for 20 bash -c "$(declare -f screen tm); TMUX_SOCK=$TMUX_SOCK; [ \$(screen | grep -c -- '^$E2E_PREFIX') -ge 6 ]"
+    screen >"$E2E_TMP/screen-$loc"
+    sed 's/^/# | /' "$E2E_TMP/screen-$loc"
+    check_screen "$E2E_TMP/screen-$loc" $loc 80
+    ok $? "LC_ALL=$lang: the UTF-8 name is cut in whole characters to the name column, every CELL in line, nothing past 80 columns"
+done
+LC_ALL=C.UTF-8 "$BUILD/vnumactl" --socket "$VN_SOCK" top >"$E2E_TMP/once-utf8" 2>&1
+check_screen "$E2E_TMP/once-utf8" utf8 0
+ok $? "piped in a UTF-8 locale: the table's columns line up with the UTF-8 name too"
 finish
