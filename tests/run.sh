@@ -53,7 +53,7 @@ run_one() {
         printf '%-28s FAIL (%s passed, %s failed, exit %s, %ss) log: %s\n' "$name" "$p" "$f" "$rc" $((SECONDS - start)) "$log"
         grep -E '^not ok|error|Error|ERROR' "$log" | head -n 20 | sed 's/^/    /'
         # what the test saw of a guest that did not boot (lib.sh guest_booted) or not come up
-        grep -a '^# boot-hang:\|^# console:' "$log" | tail -n 40 | sed 's/^/    /'
+        grep -a '^# boot-hang:\|^# hang:\|^# console:' "$log" | tail -n 80 | sed 's/^/    /'
     else
         printf '%-28s ok   (%s passed, %ss)\n' "$name" "$p" $((SECONDS - start))
     fi

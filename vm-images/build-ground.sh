@@ -15,7 +15,7 @@ say() { echo "build-ground: $*" >&2; }
 
 need=()
 ls /boot/vmlinuz-* >/dev/null 2>&1 || need+=(linux-image-amd64)
-[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx insmod &&
+[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -x insmod >/dev/null &&  # grep -q would stop reading: SIGPIPE fails the pipe (pipefail)
     ! ldd /bin/busybox >/dev/null 2>&1 || need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || { say "missing ${need[*]} and not root: cannot install"; exit 1; }

@@ -3,6 +3,11 @@
 # machine's own root (9p, read-only, tmpfs overlay), run SCRIPT inside, power off.
 # Exit status = SCRIPT's exit status; 124 when the ground hung (killed after TIMEOUT s);
 # 99 when it died without reporting one (panic, crash); 2 on bad usage.
+# A hang leaves its state on stderr before the kill, for the test's log: "boot-hang:" lines (a
+# kernel that never reached the init: QEMU's status and every vCPU's registers, through an HMP
+# monitor socket), or "hang:" and "console:" lines (later: the registers and the console's tail,
+# which names the last step the script logged). After a boot hang the ground is booted once
+# more and a "retried:" line says so; a second boot hang is a failure (rc 124).
 #
 #   usage: vm-images/run-ground.sh [options] SCRIPT [ARG...]
 #     SCRIPT  absolute path (the repository is at the same path inside) or relative to $PWD;
@@ -17,6 +22,8 @@
 #     --distances L,S,R   DISTANCES=10,16,21  local, same socket, other socket (SLIT)
 #     --accel tcg|kvm     ACCEL=tcg         kvm only on hosts with real VT-x/AMD-V
 #     --timeout S         TIMEOUT=600       wall-clock bound; a hung ground is killed (rc 124)
+#     --boot-timeout S    BOOT_TIMEOUT=120  from QEMU's start to the init's "rootfs ready" line: a
+#                         kernel that has not got there is booted once more (a new QEMU)
 #     --results DIR       RESULTS=build/ground/results   shared rw, /results inside
 #     --cache DIR         GROUND_CACHE=build/ground      boot files; shared rw, /ground-cache inside
 #     --log FILE          LOG=RESULTS/console.log
@@ -27,7 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 NODES=${NODES:-4} CPUS_PER_NODE=${CPUS_PER_NODE:-2} MEM_PER_NODE=${MEM_PER_NODE:-1G}
 SOCKETS=${SOCKETS:-2} LLCS_PER_NODE=${LLCS_PER_NODE:-0} DISTANCES=${DISTANCES:-10,16,21}
-ACCEL=${ACCEL:-tcg} TIMEOUT=${TIMEOUT:-600}
+ACCEL=${ACCEL:-tcg} TIMEOUT=${TIMEOUT:-600} BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
 GROUND_CACHE=${GROUND_CACHE:-$REPO/build/ground}
 RESULTS=${RESULTS:-$GROUND_CACHE/results} LOG=${LOG:-}
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -41,6 +48,7 @@ while [ $# -gt 0 ]; do
     --distances) DISTANCES=$2; shift 2 ;;
     --accel) ACCEL=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
+    --boot-timeout) BOOT_TIMEOUT=$2; shift 2 ;;
     --results) RESULTS=$2; shift 2 ;;
     --cache) GROUND_CACHE=$2; shift 2 ;;
     --log) LOG=$2; shift 2 ;;
@@ -126,34 +134,117 @@ systemd) append="$append ground.init=systemd systemd.unit=ground.target fstab=no
 esac
 append="$append ${EXTRA_APPEND:-}"
 
-say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}, $ACCEL, timeout ${TIMEOUT}s; console $LOG"
+say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}, $ACCEL, timeout ${TIMEOUT}s (boot ${BOOT_TIMEOUT}s); console $LOG"
+# QEMU's human monitor on a socket of this host only (not in the shared results dir): how a hung
+# ground's vCPUs stand is read through it before it is killed
+MON_DIR=$(mktemp -d /run/vnuma-ground-mon.XXXXXX) || { say "mktemp failed"; exit 2; }
+MON=$MON_DIR/hmp.sock
+qpid=""
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$MON_DIR"' EXIT
+trap 'exit 130' INT TERM HUP
+# hmp CMD...: each command's output from the monitor (escape sequences and the echo removed)
+hmp() {
+    python3 - "$MON" "$@" <<'PY' 2>&1
+import re, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+def prompt():
+    b = b""
+    while not b.endswith(b"(qemu) "):
+        d = s.recv(65536)
+        if not d:
+            break
+        b += d
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", b.decode(errors="replace"))
+prompt()
+for c in sys.argv[2:]:
+    s.sendall(c.encode() + b"\n")
+    print("\n".join(l for l in prompt().splitlines()[1:] if l != "(qemu) "))
+PY
+}
+# hang_state PREFIX: QEMU's status, each vCPU's instruction pointer and flags, the console's tail
+hang_state() {
+    {
+        hmp "info status" "info cpus" "info registers -a" | grep -E '^(VM status|[ *]*CPU #|CPU#|RIP|EIP|CR0)'
+        echo "console ($(wc -l <"$LOG") lines), its tail:"
+    } | sed "s/^/$1: /" >&2
+    tail -n 40 "$LOG" | sed 's/^/console: /' >&2
+}
+# boot_once: one QEMU run, watched; qrc = its exit status, 124 when it hung (TIMEOUT s after the
+# first boot began) and 125 when its kernel did not reach the init (within BOOT_TIMEOUT s, or
+# QEMU died first)
+boot_once() {
+    local t0=$SECONDS booted=0
+    : >"$LOG"
+    rm -f "$MON"
+    # timeout without --foreground: qemu gets its own process group and is SIGKILLed 10 s after
+    # TERM; a backstop: the loop below ends it first, at the deadline, with its state read
+    timeout -k 10 $((deadline - SECONDS + 30)) \
+        qemu-system-x86_64 -name vnuma-ground -machine pc "${accel[@]}" -cpu "$cpu_model" \
+        -m "${total_mib}M" -smp "$smp" "${numa[@]}" \
+        -nodefaults -no-user-config -display none -no-reboot \
+        -serial "file:$LOG" -monitor "unix:$MON,server=on,wait=off" \
+        -device virtio-rng-pci \
+        -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+        -virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
+        -virtfs "local,path=$GROUND_CACHE,mount_tag=gcache,security_model=none,multidevs=remap" \
+        -virtfs "local,path=$REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
+        -kernel "$GROUND_CACHE/vmlinuz" -initrd "$GROUND_CACHE/initramfs.cpio.gz" \
+        -append "$append" ${EXTRA_QEMU:-} </dev/null &
+    qpid=$!
+    while kill -0 "$qpid" 2>/dev/null; do
+        [ $booted = 1 ] || ! grep -aq 'GROUND: rootfs ready' "$LOG" || booted=1
+        if [ $booted = 0 ] && [ $((SECONDS - t0)) -ge "$BOOT_TIMEOUT" ]; then
+            hang_state boot-hang
+            kill "$qpid"; wait "$qpid"; qpid=""
+            qrc=125
+            return
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            hang_state hang
+            kill "$qpid"; wait "$qpid"; qpid=""
+            qrc=124
+            return
+        fi
+        sleep 1 # how often the console is looked at, not a bound: the bounds are the deadlines
+    done
+    wait "$qpid"
+    qrc=$?
+    qpid=""
+    # QEMU itself died before the kernel reached the init (seen: a TCG vCPU thread's SIGSEGV
+    # 7 s into a boot, qemu 7.2): no vnuma code ran yet, a boot failure like a hang
+    if [ $booted = 0 ] && [ $qrc != 0 ]; then
+        {
+            echo "QEMU exited with status $qrc before the kernel reached its init, after $((SECONDS - t0)) s"
+            dmesg 2>/dev/null | grep -a 'qemu-system.*segfault' | tail -n 1
+            echo "console ($(wc -l <"$LOG") lines), its tail:"
+            tail -n 10 "$LOG"
+        } | sed 's/^/boot-hang: /' >&2
+        qrc=125
+    fi
+}
 start=$(date +%s.%N)
-: >"$LOG"
-# timeout without --foreground: qemu gets its own process group and is SIGKILLed 10 s after TERM
-timeout -k 10 "$TIMEOUT" \
-    qemu-system-x86_64 -name vnuma-ground -machine pc "${accel[@]}" -cpu "$cpu_model" \
-    -m "${total_mib}M" -smp "$smp" "${numa[@]}" \
-    -nodefaults -no-user-config -display none -no-reboot \
-    -serial "file:$LOG" \
-    -device virtio-rng-pci \
-    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-    -virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap" \
-    -virtfs "local,path=$GROUND_CACHE,mount_tag=gcache,security_model=none,multidevs=remap" \
-    -virtfs "local,path=$REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
-    -kernel "$GROUND_CACHE/vmlinuz" -initrd "$GROUND_CACHE/initramfs.cpio.gz" \
-    -append "$append" ${EXTRA_QEMU:-} </dev/null
-qrc=$?
+deadline=$((SECONDS + TIMEOUT))
+boot_once
+if [ $qrc = 125 ] && [ "$SECONDS" -lt "$deadline" ]; then
+    boot_once
+    [ $qrc = 125 ] || echo "retried: the ground's first QEMU hung or died before its kernel reached the init (state above, \"boot-hang:\"); a new QEMU booted it" >&2
+fi
 wall=$(echo "$(date +%s.%N) - $start" | bc)
+if [ $qrc = 125 ]; then
+    say "BOOT HANG: the ground's kernel did not reach its init, twice (within ${BOOT_TIMEOUT} s of QEMU's start; state above); wall ${wall}s; console $LOG"
+    exit 124
+fi
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
-    say "TIMEOUT: the ground did not power off within ${TIMEOUT}s (killed); wall ${wall}s; console $LOG"
-    tail -n 5 "$LOG" | sed 's/^/    /' >&2
+    say "TIMEOUT: the ground did not power off within ${TIMEOUT}s (state above; killed); wall ${wall}s; console $LOG"
     exit 124
 fi
 rc=$(cat "$RESULTS/.ground-rc" 2>/dev/null)
 [ -n "$rc" ] || rc=$(grep -ao 'GROUND: script rc=[0-9]*' "$LOG" | tail -n 1 | sed 's/.*rc=//')
 if [ -z "$rc" ]; then
     say "FAILED: no script exit status (qemu rc $qrc; panic or crash?); wall ${wall}s; console $LOG"
-    tail -n 10 "$LOG" | sed 's/^/    /' >&2
+    tail -n 25 "$LOG" | sed 's/^/console: /' >&2
     exit 99
 fi
 say "script rc=$rc, qemu rc=$qrc, wall ${wall}s"

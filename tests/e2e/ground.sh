@@ -45,6 +45,10 @@ systemd)
     ;;
 *) run=scenarios append="" ;;
 esac
+timeout=${GROUND_TIMEOUT:-900}
+# the in-ground runner dumps every thread's Python traceback to the console 90 s before the
+# kill (scenarios.py watchdog()); run-ground.sh prints the console's tail with the vCPUs' state
+extra_args="watchdog=$((timeout - 90))"
 start=$SECONDS
 if [ "$run" = systemd ]; then
     script=tests/e2e/ground/systemd.sh init=systemd extra="debs=$debs virtqemud=$vqd/root"
@@ -52,8 +56,8 @@ else
     script=tests/e2e/ground/scenarios.sh init=busybox extra="run=$run"
 fi
 NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM LLCS_PER_NODE=2 SOCKETS=2 EXTRA_APPEND="$append" \
-    TIMEOUT=${GROUND_TIMEOUT:-900} GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS GROUND_INIT=$init \
-    vm-images/run-ground.sh $script nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} $extra \
+    TIMEOUT=$timeout GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS GROUND_INIT=$init \
+    vm-images/run-ground.sh $script nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} $extra $extra_args \
     >"$RESULTS/run-ground.out" 2>&1
 rc=$?
 wall=$((SECONDS - start))

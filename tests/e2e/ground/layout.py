@@ -175,6 +175,7 @@ def main():
 
 
 if __name__ == "__main__":
+    S.watchdog()
     try:
         r = main()
     except Exception:

@@ -6,7 +6,7 @@ Every verdict rests on what the kernel (numa_maps, thread affinity, node MemFree
 only vnumad self-report used is counters.memory_scans of scenario 3, which the issue names.
 Each scenario writes /results/scenario-NN-NAME.json: {"name", "pass", "numbers", "evidence"}.
 """
-import ctypes, json, mmap, os, re, signal, subprocess, sys, threading, time
+import ctypes, faulthandler, json, mmap, os, re, signal, subprocess, sys, threading, time
 import probe
 
 R = os.environ.get("GROUND_RESULTS", "/results")
@@ -21,6 +21,15 @@ RESERVE_KIB = 256 * 1024  # vnumad's default reserve: max(256 MiB, 3% of a 1 GiB
 RESERVE_SLACK_KIB = 16 * 1024  # what the movers keep above it (host/model.h RESERVE_SLACK_BYTES)
 T0 = time.monotonic()
 TIMES = {}
+
+
+def watchdog():
+    """Every thread's Python traceback on the console once this run has taken watchdog= seconds
+    (tests/e2e/ground.sh passes its timeout less 90 s): the log of a ground that hangs, which
+    the host kills at its timeout, names the line the run was waiting on."""
+    secs = int(ARGS.get("watchdog", 0))
+    if secs > 0:
+        faulthandler.dump_traceback_later(secs, exit=False)
 
 
 def up():
@@ -1144,6 +1153,7 @@ def scenario2():
 
 
 if __name__ == "__main__":
+    watchdog()
     try:
         rc = main()
     except Exception as e:

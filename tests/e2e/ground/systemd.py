@@ -348,6 +348,7 @@ def modular(root, allowed):
 
 
 if __name__ == "__main__":
+    S.watchdog()
     S.log("systemd suite start")
     res = main()
     S.log(f"systemd suite end: {sum(bool(x) for x in res)}/{len(res)} passed")
