@@ -163,10 +163,13 @@ for c in sys.argv[2:]:
     print("\n".join(l for l in prompt().splitlines()[1:] if l != "(qemu) "))
 PY
 }
-# hang_state PREFIX: QEMU's status, each vCPU's instruction pointer and flags, the console's tail
+# hang_state PREFIX: QEMU's status and each vCPU's instruction pointer (while QEMU runs), then
+# the console's tail
 hang_state() {
     {
-        hmp "info status" "info cpus" "info registers -a" | grep -E '^(VM status|[ *]*CPU #|CPU#|RIP|EIP|CR0)'
+        if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+            hmp "info status" "info cpus" "info registers -a" | grep -E '^(VM status|[ *]*CPU #|CPU#|RIP|EIP|CR0)'
+        fi
         echo "console ($(wc -l <"$LOG") lines), its tail:"
     } | sed "s/^/$1: /" >&2
     tail -n 40 "$LOG" | sed 's/^/console: /' >&2
@@ -175,7 +178,9 @@ hang_state() {
 # first boot began) and 125 when its kernel did not reach the init (within BOOT_TIMEOUT s, or
 # QEMU died first)
 boot_once() {
-    local t0=$SECONDS booted=0
+    local t0=$SECONDS booted=0 segv0
+    # the kernel's segfault lines of QEMUs so far: a crash below prints only the new ones
+    segv0=$(dmesg 2>/dev/null | grep -ac 'qemu-system.*segfault')
     : >"$LOG"
     rm -f "$MON"
     # timeout without --foreground: qemu gets its own process group and is SIGKILLed 10 s after
@@ -217,10 +222,9 @@ boot_once() {
     if [ $booted = 0 ] && [ $qrc != 0 ]; then
         {
             echo "QEMU exited with status $qrc before the kernel reached its init, after $((SECONDS - t0)) s"
-            dmesg 2>/dev/null | grep -a 'qemu-system.*segfault' | tail -n 1
-            echo "console ($(wc -l <"$LOG") lines), its tail:"
-            tail -n 10 "$LOG"
+            dmesg 2>/dev/null | grep -a 'qemu-system.*segfault' | tail -n +$((segv0 + 1))
         } | sed 's/^/boot-hang: /' >&2
+        hang_state boot-hang
         qrc=125
     fi
 }
@@ -244,7 +248,7 @@ rc=$(cat "$RESULTS/.ground-rc" 2>/dev/null)
 [ -n "$rc" ] || rc=$(grep -ao 'GROUND: script rc=[0-9]*' "$LOG" | tail -n 1 | sed 's/.*rc=//')
 if [ -z "$rc" ]; then
     say "FAILED: no script exit status (qemu rc $qrc; panic or crash?); wall ${wall}s; console $LOG"
-    tail -n 25 "$LOG" | sed 's/^/console: /' >&2
+    hang_state crash
     exit 99
 fi
 say "script rc=$rc, qemu rc=$qrc, wall ${wall}s"
