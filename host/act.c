@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "domxml.h"
+#include "holds.h"
 #include "log.h"
 #include "metadata.h"
 #include "rules.h"
@@ -74,7 +75,7 @@ static void fail(act_result *res, int err, const char *what)
  * keeps the narrower one (seen in the proving ground). Check with sched_getaffinity()
  * and set it directly when they differ. Returns 1 when it had to fix, 0, or -errno.
  */
-static int ensure_thread_affinity(pid_t tid, const vn_cpuset *want)
+int act_thread_affinity(pid_t tid, const vn_cpuset *want)
 {
     cpu_set_t cur, set;
     vn_cpuset have;
@@ -106,221 +107,10 @@ static int pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *
 
     if (r < 0 || vcpu >= STATE_MAX_VCPUS)
         return r;
-    r = ensure_thread_affinity(st->vcpu_tid[vcpu], cpus);
+    r = act_thread_affinity(st->vcpu_tid[vcpu], cpus);
     if (r > 0)
         st->count.affinity_fixups++;
     return r < 0 ? r : 0;
-}
-
-static bool iothread_explicit(const dom_state *st, unsigned id)
-{
-    if (!st->cputune_known)
-        return true; /* not known this pass: kept */
-    for (unsigned i = 0; i < st->nr_iothread_explicit; i++)
-        if (st->iothread_explicit[i] == id)
-            return true;
-    return false;
-}
-
-static bool iothread_saved(const dom_state *st, unsigned id)
-{
-    for (unsigned k = 0; k < st->orig.nr_iothreads; k++)
-        if (st->orig.iothread_id[k] == id)
-            return true;
-    return false;
-}
-
-/*
- * A domain that arrived from another host (st->arrived) carries that host's pins, live and
- * saved: none may be put back here. Its originals are what this host would have given it
- * at start: the pins of its definition here (`xml`; transient, defined=false: its <vcpu
- * cpuset> only) for the threads vnumad may change (st->cputune_known). Returns 0 or -errno.
- */
-static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
-                             bool defined)
-{
-    _cleanup_free_ virt_vcpu *v = NULL;
-    _cleanup_free_ unsigned *ids = NULL;
-    _cleanup_free_ vn_cpuset *pins = NULL;
-    unsigned n = 0, nio = 0, nr_vcpus = 0;
-    dom_originals o;
-    vn_cpuset def;
-    int r;
-
-    r = virt_vcpus(d, &v, &n);
-    if (r < 0)
-        return r;
-    for (unsigned i = 0; i < n; i++)
-        nr_vcpus = VN_MAX(nr_vcpus, v[i].number + 1);
-    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, &o, &def);
-    if (r < 0)
-        return r;
-    if (!st->emulator_explicit) {
-        o.emulator_pin = def;
-        o.emulator_saved = true;
-    }
-    if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-        for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
-            if (iothread_explicit(st, ids[i]))
-                continue;
-            o.iothread_id[o.nr_iothreads] = ids[i];
-            o.iothread_pin[o.nr_iothreads++] = def;
-        }
-    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    originals_take(st, &o);
-    return 0;
-}
-
-void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent)
-{
-    /* a transient arrival's live XML holds the other host's pins, maybe its vnumad's */
-    bool foreign = !persistent && st->arrived;
-
-    st->emulator_explicit = x->emulator_pinned && !foreign;
-    st->nr_iothread_explicit = 0;
-    for (unsigned i = 0; i < x->nr_iothread_pins && !foreign && i < STATE_MAX_IOTHREADS; i++)
-        if (persistent || !st->orig.saved || !iothread_saved(st, x->iothread_pins[i]))
-            st->iothread_explicit[st->nr_iothread_explicit++] = x->iothread_pins[i];
-}
-
-/* Once per QEMU run (act.h); while the XML cannot be read, every emulator and IOThread pin is
- * kept (st->cputune_known stays false). */
-void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
-{
-    _cleanup_free_ char *xml = NULL;
-    domxml_info x;
-    bool persistent;
-    char err[256];
-    int r;
-
-    if (st->cputune_known)
-        return;
-    persistent = virt_dom_persistent(d);
-    r = persistent ? virt_dom_xml_inactive(d, &xml) : virt_dom_xml(d, &xml);
-    if (r < 0) {
-        log_debug(
-            "Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-            st->name, virt_last_error());
-        return;
-    }
-    r = domxml_parse(xml, t, &x, err, sizeof(err));
-    if (r < 0) {
-        log_debug(
-            "Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-            st->name, err);
-        return;
-    }
-    act_explicit_pins(st, &x, persistent);
-    if (!persistent && st->orig.saved && st->emulator_explicit && st->orig.emulator_saved) {
-        vn_cpuset cur;
-        if (virt_emulator_pin(d, &cur) < 0 || !cpuset_equal(&cur, &st->orig.emulator_pin))
-            st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
-    }
-    st->cputune_known = true;
-    r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
-    if (r < 0) {
-        log_debug("Cannot take this host's originals of '%s': %s", st->name, strerror(-r));
-        st->cputune_known = false; /* nothing is changed before they are taken */
-        return;
-    }
-    if (st->emulator_explicit || st->nr_iothread_explicit)
-        log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
-                 persistent ? "persistent" : "live", st->name,
-                 st->emulator_explicit ? "its emulator" : "", st->emulator_explicit ? " and " : "",
-                 st->nr_iothread_explicit);
-}
-
-int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
-{
-    _cleanup_free_ virt_vcpu *v = NULL;
-    dom_originals o;
-    unsigned n = 0;
-    char nodeset[STATE_NODESET_MAX];
-    vn_mem_mode mode;
-    int r;
-
-    if (st->orig.saved)
-        return 0;
-    /* the operator's pins are not known, or (arrived) this host's originals not taken yet
-     * (act_operator_pins takes them): nothing is changed yet */
-    if (!st->cputune_known || st->arrived)
-        return -EAGAIN;
-    memset(&o, 0, sizeof(o));
-    r = virt_vcpus(d, &v, &n);
-    if (r < 0)
-        return r;
-    for (unsigned i = 0; i < n; i++)
-        if (v[i].number < STATE_MAX_VCPUS) {
-            o.vcpu_pin[v[i].number] = v[i].affinity;
-            o.nr_vcpus = VN_MAX(o.nr_vcpus, v[i].number + 1);
-        }
-    /* the operator's pins (act_operator_pins) are neither changed nor restored */
-    if (!st->emulator_explicit && virt_emulator_pin(d, &o.emulator_pin) == 0)
-        o.emulator_saved = true;
-    {
-        _cleanup_free_ unsigned *ids = NULL;
-        _cleanup_free_ vn_cpuset *pins = NULL;
-        unsigned nio = 0;
-        if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-            for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
-                if (iothread_explicit(st, ids[i]))
-                    continue;
-                o.iothread_id[o.nr_iothreads] = ids[i];
-                o.iothread_pin[o.nr_iothreads++] = pins[i];
-            }
-    }
-    if (sd->nr_cells && sd->cells[0].binding.mode == VN_MEM_RESTRICTIVE &&
-        virt_numa_get(d, &mode, nodeset, sizeof(nodeset)) == 0 && mode == VN_MEM_RESTRICTIVE) {
-        snprintf(o.nodeset, sizeof(o.nodeset), "%s", nodeset);
-        o.numa_saved = true;
-    }
-    o.saved = true;
-    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    originals_take(st, &o);
-    return 0;
-}
-
-int act_restore(virt_dom *d, dom_state *st)
-{
-    int first = 0, r;
-
-    if (!st->orig.saved)
-        return 0;
-    /* libvirt first; each thread's real affinity is checked once, after everything below */
-    for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
-        if (cpuset_empty(&st->orig.vcpu_pin[v]))
-            continue;
-        r = virt_pin_vcpu(d, v, &st->orig.vcpu_pin[v]);
-        if (r < 0 && !first)
-            first = r;
-    }
-    if (st->orig.emulator_saved) {
-        r = virt_pin_emulator(d, &st->orig.emulator_pin);
-        if (r < 0 && !first)
-            first = r;
-    }
-    for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
-        r = virt_pin_iothread(d, st->orig.iothread_id[i], &st->orig.iothread_pin[i]);
-        if (r < 0 && !first)
-            first = r;
-    }
-    if (st->orig.numa_saved) {
-        r = virt_numa_set_nodeset(d, st->orig.nodeset);
-        if (r < 0 && !first)
-            first = r;
-    }
-    /* after the emulator, IOThread and numatune changes (libvirt rewrites cgroup settings
-     * for them): every vCPU thread must really have its original affinity */
-    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
-        if (cpuset_empty(&st->orig.vcpu_pin[v]))
-            continue;
-        r = ensure_thread_affinity(st->vcpu_tid[v], &st->orig.vcpu_pin[v]);
-        if (r > 0)
-            st->count.affinity_fixups++;
-        else if (r < 0 && !first)
-            first = r;
-    }
-    return first;
 }
 
 static const ram_range *find_ram(const dom_state *st, unsigned cell)
@@ -361,6 +151,7 @@ typedef struct move_req {
     uint64_t want;      /* bytes */
     uint32_t batch;     /* pages per window */
     uint64_t reserve;   /* bytes of MemFree the target keeps (not for hugetlb) */
+    const char *domain; /* whose memory (a test hold says it) */
 } move_req;
 
 /* Pages of the window the target has room for: free huge pages of the size, or MemFree
@@ -482,6 +273,8 @@ static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget
         moved += (uint64_t)now * ps;
         cr->pages_moved += now;
         budget->tokens -= (double)now * (double)ps; /* charged for what moved */
+        if (now)
+            holds_point(HOLD_MOVE, 0, m->domain); /* a test's, between two batches */
         if (cr->budget_exhausted || cr->reserve_hit) {
             done -= n; /* part of this window may be left */
             break;
@@ -632,6 +425,7 @@ static void cell_mover_run(cell_mover *cm)
             uint64_t before = cr->bytes_moved;
             move_req req = {
                 .pid = st->pid,
+                .domain = st->name,
                 .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
                 .shared = ram->shared,
                 .hugetlb = ram->hugetlb,
@@ -845,7 +639,7 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             unsigned nio = 0;
             if (virt_iothreads(d, &ids, &pins, &nio) == 0)
                 for (unsigned i = 0; i < nio; i++) {
-                    if (cpuset_equal(&pins[i], &want) || iothread_explicit(st, ids[i]))
+                    if (cpuset_equal(&pins[i], &want) || act_iothread_explicit(st, ids[i]))
                         continue;
                     r = virt_pin_iothread(d, ids[i], &want);
                     if (r < 0) {

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "domxml.h"
 #include "model.h"
@@ -70,6 +71,18 @@ typedef struct act_result {
     unsigned memfd_bound; /* shared backends given their cell's node as preferred this pass */
 } act_result;
 
+/*
+ * After libvirt pinned a thread, make sure the thread really has that affinity: on some
+ * libvirt/cgroup v2 combinations a pin that widens the set is reported but the thread keeps
+ * the narrower one. Returns 1 when it had to set it itself, 0, or -errno (a thread that is
+ * gone counts as 0).
+ */
+int act_thread_affinity(pid_t tid, const vn_cpuset *want);
+
+/* The operator pins IOThread `id` (act_operator_pins), or its pins are not known yet. */
+bool act_iothread_explicit(const dom_state *st, unsigned id);
+
+/* act_originals.c: the originals, the operator's pins, restore. */
 /*
  * Record what vnumad is about to change (vCPU pins, emulator pin, restrictive
  * nodeset) in st->orig, once per domain lifetime. Returns 0 or -errno.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The answers to vnumactl's commands (status, decisions, explain, advise, pause, resume,
- * metrics), served by host/control.c.
+ * metrics, and the test holds: hold, release, holds), served by host/control.c.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -14,6 +14,7 @@
 #include "control.h"
 #include "daemon_priv.h"
 #include "decide.h"
+#include "holds.h"
 #include "log.h"
 #include "record.h"
 #include "rules.h"
@@ -201,10 +202,11 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     return o;
 }
 
-static int ctl_status(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                      size_t classlen, char *err, size_t errlen)
+static int ctl_status(void *opaque, const control_request *req, struct json_object **ret,
+                      char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
+    const char *domain = req->domain;
     struct json_object *o = json_object_new_object(), *doms = json_object_new_array();
 
     if (domain && !domains_find_by_name(dm, domain)) {
@@ -252,10 +254,11 @@ static int cmp_pass_desc(const void *a, const void *b)
     return vx > vy ? -1 : vx < vy ? 1 : 0;
 }
 
-static int ctl_decisions(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                         size_t classlen, char *err, size_t errlen)
+static int ctl_decisions(void *opaque, const control_request *req, struct json_object **ret,
+                         char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
+    const char *domain = req->domain;
     struct json_object *o, *arr;
 
     if (domain && !domains_find_by_name(dm, domain))
@@ -297,10 +300,11 @@ static void explain_cell(vnumad *dm, const record_cell *c, struct json_object *l
     }
 }
 
-static int ctl_explain(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                       size_t classlen, char *err, size_t errlen)
+static int ctl_explain(void *opaque, const control_request *req, struct json_object **ret,
+                       char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
+    const char *domain = req->domain;
     dom_state *st = domains_find_by_name(dm, domain);
     struct json_object *o, *lines, *rec = NULL;
     char buf[512];
@@ -340,10 +344,11 @@ static int ctl_explain(void *opaque, const char *domain, struct json_object **re
     return 0;
 }
 
-static int ctl_advise(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                      size_t classlen, char *err, size_t errlen)
+static int ctl_advise(void *opaque, const control_request *req, struct json_object **ret,
+                      char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
+    const char *domain = req->domain;
     dom_state *st = domains_find_by_name(dm, domain);
     snapshot s;
     plan p = {0};
@@ -406,23 +411,24 @@ static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_o
     return 0;
 }
 
-static int ctl_pause(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                     size_t classlen, char *err, size_t errlen)
+static int ctl_pause(void *opaque, const control_request *req, struct json_object **ret,
+                     char *errclass, size_t classlen, char *err, size_t errlen)
 {
-    return set_paused(opaque, domain, true, ret, errclass, classlen, err, errlen);
+    return set_paused(opaque, req->domain, true, ret, errclass, classlen, err, errlen);
 }
 
-static int ctl_resume(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                      size_t classlen, char *err, size_t errlen)
+static int ctl_resume(void *opaque, const control_request *req, struct json_object **ret,
+                      char *errclass, size_t classlen, char *err, size_t errlen)
 {
-    return set_paused(opaque, domain, false, ret, errclass, classlen, err, errlen);
+    return set_paused(opaque, req->domain, false, ret, errclass, classlen, err, errlen);
 }
 
 /* `vnumactl metrics`: the same text as metrics_file, as {"text": "..."}. */
-static int ctl_metrics(void *opaque, const char *domain, struct json_object **ret, char *errclass,
-                       size_t classlen, char *err, size_t errlen)
+static int ctl_metrics(void *opaque, const control_request *req, struct json_object **ret,
+                       char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
+    const char *domain = req->domain;
     _cleanup_free_ char *text = publish_metrics_text(dm);
     struct json_object *o;
 
@@ -439,9 +445,68 @@ static int ctl_metrics(void *opaque, const char *domain, struct json_object **re
     return 0;
 }
 
+/* `vnumactl hold STAGE`, `release`, `holds`: the test holds (host/holds.h), answered with
+ * holds_json(). Refused unless vnumad.conf says test_holds = yes. */
+static int holds_reply(struct json_object **ret)
+{
+    *ret = holds_json();
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int ctl_hold(void *opaque, const control_request *req, struct json_object **ret,
+                    char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    int s = holds_stage_from_name(req->stage);
+
+    (void)opaque;
+    if (s < 0) {
+        snprintf(errclass, classlen, "BadRequest");
+        snprintf(err, errlen, "hold needs a stage: sample, act, move or record");
+        return -EINVAL;
+    }
+    if (holds_arm((hold_stage)s, req->domain) < 0) {
+        snprintf(errclass, classlen, "HoldsOff");
+        snprintf(err, errlen, "test holds are off (test_holds = yes in vnumad.conf turns them on)");
+        return -EPERM;
+    }
+    return holds_reply(ret);
+}
+
+static int ctl_release(void *opaque, const control_request *req, struct json_object **ret,
+                       char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)opaque;
+    (void)req;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    (void)holds_release();
+    return holds_reply(ret);
+}
+
+static int ctl_holds(void *opaque, const control_request *req, struct json_object **ret,
+                     char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)opaque;
+    (void)req;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    return holds_reply(ret);
+}
+
 const control_command commands_table[] = {
-    {"status", ctl_status, false},   {"decisions", ctl_decisions, false},
-    {"explain", ctl_explain, true},  {"advise", ctl_advise, true},
-    {"pause", ctl_pause, true},      {"resume", ctl_resume, true},
-    {"metrics", ctl_metrics, false}, {NULL, NULL, false},
+    {.name = "status", .fn = ctl_status},
+    {.name = "decisions", .fn = ctl_decisions},
+    {.name = "explain", .fn = ctl_explain, .needs_domain = true},
+    {.name = "advise", .fn = ctl_advise, .needs_domain = true},
+    {.name = "pause", .fn = ctl_pause, .needs_domain = true},
+    {.name = "resume", .fn = ctl_resume, .needs_domain = true},
+    {.name = "metrics", .fn = ctl_metrics},
+    {.name = "hold", .fn = ctl_hold, .takes_stage = true},
+    {.name = "release", .fn = ctl_release},
+    {.name = "holds", .fn = ctl_holds},
+    {.name = NULL},
 };

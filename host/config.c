@@ -132,10 +132,9 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             c->metrics_file[0] = '\0';
         else if (parse_path(v, c->metrics_file, sizeof(c->metrics_file)) < 0)
             goto path;
-    } else if (!strcmp(k, "act_delay_ms")) {
-        if (parse_uint(v, 0, 60000, &u) < 0)
-            goto range;
-        c->act_delay_ms = (unsigned)u;
+    } else if (!strcmp(k, "test_holds")) {
+        if (parse_bool(v, &c->test_holds) < 0)
+            goto boolean;
     } else if (!strcmp(k, "busy_threshold")) {
         if (vn_parse_double(v, 0.01, 1, &c->decide.busy_threshold) < 0)
             goto range;

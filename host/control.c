@@ -160,7 +160,8 @@ static void client_handle(control_client *c, const char *line, size_t n)
     _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *req = NULL, *result = NULL, *reply = NULL;
     const control_command *cmd = NULL;
-    const char *command = NULL, *domain = NULL;
+    const char *command = NULL, *domain = NULL, *stage = NULL;
+    control_request args;
     char errclass[CONTROL_ERRCLASS_MAX] = "", err[CONTROL_ERR_MAX] = "", echo[CONTROL_ECHO_MAX + 1];
     bool trailing_ok = true;
     int r;
@@ -193,8 +194,8 @@ static void client_handle(control_client *c, const char *line, size_t n)
     }
     json_object_object_foreach(req, key, val)
     {
-        bool is_command = strcmp(key, "command") == 0;
-        if (!is_command && strcmp(key, "domain") != 0) {
+        bool is_command = strcmp(key, "command") == 0, is_stage = strcmp(key, "stage") == 0;
+        if (!is_command && !is_stage && strcmp(key, "domain") != 0) {
             bad_request(c->fd, "unknown key '%s' in request", echo_str(key, echo, sizeof(echo)));
             return;
         }
@@ -209,6 +210,8 @@ static void client_handle(control_client *c, const char *line, size_t n)
         }
         if (is_command)
             command = json_object_get_string(val);
+        else if (is_stage)
+            stage = json_object_get_string(val);
         else
             domain = json_object_get_string(val);
     }
@@ -233,8 +236,23 @@ static void client_handle(control_client *c, const char *line, size_t n)
         bad_request(c->fd, "command '%s' needs a domain", cmd->name);
         return;
     }
+    /* a stage only for the commands that take one (the test holds) */
+    if (stage && !cmd->takes_stage) {
+        bad_request(c->fd, "command '%s' takes no stage", cmd->name);
+        return;
+    }
+    if (cmd->takes_stage && !stage) {
+        bad_request(c->fd, "command '%s' needs a stage", cmd->name);
+        return;
+    }
+    if (stage && (!*stage || strlen(stage) > CONTROL_STAGE_MAX)) {
+        bad_request(c->fd, "stage must be 1 to %d bytes", CONTROL_STAGE_MAX);
+        return;
+    }
+    args.domain = domain;
+    args.stage = stage;
 
-    r = cmd->fn(c->srv->opaque, domain, &result, errclass, sizeof(errclass), err, sizeof(err));
+    r = cmd->fn(c->srv->opaque, &args, &result, errclass, sizeof(errclass), err, sizeof(err));
     errclass[sizeof(errclass) - 1] = '\0';
     err[sizeof(err) - 1] = '\0';
     if (r < 0) {

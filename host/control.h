@@ -21,23 +21,31 @@ struct json_object;
 #define CONTROL_TIMEOUT_MS   2000 /* a client that has not sent its line by then is dropped */
 #define CONTROL_ERRCLASS_MAX 32
 #define CONTROL_ERR_MAX      512
+#define CONTROL_STAGE_MAX    15 /* bytes of a test hold's stage name */
+
+/* A request as the handlers see it: validated, strings NUL-free and bounded. */
+typedef struct control_request {
+    const char *domain; /* NULL when none; never NULL when the command needs_domain */
+    const char *stage;  /* NULL when none; only for a command that takes_stage */
+} control_request;
 
 /*
- * One command. `domain` is NULL when the request has none (never NULL when
- * the command needs_domain). On success return 0 and set *ret_result to a
+ * One command. On success return 0 and set *ret_result to a
  * new reference (the server owns it from then on; NULL is sent as {}).
  * On failure return -errno and, when it is the client's fault or a known
  * condition, write the class ("NoSuchDomain", "BadRequest", ...) into errclass
  * and a one-line description into err; an empty errclass is sent as
  * "Internal" with err (or strerror) as its description.
  */
-typedef int (*control_handler)(void *opaque, const char *domain, struct json_object **ret_result,
-                               char *errclass, size_t classlen, char *err, size_t errlen);
+typedef int (*control_handler)(void *opaque, const control_request *req,
+                               struct json_object **ret_result, char *errclass, size_t classlen,
+                               char *err, size_t errlen);
 
 typedef struct control_command {
     const char *name; /* NULL ends the table */
     control_handler fn;
     bool needs_domain;
+    bool takes_stage; /* {"stage": NAME} and an optional domain (vnumactl hold) */
 } control_command;
 
 typedef struct control_server control_server;

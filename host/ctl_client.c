@@ -41,6 +41,13 @@ static int wait_fd(int fd, short events, int64_t deadline)
 int ctl_call(const char *socket_path, const char *command, const char *domain, int timeout_ms,
              struct json_object **ret, char *err_buf, size_t err_len)
 {
+    return ctl_call_stage(socket_path, command, domain, NULL, timeout_ms, ret, err_buf, err_len);
+}
+
+int ctl_call_stage(const char *socket_path, const char *command, const char *domain,
+                   const char *stage, int timeout_ms, struct json_object **ret, char *err_buf,
+                   size_t err_len)
+{
     _cleanup_json_ struct json_object *req = json_object_new_object(), *reply = NULL;
     _cleanup_close_ int fd = -1;
     _cleanup_free_ char *buf = NULL, *line = NULL;
@@ -58,6 +65,8 @@ int ctl_call(const char *socket_path, const char *command, const char *domain, i
     json_object_object_add(req, "command", json_object_new_string(command));
     if (domain)
         json_object_object_add(req, "domain", json_object_new_string(domain));
+    if (stage)
+        json_object_object_add(req, "stage", json_object_new_string(stage));
     s = json_object_to_json_string_length(
         req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
     if (!s || !(line = malloc(len + 1))) {

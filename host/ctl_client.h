@@ -19,6 +19,10 @@
  */
 int ctl_call(const char *socket_path, const char *command, const char *domain, int timeout_ms,
              struct json_object **ret, char *err_buf, size_t err_len);
+/* The same with a "stage" too (NULL: none), for the test holds. */
+int ctl_call_stage(const char *socket_path, const char *command, const char *domain,
+                   const char *stage, int timeout_ms, struct json_object **ret, char *err_buf,
+                   size_t err_len);
 
 /* Control characters of s (C0 but the newline, DEL, C1 as UTF-8) replaced by '?' in place:
  * true when something was replaced. */

@@ -19,6 +19,7 @@
 #include "conflicts.h"
 #include "control.h"
 #include "daemon_priv.h"
+#include "holds.h"
 #include "log.h"
 #include "notify.h"
 #include "numa_ops.h"
@@ -286,6 +287,7 @@ static void reload_config(vnumad *dm)
     (void)notify_send("RELOADING=1");
     dm->cfg = c;
     log_set_level(c.log_level);
+    holds_enable(c.test_holds);
     act_budget_init(&dm->budget, c.rate_limit_mib, c.interval_s, vn_mono_s());
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
     log_info("Reloaded %s", dm->config_path);
@@ -305,6 +307,7 @@ static void on_signal(int watch, int fd, int events, void *opaque)
         } else {
             log_info("Received %s; finishing", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
             dm->quit = true;
+            (void)holds_release(); /* a pass a test parked finishes, then vnumad stops */
         }
     }
 }
@@ -422,6 +425,10 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     if (!dm.cfg.use_qmp)
         log_warn(
             "QMP is off: cells, guest RAM layout and memory placement are unknown; vnumad pins vCPUs only and moves no memory");
+    holds_enable(dm.cfg.test_holds);
+    if (dm.cfg.test_holds)
+        log_warn(
+            "test_holds = yes: vnumactl hold can park a pass (for tests, never in production)");
     warn_host_conflicts(&dm);
     /* systemd (Type=notify): ready once vnumactl can reach us; libvirtd may come later */
     r = notify_send("READY=1");

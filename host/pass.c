@@ -24,6 +24,7 @@
 #include "daemon_priv.h"
 #include "decide.h"
 #include "hints.h"
+#include "holds.h"
 #include "hostload.h"
 #include "log.h"
 #include "metrics.h"
@@ -257,6 +258,10 @@ static void on_tick(int timer, void *opaque)
     double timeout = VN_MAX(PASS_DOMAIN_TIMEOUT_MIN_S, dm->cfg.interval_s);
 
     (void)timer;
+    if (holds_active()) { /* a test parked vnumad on purpose: nothing is hung */
+        workers_restart_clocks(dm->pool, vn_mono_s());
+        return;
+    }
     (void)workers_expire(dm->pool, vn_mono_s(), timeout);
 }
 
@@ -293,6 +298,7 @@ static void write_run(work *w)
         dw->r = -EBUSY;
         return;
     }
+    holds_point(HOLD_RECORD, dw->pass, dw->st->name); /* a test's */
     dw->r = publish_write(dw->d, dw->st, dw->dm->cfg.use_qmp, dw->json, dw->pass, dw->time);
 }
 
@@ -336,6 +342,7 @@ static void act_run(work *w)
     bool job = false;
     char time[32];
 
+    holds_point(HOLD_ACT, dw->pass, st->name); /* a test's: nothing changed yet */
     /* every pin and write waits for a running job (migration, save, dump): not now */
     if (virt_dom_job(dw->d, &job) == 0 && job) {
         dw->r = -EBUSY;
@@ -842,16 +849,8 @@ static void run_pass_stages(vnumad *dm)
         log_debug("Other load (busy CPUs of everything vnumad does not balance) per node:%s", b);
         memcpy(dm->other_busy, s->other_busy, sizeof(dm->other_busy));
     }
+    holds_pass(HOLD_SAMPLE, s); /* a test's: sampled, nothing decided yet */
     r = decide(dm->topo, s, &dm->cfg.decide, &p);
-    if (dm->cfg.act_delay_ms && s->nr_domains) {
-        /* fault-injection tests stop a domain here, between sample and act; they wait for
-         * this line rather than guess when the pause begins */
-        log_debug("Pass %llu sampled %u domain(s); acting in %u ms (act_delay_ms)",
-                  (unsigned long long)dm->pass, s->nr_domains, dm->cfg.act_delay_ms);
-        struct timespec ts = {.tv_sec = dm->cfg.act_delay_ms / 1000,
-                              .tv_nsec = (long)(dm->cfg.act_delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
     if (r < 0) {
         dm->stats.errors[METRICS_ERR_DECIDE]++;
         log_err("Failed to decide: %s", strerror(-r));

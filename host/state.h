@@ -258,7 +258,7 @@ typedef struct daemon_config {
     char state_dir[256];     /* state_dir = /var/lib/vnuma */
     char uri[256];           /* uri = qemu:///system */
     int log_level;           /* log_level = info (err=3 warning=4 info=6 debug=7) */
-    unsigned act_delay_ms;   /* act_delay_ms = 0: pause between sample and act (fault tests) */
+    bool test_holds;         /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
     char metrics_file[256];  /* metrics_file = (empty: off): Prometheus text, written each pass */
     vn_config decide;        /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
 } daemon_config;

@@ -55,6 +55,9 @@ static int cmd_pause(int argc, char **argv);
 static int cmd_resume(int argc, char **argv);
 static int cmd_metrics(int argc, char **argv);
 static int cmd_list(int argc, char **argv);
+static int cmd_hold(int argc, char **argv);
+static int cmd_release(int argc, char **argv);
+static int cmd_holds(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -85,6 +88,12 @@ static const vnumactl_cmd vnumactl_cmds[] = {
     {"metrics", "[--json] [--socket PATH]",
      "print vnumad's metrics in the Prometheus text format (the same as metrics_file)",
      cmd_metrics},
+    {"hold", "STAGE [DOMAIN] [--json] [--socket PATH]",
+     "tests only (test_holds = yes): park the next pass (or DOMAIN's work) that reaches STAGE "
+     "(sample, act, move, record) until release",
+     cmd_hold},
+    {"release", "[--json] [--socket PATH]", "tests only: let every held pass go on", cmd_release},
+    {"holds", "[--json] [--socket PATH]", "tests only: the stages armed and held", cmd_holds},
     {"help", "", "show this help", cmd_help},
 };
 
@@ -193,13 +202,14 @@ static int cmd_topology(int argc, char **argv)
 
 /* ---- the daemon's subcommands ---- */
 
-/* Wait until fd is ready for `events` or the deadline passes. 0, -ETIMEDOUT or -errno. */
 /* The daemon's reply, or one line "vnumactl: <why>" on stderr and VNUMACTL_EXIT_ERROR. */
-static int daemon_call(const char *command, const char *domain, struct json_object **ret)
+static int daemon_call(const char *command, const char *domain, const char *stage,
+                       struct json_object **ret)
 {
     char err[512];
 
-    if (ctl_call(vnumactl_socket, command, domain, CTL_TIMEOUT_MS, ret, err, sizeof(err)) < 0) {
+    if (ctl_call_stage(vnumactl_socket, command, domain, stage, CTL_TIMEOUT_MS, ret, err,
+                       sizeof(err)) < 0) {
         fprintf(stderr, "vnumactl: %s\n", err);
         return VNUMACTL_EXIT_ERROR;
     }
@@ -458,6 +468,7 @@ static void print_paused(struct json_object *r)
  * --help; `domain_arg` 1: an optional positional DOMAIN, 2: a required one; `request` the
  * control command sent (NULL: the subcommand's name).
  */
+/* domain_arg: 0 none, 1 an optional DOMAIN, 2 a DOMAIN, 3 a STAGE and an optional DOMAIN */
 static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg,
                       void (*print)(struct json_object *))
 {
@@ -468,7 +479,7 @@ static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg
         {NULL, 0, NULL, 0},
     };
     _cleanup_json_ struct json_object *result = NULL;
-    const char *name = argv[0], *domain = NULL;
+    const char *name = argv[0], *domain = NULL, *stage = NULL;
     bool json = false;
     int c, r;
 
@@ -487,18 +498,20 @@ static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg
             return vnumactl_usage_error(name, argv);
         }
     }
+    if (optind < argc && domain_arg == 3)
+        stage = argv[optind++];
     if (optind < argc && domain_arg > 0)
         domain = argv[optind++];
     if (optind < argc) {
         fprintf(stderr, "vnumactl: %s: unexpected argument '%s'\n", name, argv[optind]);
         return VNUMACTL_EXIT_USAGE;
     }
-    if (domain_arg == 2 && !domain) {
-        fprintf(stderr, "vnumactl: %s: missing DOMAIN\nUsage: vnumactl %s %s\n", name, name,
-                find_cmd(name)->args);
+    if ((domain_arg == 2 && !domain) || (domain_arg == 3 && !stage)) {
+        fprintf(stderr, "vnumactl: %s: missing %s\nUsage: vnumactl %s %s\n", name,
+                domain_arg == 3 ? "STAGE" : "DOMAIN", name, find_cmd(name)->args);
         return VNUMACTL_EXIT_USAGE;
     }
-    r = daemon_call(request ? request : name, domain, &result);
+    r = daemon_call(request ? request : name, domain, stage, &result);
     if (r != VNUMACTL_EXIT_OK)
         return r;
     if (json) {
@@ -600,4 +613,45 @@ int main(int argc, char **argv)
     argv += optind;
     optind = 0; /* glibc: start the subcommand's getopt afresh at argv[1] */
     return cmd->run(argc, argv);
+}
+
+/* The test holds: "armed: act; held: act (pass 7); times: sample 0 act 1 move 0 record 0" */
+static void print_holds(struct json_object *r)
+{
+    struct json_object *armed = jget(r, "armed"), *held = jget(r, "held"),
+                       *times = jget(r, "times");
+
+    printf("enabled: %s\narmed:", jbool(r, "enabled") ? "yes" : "no");
+    for (size_t i = 0; i < jlen(armed); i++)
+        printf(" %s", json_object_get_string(json_object_array_get_idx(armed, i)));
+    printf("\nheld:");
+    for (size_t i = 0; i < jlen(held); i++) {
+        struct json_object *h = json_object_array_get_idx(held, i);
+        char pass[32];
+        printf(" %s (pass %s,", jstr(h, "stage", "?"), jint_str(h, "pass", pass, sizeof(pass)));
+        for (size_t k = 0; k < jlen(jget(h, "domains")); k++)
+            printf(" '%s'",
+                   json_object_get_string(json_object_array_get_idx(jget(h, "domains"), k)));
+        printf(")");
+    }
+    printf("\ntimes held:");
+    if (json_object_is_type(times, json_type_object)) {
+        json_object_object_foreach(times, key, val) printf(" %s %d", key, json_object_get_int(val));
+    }
+    printf("\n");
+}
+
+static int cmd_hold(int argc, char **argv)
+{
+    return daemon_cmd(argc, argv, NULL, 3, print_holds);
+}
+
+static int cmd_release(int argc, char **argv)
+{
+    return daemon_cmd(argc, argv, NULL, 0, print_holds);
+}
+
+static int cmd_holds(int argc, char **argv)
+{
+    return daemon_cmd(argc, argv, NULL, 0, print_holds);
 }

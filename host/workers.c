@@ -221,6 +221,15 @@ unsigned workers_expire(workers *p, double now_s, double timeout_s)
     return n;
 }
 
+void workers_restart_clocks(workers *p, double now_s)
+{
+    pthread_mutex_lock(&p->lock);
+    for (work *w = p->running; w; w = w->next)
+        if (!w->late)
+            w->started_s = now_s;
+    pthread_mutex_unlock(&p->lock);
+}
+
 unsigned workers_threads(workers *p)
 {
     pthread_mutex_lock(&p->lock);

@@ -45,6 +45,9 @@ void workers_collect(workers *p);
 /* Works that have run for timeout_s or longer by now are marked late and their on_late(w) is
  * called (the loop thread); returns how many. */
 unsigned workers_expire(workers *p, double now_s, double timeout_s);
+/* Every running work that is not late counts its time from now_s: while a test holds vnumad
+ * (host/holds.h) no work is late, and none is the moment it is released. */
+void workers_restart_clocks(workers *p, double now_s);
 /* Threads now (for the metrics and tests), and works running late. */
 unsigned workers_threads(workers *p);
 unsigned workers_late(workers *p);

@@ -303,18 +303,22 @@ pins_are "$B" "$NARROW" && pins_are "$N" "$NARROW" && pins_are "$V" "$NARROW"
 ok $? "the domains vnumad never acted on still have their narrowed pins"
 
 # ---- e. a domain destroyed in the middle of a pass ----
-# A 1.5 s pause between sample and act (act_delay_ms). $X has narrowed pins again, so its first
-# pass plans pins: destroy it after the pass sampled it (event_delay 0.2 s after vnumad tracks
-# it) and before the act stage runs.
-start_vnumad "act_delay_ms = 1500"
-ok $? "e: vnumad started again with act_delay_ms = 1500"
-wait_for 10 log_has "Tracking domain '$X'"
+# vnumad held at $X's act stage (a test hold) before it changed anything. $X has narrowed pins
+# again, so its first pass plans pins: destroy it after the pass sampled and decided it and
+# before its act stage runs.
+start_vnumad "test_holds = yes"
+ok $? "e: vnumad started again with test_holds = yes"
+vn_hold act "$X"
+wait_for 30 log_has "Tracking domain '$X'"
 ok $? "e: vnumad tracks $X"
-# the pass has sampled $X and sits in its pause before acting
-wait_for 20 log_has 'acting in 1500 ms \(act_delay_ms\)'
-t0=$(date +%s%N)
+wait_held act && held_has act "$X"
+ok $? "e: the pass that sampled $X is held at $X's act stage (pass $(held_pass act))"
 $VIRSH destroy "$X" >/dev/null 2>&1
-ok $? "e: $X destroyed during the first pass (virsh destroy took $((($(date +%s%N) - t0) / 1000000)) ms)"
+ok $? "e: $X destroyed during that pass"
+dom_stopped() { [ "$($VIRSH domstate "$X" 2>/dev/null)" = "shut off" ]; }
+wait_for 30 dom_stopped && is_held act
+ok $? "e: libvirt says $X is shut off while the pass is still held ($($VIRSH domstate "$X" 2>&1))"
+vn_release
 wait_for 10 log_has "'$X' stopped|Domain '$X' went away|domain='$X' .*domain-gone"
 # one more pass after the destroy, so a crash while handling it would show
 wait_for 20 passes_seen "$S" $(($(decisions_of "$S") + 1)) && vnumad_alive

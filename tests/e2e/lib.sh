@@ -257,6 +257,39 @@ stop_vnumad() {
 # vnctl ARGS...: vnumactl on the private socket.
 vnctl() { "$BUILD/vnumactl" --socket "$VN_SOCK" "$@"; }
 
+# ---- test holds (vnumad with "test_holds = yes"; docs/configuration.md "Test holds") ----
+# vn_hold STAGE [DOMAIN]: arm STAGE (sample, act, move, record): the next pass (with DOMAIN)
+# or DOMAIN's work that reaches it parks.
+vn_hold() { vnctl hold "$@" >/dev/null; }
+# vn_release: let every held pass go on.
+vn_release() { vnctl release >/dev/null; }
+# held_pass STAGE: the pass number held at STAGE ("" when nothing is held there; "-" for a
+# stage that does not know its pass).
+held_pass() {
+    vnctl holds --json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin); j = j.get("return", j)
+print(next((str(h["pass"]) if h.get("pass") is not None else "-" for h in j["held"] if h["stage"] == sys.argv[1]), ""))' "$1" 2>/dev/null
+}
+is_held() { [ -n "$(held_pass "$1")" ]; }
+# held_has STAGE DOMAIN: the pass held at STAGE has DOMAIN among its domains.
+held_has() {
+    vnctl holds --json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin); j = j.get("return", j)
+sys.exit(0 if any(h["stage"] == sys.argv[1] and sys.argv[2] in h["domains"] for h in j["held"]) else 1)' "$1" "$2" 2>/dev/null
+}
+# wait_held STAGE [TIMEOUT_S]: 0 once vnumad is parked at STAGE (60 s: only "it never got there").
+wait_held() { wait_for "${2:-60}" is_held "$1"; }
+# hold_with STAGE DOMAIN: arm STAGE for DOMAIN and wait until DOMAIN's pass or work is parked
+# there (60 s: only "it never got there").
+hold_with() { vn_hold "$1" "$2" && wait_held "$1" && held_has "$1" "$2"; }
+# times_held STAGE: how many times vnumad parked at STAGE since it started.
+times_held() {
+    vnctl holds --json 2>/dev/null |
+        python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("return", j)["times"][sys.argv[1]])' "$1" 2>/dev/null
+}
+
 # log_has REGEX: the running vnumad's log matches.
 log_has() { grep -Eq -- "$1" "$VN_LOG"; }
 # log_count REGEX

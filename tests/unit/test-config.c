@@ -63,7 +63,8 @@ int main(void)
         {"early_passes = -1\n", ":1: early_passes"},
         {"move_threads = 0\n", ":1: move_threads"},
         {"move_threads = 17\n", ":1: move_threads"},
-        {"act_delay_ms = 1e3\n", ":1: act_delay_ms"},
+        {"test_holds = maybe\n", ":1: test_holds: expected yes or no, got 'maybe'"},
+        {"act_delay_ms = 10\n", ":1: unknown key 'act_delay_ms'"}, /* gone: test_holds */
         /* wrong types, case, whitespace inside keys */
         {"qmp = 2\n", ":1: qmp: expected yes or no, got '2'"},
         {"qmp = YES\n", ":1: qmp: expected yes or no"},
@@ -96,14 +97,14 @@ int main(void)
     close(fd);
     daemon_config_defaults(&c);
     CHECK(c.interval_s == 5 && c.rate_limit_mib == 256 && c.use_qmp && c.restore_on_exit &&
-              !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
+              !c.test_holds && !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
               !strcmp(c.state_dir, "/var/lib/vnuma"),
           "documented defaults");
     CHECK(load_text("# vnumad\ninterval = 1.5\nevent_delay=0\nrate_limit_mib = 64\nqmp = no\n"
                     "restore_on_exit = no\nsocket = /tmp/x.sock\nstate_dir = /tmp/vn\n"
                     "uri = qemu:///session\nlog_level = debug\nbusy_threshold = 0.5\n"
                     "reserve_mib = 512\nreserve_percent = 5\nmin_gain = 10\nswitch_margin = 1\n"
-                    "early_passes = 2\nact_delay_ms = 10\nmove_threads = 8\n",
+                    "early_passes = 2\ntest_holds = yes\nmove_threads = 8\n",
                     &c, err, sizeof(err)) == 0,
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
@@ -111,7 +112,7 @@ int main(void)
               !strcmp(c.uri, "qemu:///session") && c.log_level == 7 &&
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&
-              c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.act_delay_ms == 10 &&
+              c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.test_holds &&
               c.decide.move_threads == 8,
           "... with the values given");
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

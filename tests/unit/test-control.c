@@ -42,6 +42,7 @@ static struct {
     unsigned calls;
     char cmd[32];
     char domain[512];
+    char stage[32];
     bool had_domain;
     void *opaque;
 } seen;
@@ -73,10 +74,11 @@ static int handle(const char *name, void *opaque, const char *domain, struct jso
 }
 
 #define HANDLER(n)                                                                                 \
-    static int h_##n(void *opaque, const char *domain, struct json_object **ret, char *errclass,   \
-                     size_t classlen, char *err, size_t errlen)                                    \
+    static int h_##n(void *opaque, const control_request *req, struct json_object **ret,           \
+                     char *errclass, size_t classlen, char *err, size_t errlen)                    \
     {                                                                                              \
-        return handle(#n, opaque, domain, ret, errclass, classlen, err, errlen);                   \
+        snprintf(seen.stage, sizeof(seen.stage), "%s", req->stage ? req->stage : "");              \
+        return handle(#n, opaque, req->domain, ret, errclass, classlen, err, errlen);              \
     }
 HANDLER(status)
 HANDLER(decisions)
@@ -84,11 +86,17 @@ HANDLER(explain)
 HANDLER(advise)
 HANDLER(pause)
 HANDLER(resume)
+HANDLER(hold)
 
 static const control_command commands[] = {
-    {"status", h_status, false}, {"decisions", h_decisions, false}, {"explain", h_explain, true},
-    {"advise", h_advise, true},  {"pause", h_pause, true},          {"resume", h_resume, true},
-    {NULL, NULL, false},
+    {.name = "status", .fn = h_status},
+    {.name = "decisions", .fn = h_decisions},
+    {.name = "explain", .fn = h_explain, .needs_domain = true},
+    {.name = "advise", .fn = h_advise, .needs_domain = true},
+    {.name = "pause", .fn = h_pause, .needs_domain = true},
+    {.name = "resume", .fn = h_resume, .needs_domain = true},
+    {.name = "hold", .fn = h_hold, .takes_stage = true},
+    {.name = NULL},
 };
 
 /* ---- driving the loop ---- */
@@ -297,6 +305,23 @@ static void test_roundtrips(void)
     CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0,
           "bytes after the newline are ignored");
 
+    /* a command that takes a stage (the test holds) gets it where others get the domain */
+    {
+        unsigned before = seen.calls;
+        snprintf(req, sizeof(req), "{\"command\":\"hold\",\"stage\":\"act\"}\n");
+        n = exchange(req, strlen(req), false, buf, sizeof(buf));
+        CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0 &&
+                  seen.calls == before + 1 && !strcmp(seen.cmd, "hold") &&
+                  !strcmp(seen.stage, "act") && !seen.had_domain,
+              "hold's stage reaches its handler (got '%.*s')", LINE(buf));
+        snprintf(req, sizeof(req),
+                 "{\"command\":\"hold\",\"stage\":\"move\",\"domain\":\"vm1\"}\n");
+        n = exchange(req, strlen(req), false, buf, sizeof(buf));
+        CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0 &&
+                  seen.calls == before + 2 && !strcmp(seen.stage, "move") &&
+                  !strcmp(seen.domain, "vm1"),
+              "... with the domain it is for (got '%.*s')", LINE(buf));
+    }
     /* hostile domain names (as libvirt allows them) reach the handler byte for byte */
     {
         static const struct {
@@ -361,6 +386,12 @@ static void test_bad_requests(void)
         {"escaped NUL in the command", "{\"command\":\"status\\u0000x\"}\n", 0, false},
         {"5000-byte line", long_line, 0, false},
         {"EOF before the newline", "{\"command\":\"status\"}", 0, true},
+        {"a stage for a command that takes none", "{\"command\":\"status\",\"stage\":\"act\"}\n", 0,
+         false},
+        {"hold without a stage", "{\"command\":\"hold\",\"domain\":\"vm1\"}\n", 0, false},
+        {"stage is empty", "{\"command\":\"hold\",\"stage\":\"\"}\n", 0, false},
+        {"stage too long", "{\"command\":\"hold\",\"stage\":\"0123456789abcdef\"}\n", 0, false},
+        {"stage is a number", "{\"command\":\"hold\",\"stage\":1}\n", 0, false},
     };
     char buf[4096], kind[64];
 

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The originals of a domain (act.h): what vnumad found before it changed anything (vCPU,
+ * emulator and IOThread pins, a restrictive nodeset), which pins are the operator's and
+ * never touched, and putting the originals back at an opt-out or a stop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "log.h"
+#include "metadata.h"
+#include "util.h"
+
+bool act_iothread_explicit(const dom_state *st, unsigned id)
+{
+    if (!st->cputune_known)
+        return true; /* not known this pass: kept */
+    for (unsigned i = 0; i < st->nr_iothread_explicit; i++)
+        if (st->iothread_explicit[i] == id)
+            return true;
+    return false;
+}
+
+static bool iothread_saved(const dom_state *st, unsigned id)
+{
+    for (unsigned k = 0; k < st->orig.nr_iothreads; k++)
+        if (st->orig.iothread_id[k] == id)
+            return true;
+    return false;
+}
+
+/*
+ * A domain that arrived from another host (st->arrived) carries that host's pins, live and
+ * saved: none may be put back here. Its originals are what this host would have given it
+ * at start: the pins of its definition here (`xml`; transient, defined=false: its <vcpu
+ * cpuset> only) for the threads vnumad may change (st->cputune_known). Returns 0 or -errno.
+ */
+static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
+                             bool defined)
+{
+    _cleanup_free_ virt_vcpu *v = NULL;
+    _cleanup_free_ unsigned *ids = NULL;
+    _cleanup_free_ vn_cpuset *pins = NULL;
+    unsigned n = 0, nio = 0, nr_vcpus = 0;
+    dom_originals o;
+    vn_cpuset def;
+    int r;
+
+    r = virt_vcpus(d, &v, &n);
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < n; i++)
+        nr_vcpus = VN_MAX(nr_vcpus, v[i].number + 1);
+    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, &o, &def);
+    if (r < 0)
+        return r;
+    if (!st->emulator_explicit) {
+        o.emulator_pin = def;
+        o.emulator_saved = true;
+    }
+    if (virt_iothreads(d, &ids, &pins, &nio) == 0)
+        for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+            if (act_iothread_explicit(st, ids[i]))
+                continue;
+            o.iothread_id[o.nr_iothreads] = ids[i];
+            o.iothread_pin[o.nr_iothreads++] = def;
+        }
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
+    originals_take(st, &o);
+    return 0;
+}
+
+void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent)
+{
+    /* a transient arrival's live XML holds the other host's pins, maybe its vnumad's */
+    bool foreign = !persistent && st->arrived;
+
+    st->emulator_explicit = x->emulator_pinned && !foreign;
+    st->nr_iothread_explicit = 0;
+    for (unsigned i = 0; i < x->nr_iothread_pins && !foreign && i < STATE_MAX_IOTHREADS; i++)
+        if (persistent || !st->orig.saved || !iothread_saved(st, x->iothread_pins[i]))
+            st->iothread_explicit[st->nr_iothread_explicit++] = x->iothread_pins[i];
+}
+
+/* Once per QEMU run (act.h); while the XML cannot be read, every emulator and IOThread pin is
+ * kept (st->cputune_known stays false). */
+void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
+{
+    _cleanup_free_ char *xml = NULL;
+    domxml_info x;
+    bool persistent;
+    char err[256];
+    int r;
+
+    if (st->cputune_known)
+        return;
+    persistent = virt_dom_persistent(d);
+    r = persistent ? virt_dom_xml_inactive(d, &xml) : virt_dom_xml(d, &xml);
+    if (r < 0) {
+        log_debug(
+            "Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+            st->name, virt_last_error());
+        return;
+    }
+    r = domxml_parse(xml, t, &x, err, sizeof(err));
+    if (r < 0) {
+        log_debug(
+            "Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
+            st->name, err);
+        return;
+    }
+    act_explicit_pins(st, &x, persistent);
+    if (!persistent && st->orig.saved && st->emulator_explicit && st->orig.emulator_saved) {
+        vn_cpuset cur;
+        if (virt_emulator_pin(d, &cur) < 0 || !cpuset_equal(&cur, &st->orig.emulator_pin))
+            st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
+    }
+    st->cputune_known = true;
+    r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
+    if (r < 0) {
+        log_debug("Cannot take this host's originals of '%s': %s", st->name, strerror(-r));
+        st->cputune_known = false; /* nothing is changed before they are taken */
+        return;
+    }
+    if (st->emulator_explicit || st->nr_iothread_explicit)
+        log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
+                 persistent ? "persistent" : "live", st->name,
+                 st->emulator_explicit ? "its emulator" : "", st->emulator_explicit ? " and " : "",
+                 st->nr_iothread_explicit);
+}
+
+int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
+{
+    _cleanup_free_ virt_vcpu *v = NULL;
+    dom_originals o;
+    unsigned n = 0;
+    char nodeset[STATE_NODESET_MAX];
+    vn_mem_mode mode;
+    int r;
+
+    if (st->orig.saved)
+        return 0;
+    /* the operator's pins are not known, or (arrived) this host's originals not taken yet
+     * (act_operator_pins takes them): nothing is changed yet */
+    if (!st->cputune_known || st->arrived)
+        return -EAGAIN;
+    memset(&o, 0, sizeof(o));
+    r = virt_vcpus(d, &v, &n);
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < n; i++)
+        if (v[i].number < STATE_MAX_VCPUS) {
+            o.vcpu_pin[v[i].number] = v[i].affinity;
+            o.nr_vcpus = VN_MAX(o.nr_vcpus, v[i].number + 1);
+        }
+    /* the operator's pins (act_operator_pins) are neither changed nor restored */
+    if (!st->emulator_explicit && virt_emulator_pin(d, &o.emulator_pin) == 0)
+        o.emulator_saved = true;
+    {
+        _cleanup_free_ unsigned *ids = NULL;
+        _cleanup_free_ vn_cpuset *pins = NULL;
+        unsigned nio = 0;
+        if (virt_iothreads(d, &ids, &pins, &nio) == 0)
+            for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+                if (act_iothread_explicit(st, ids[i]))
+                    continue;
+                o.iothread_id[o.nr_iothreads] = ids[i];
+                o.iothread_pin[o.nr_iothreads++] = pins[i];
+            }
+    }
+    if (sd->nr_cells && sd->cells[0].binding.mode == VN_MEM_RESTRICTIVE &&
+        virt_numa_get(d, &mode, nodeset, sizeof(nodeset)) == 0 && mode == VN_MEM_RESTRICTIVE) {
+        snprintf(o.nodeset, sizeof(o.nodeset), "%s", nodeset);
+        o.numa_saved = true;
+    }
+    o.saved = true;
+    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
+    originals_take(st, &o);
+    return 0;
+}
+
+int act_restore(virt_dom *d, dom_state *st)
+{
+    int first = 0, r;
+
+    if (!st->orig.saved)
+        return 0;
+    /* libvirt first; each thread's real affinity is checked once, after everything below */
+    for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
+        if (cpuset_empty(&st->orig.vcpu_pin[v]))
+            continue;
+        r = virt_pin_vcpu(d, v, &st->orig.vcpu_pin[v]);
+        if (r < 0 && !first)
+            first = r;
+    }
+    if (st->orig.emulator_saved) {
+        r = virt_pin_emulator(d, &st->orig.emulator_pin);
+        if (r < 0 && !first)
+            first = r;
+    }
+    for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
+        r = virt_pin_iothread(d, st->orig.iothread_id[i], &st->orig.iothread_pin[i]);
+        if (r < 0 && !first)
+            first = r;
+    }
+    if (st->orig.numa_saved) {
+        r = virt_numa_set_nodeset(d, st->orig.nodeset);
+        if (r < 0 && !first)
+            first = r;
+    }
+    /* after the emulator, IOThread and numatune changes (libvirt rewrites cgroup settings
+     * for them): every vCPU thread must really have its original affinity */
+    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
+        if (cpuset_empty(&st->orig.vcpu_pin[v]))
+            continue;
+        r = act_thread_affinity(st->vcpu_tid[v], &st->orig.vcpu_pin[v]);
+        if (r > 0)
+            st->count.affinity_fixups++;
+        else if (r < 0 && !first)
+            first = r;
+    }
+    return first;
+}
