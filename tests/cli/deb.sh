@@ -116,7 +116,6 @@ ok $? "packaged vnumactl status answers ($(head -n 1 "$tmp/status"))"
 grep -q '^vnuma_libvirt_connected 1$' "$tmp/metrics.txt"; ok $? "vnumactl metrics: vnuma_libvirt_connected 1"
 /usr/bin/python3 tests/cli/promcheck.py "$tmp/metrics.txt" "$tmp/metrics/vnuma.prom" >"$tmp/check" 2>&1
 ok $? "both expositions pass the format check ($(tail -n 1 "$tmp/check"))"
-sleep 1
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

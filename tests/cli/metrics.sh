@@ -72,7 +72,6 @@ for _ in $(seq 50); do [ -s "$tmp/one.prom" ] && break; sleep 0.2; done
 ! ls "$tmp"/*.tmp >/dev/null 2>&1; ok $? "no temporary file left beside it"
 wait_for 5 grep -qx READY=1 "$tmp/notify.out"; ok $? "READY=1 sent to \$NOTIFY_SOCKET"
 grep -q 'numad is running' "$tmp/log"; ok $? "a running numad is warned about at start"
-sleep 1
 "$BUILD/vnumactl" --socket "$tmp/run/vnumad.sock" metrics >"$tmp/ctl.prom" 2>"$tmp/ctl.err"
 ok $? "vnumactl metrics answers"
 $PY tests/cli/promcheck.py "$tmp/ctl.prom" "$tmp/one.prom" >"$tmp/check" 2>&1

@@ -41,11 +41,13 @@ thread_busy() { # thread_busy DOMAIN: "min max" busy fraction over its vCPU thre
 }
 read -r smin smax <<<"$(thread_busy "$SPIN")"
 read -r imin imax <<<"$(thread_busy "$IDLE")"
-# busy_threshold is 0.25: a spinning vCPU must get clearly more, an idle one clearly less
-awk -v a="$smin" -v b="$imax" 'BEGIN {exit !(a >= 0.35 && b < 0.15)}'
-ok $? "the kernel sees $SPIN's vCPU threads busy ($smin..$smax of a CPU) and $IDLE's idle ($imin..$imax)"
+# busy_threshold 0.12 for this test (default 0.25): on a loaded machine (issue 28: two busy
+# loops per core) a spinning vCPU thread gets a third of a CPU, not all of it; what is tested
+# is that the first decision is made on what was measured, on either side of the threshold
+awk -v a="$smin" -v b="$imax" 'BEGIN {exit !(a >= 0.2 && b < 0.06)}'
+ok $? "the kernel sees $SPIN's vCPU threads busy ($smin..$smax of a CPU, >= 0.2) and $IDLE's idle ($imin..$imax, < 0.06), on either side of busy_threshold 0.12"
 
-start_vnumad "interval = 2"
+start_vnumad "interval = 2" "busy_threshold = 0.12"
 first_record() { # first_record DOMAIN: the first journal record of DOMAIN
     python3 - "$VN_JOURNAL" "$1" <<'PY'
 import json, sys
