@@ -2,8 +2,8 @@
 # start_services: mounts hugetlbfs on /dev/hugepages when none is mounted (systemd does on an
 # operator's host), starts virtlogd and libvirtd when they are not running (this machine
 # has no systemd: the tests start them by hand, as an operator would with `-d`) and
-# waits until virsh answers on qemu:///system (30 s). 0 when it answers; otherwise 1 with
-# the reason on stdout. Daemons are started with fd 200 (the test lock) closed.
+# waits until virsh answers on qemu:///system (120 s: only "it never answered"). 0 when it
+# answers; otherwise 1 with the reason on stdout. Daemons are started with fd 200 (the test lock) closed.
 # test_lock: takes /run/lock/vnuma-tests.lock on fd 200 (waits up to 30 min): the tests
 # that run a vnumad against the system libvirtd take it, so two runs on one machine (two
 # checkouts, a bench beside a test) wait for each other instead of balancing each other's
@@ -27,11 +27,11 @@ start_services() {
     pgrep -x virtlogd >/dev/null || virtlogd -d 200>&- || { echo "cannot start virtlogd"; return 1; }
     pgrep -x libvirtd >/dev/null || libvirtd -d 200>&- || { echo "cannot start libvirtd"; return 1; }
     local i
-    for i in $(seq 150); do
+    for i in $(seq 600); do
         virsh -c qemu:///system version >/dev/null 2>&1 && return 0
         sleep 0.2
     done
-    echo "libvirtd does not answer on qemu:///system within 30 s"
+    echo "libvirtd does not answer on qemu:///system within 120 s"
     return 1
 }
 test_lock() {

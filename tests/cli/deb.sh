@@ -107,7 +107,7 @@ mkdir -p "$tmp/metrics"
 ok $? "the packaged conf with private socket, state dir and metrics_file appended is valid"
 "$root/usr/sbin/vnumad" --foreground --config "$conf" 2>"$tmp/vnumad.log" 200>&- &
 pid=$!
-for _ in $(seq 50); do [ -s "$tmp/metrics/vnuma.prom" ] && break; sleep 0.2; done
+wait_for 60 test -s "$tmp/metrics/vnuma.prom"
 grep -q "Connected to $uri" "$tmp/vnumad.log"; ok $? "vnumad from the package connects to the running libvirtd"
 [ -s "$tmp/metrics/vnuma.prom" ]; ok $? "it writes metrics_file after a pass"
 "$root/usr/sbin/vnumactl" --socket "$tmp/run/vnumad.sock" status >"$tmp/status" 2>&1

@@ -56,7 +56,7 @@ while True:
     print(s.recv(200).decode(), flush=True)
 " "$tmp/notify" >"$tmp/notify.out" 2>&1 &
 listener=$!
-for _ in $(seq 50); do [ -S "$tmp/notify" ] && break; sleep 0.1; done
+wait_for 60 test -S "$tmp/notify"
 cat >"$tmp/vnumad.conf" <<EOC
 interval = 0.3
 uri = test:///default
@@ -66,7 +66,7 @@ metrics_file = $tmp/one.prom
 EOC
 NOTIFY_SOCKET=$tmp/notify "$BUILD/vnumad" --foreground --config "$tmp/vnumad.conf" 2>"$tmp/log" &
 pid=$!
-for _ in $(seq 50); do [ -s "$tmp/one.prom" ] && break; sleep 0.2; done
+wait_for 60 test -s "$tmp/one.prom"
 [ -s "$tmp/one.prom" ]; ok $? "vnumad writes metrics_file even while libvirt is unreachable"
 [ "$(stat -c %a "$tmp/one.prom")" = 644 ]; ok $? "metrics_file is mode 0644 (node-exporter's user reads it)"
 ! ls "$tmp"/*.tmp >/dev/null 2>&1; ok $? "no temporary file left beside it"
@@ -88,7 +88,7 @@ grep -qx 'vnuma_conflict{kind="numad"} 1' "$tmp/ctl.prom"; ok $? "vnuma_conflict
 ok $? "vnumactl metrics --json: {\"text\": ...}"
 sed -i "s|^metrics_file = .*|metrics_file = $tmp/two.prom|" "$tmp/vnumad.conf"
 kill -HUP "$pid"
-for _ in $(seq 30); do [ -s "$tmp/two.prom" ] && break; sleep 0.2; done
+wait_for 60 test -s "$tmp/two.prom"
 [ -s "$tmp/two.prom" ]; ok $? "SIGHUP: the new metrics_file is written"
 wait_for 5 grep -qx RELOADING=1 "$tmp/notify.out"; ok $? "RELOADING=1 sent around the reload"
 sed -i "s|^metrics_file = .*|metrics_file = $tmp/missing-dir/x.prom|" "$tmp/vnumad.conf"

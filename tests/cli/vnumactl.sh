@@ -159,7 +159,7 @@ EOF
 sock=$tmp/fake.sock
 python3 "$tmp/fake.py" "$sock" "$tmp/plan.json" "$tmp/requests" 2>"$tmp/fake.err" &
 fake_pid=$!
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+wait_for 60 test -S "$sock"
 check "fake vnumad is listening" [ -S "$sock" ]
 
 last_request() { tail -n 1 "$tmp/requests"; }

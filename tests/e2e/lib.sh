@@ -224,21 +224,17 @@ sanitizer_report() {
     grep -E -A 14 "$re|^SUMMARY: (Address|Leak|Undefined)Sanitizer" "$1" 2>/dev/null | head -n 60
 }
 
-# stop_vnumad: SIGTERM and wait (15 s, then SIGKILL); sets VN_EXIT to its exit status.
+# stop_vnumad: SIGTERM and wait (60 s, then SIGKILL); sets VN_EXIT to its exit status.
 # A SANITIZE=1 vnumad writes ASan, UBSan and (at exit) LeakSanitizer reports to its stderr,
 # $VN_LOG: any report there is a failed check (VN_SAN holds it), whatever the script checks,
 # and stop_vnumad returns 1.
 stop_vnumad() {
-    local i
     VN_EXIT="" VN_SAN=""
     [ -n "$VN_PID" ] || return 0
     kill -TERM "$VN_PID" 2>/dev/null
-    for i in $(seq 75); do
-        kill -0 "$VN_PID" 2>/dev/null || break
-        sleep 0.2
-    done
+    wait_for 60 bash -c "! kill -0 $VN_PID 2>/dev/null"
     if kill -0 "$VN_PID" 2>/dev/null; then
-        note "vnumad $VN_PID did not stop within 15 s of SIGTERM: killing it"
+        note "vnumad $VN_PID did not stop within 60 s of SIGTERM: killing it"
         kill -KILL "$VN_PID" 2>/dev/null
     fi
     wait "$VN_PID"
