@@ -117,14 +117,21 @@ def main():
     num["reload_rc"] = r.returncode
     reloaded = S.wait_until(20, lambda: any("Reloaded /etc/vnuma/vnumad.conf" in l for l in journal()), 0.5)
     metrics = S.wait_until(20, lambda: os.path.exists(METRICS) and "vnuma_passes_total" in open(METRICS).read(), 0.5)
+    # the passes go on after the reload: 3 more of them (a wait for the passes, not a 3 s window
+    # they must fall in: issue 28). How long they took is reported, never a bound: how often
+    # passes come is a rate, which belongs in docs/benchmarks.md; status's interval_s says the
+    # new interval is the daemon's
     p1 = (vnctl("status", "--json") or {}).get("pass", 0)
-    time.sleep(3)
-    p2 = (vnctl("status", "--json") or {}).get("pass", 0)
-    num.update({"same_pid": active_pid() == pid0, "metrics_file": bool(metrics), "passes_in_3s": p2 - p1,
-                "interval_s": (vnctl("status", "--json") or {}).get("interval_s")})
+    t1 = time.monotonic()
+    p2 = S.wait_until(60, lambda: (lambda p: p if p >= p1 + 3 else None)((vnctl("status", "--json") or {}).get("pass", 0)), 0.2)
+    secs = round(time.monotonic() - t1, 1)
+    if not p2:
+        S.log(f"vnumad did not run 3 passes after pass {p1} within 60 s (systemd-reload)")
+    num.update({"same_pid": active_pid() == pid0, "metrics_file": bool(metrics), "passes_seen": bool(p2),
+                "seconds_for_3_passes": secs, "interval_s": (vnctl("status", "--json") or {}).get("interval_s")})
     ev["journal"] = journal()[-10:]
     ok = (r.returncode == 0 and bool(reloaded) and num["same_pid"] and bool(metrics)
-          and num["interval_s"] == 1.0 and num["passes_in_3s"] >= 2)
+          and num["interval_s"] == 1.0 and bool(p2))
     out.append(S.write(18, "systemd-reload", ok, num, ev))
 
     # ---- 19. balance a misplaced guest under the unit's hardening
