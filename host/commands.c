@@ -472,19 +472,6 @@ static int ctl_hold(void *opaque, const control_request *req, struct json_object
     return holds_reply(ret);
 }
 
-static int ctl_release(void *opaque, const control_request *req, struct json_object **ret,
-                       char *errclass, size_t classlen, char *err, size_t errlen)
-{
-    (void)opaque;
-    (void)req;
-    (void)errclass;
-    (void)classlen;
-    (void)err;
-    (void)errlen;
-    (void)holds_release();
-    return holds_reply(ret);
-}
-
 static int ctl_holds(void *opaque, const control_request *req, struct json_object **ret,
                      char *errclass, size_t classlen, char *err, size_t errlen)
 {
@@ -495,6 +482,13 @@ static int ctl_holds(void *opaque, const control_request *req, struct json_objec
     (void)err;
     (void)errlen;
     return holds_reply(ret);
+}
+
+static int ctl_release(void *opaque, const control_request *req, struct json_object **ret,
+                       char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)holds_release();
+    return ctl_holds(opaque, req, ret, errclass, classlen, err, errlen);
 }
 
 const control_command commands_table[] = {

@@ -119,17 +119,6 @@ def journal_lines():
         return []
 
 
-def vnctl_status():
-    r = subprocess.run([f"{BUILD}/vnumactl", "--socket", SOCK, "status", "--json"], capture_output=True, text=True)
-    try:
-        j = json.loads(r.stdout)
-    except ValueError:
-        return None
-    if isinstance(j, dict) and set(j) == {"return"}:
-        j = j["return"]
-    return j
-
-
 def vnctl(*a):
     """`vnumactl --socket SOCK ARGS --json`: its reply (without the "return" wrapper), or None"""
     try:
@@ -144,6 +133,10 @@ def vnctl(*a):
     if isinstance(j, dict) and set(j) == {"return"}:
         j = j["return"]
     return j
+
+
+def vnctl_status():
+    return vnctl("status")
 
 
 def cur_pass():
