@@ -173,7 +173,7 @@ except OSError:
 s = socket.socket(socket.AF_UNIX)
 s.bind(p)
 s.listen(4)
-s.settimeout(40)
+s.settimeout(120)  # only "vnumad never connected again"
 t0, conns = time.time(), []
 try:
     while len(conns) < 2:  # vnumad's connection, and the one after it gave up on the hello
@@ -186,7 +186,9 @@ os.unlink(p)
 PY
 read -r a1 a2 <<<"$(paste -sd' ' "$E2E_TMP/silent.out")"
 chardev "$SOCK"
-[ -n "${a2:-}" ] && awk -v a="$a1" -v b="$a2" 'BEGIN {exit !(b - a >= 9 && b - a <= 25)}' &&
+# at least the hello timeout (10 s) between the two: vnumad waited for the hello, then gave up;
+# no upper bound (issue 28: how soon after that it comes back is the loop's speed, not its rule)
+[ -n "${a2:-}" ] && awk -v a="$a1" -v b="$a2" 'BEGIN {exit !(b - a >= 9)}' &&
     wait_for 30 fresh_after "$h" && [ "$(connects)" -gt "$c" ]
 ok $? "a peer that never answers the hello is given up after 10 s and vnumad connects again (connections at ${a1:-none} s and ${a2:-none} s), then reconnects to the restored channel"
 
