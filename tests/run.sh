@@ -6,6 +6,11 @@
 # closing line and exits non-zero when anything failed.
 # VN_SKIP_TESTS="e2e/ground ...": tests (named as printed) not to run; each is
 # reported as SKIP and counted as skipped (.ci/run's sanitized pass uses it).
+# The proving ground (e2e/ground, ground-layout, ground-systemd: one VM at a time, its own
+# libvirtd inside, nothing on this host's) runs beside the other tests, in the background, when
+# root: the host tests spend most of their time waiting for passes, libvirtd and QEMU, the
+# ground is CPU-bound, and no test assumes a speed (issue 28). VN_GROUND_BESIDE=0 runs the
+# grounds in line instead, in their alphabetical place.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -97,7 +102,19 @@ else
 fi
 # Every test cleans up what it made, whatever its outcome: nothing of the suite may be left
 # (a leftover domain or daemon changes what the next test, or the next run, sees).
+# leftovers [host|ground]: only this host's (domains, configs, vnumad) or only the proving
+# ground's; both when not said
 leftovers() {
+    local u name out="" scope=${1:-all}
+    if [ "$scope" != ground ]; then
+        out=$(leftovers_host)
+    fi
+    if [ "$scope" != host ]; then
+        for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
+    fi
+    echo "$out"
+}
+leftovers_host() {
     local u name out=""
     if [ "$(id -u)" = 0 ] && command -v virsh >/dev/null && virsh -c qemu:///system -q list >/dev/null 2>&1; then
         for u in $(virsh -c qemu:///system list --all --uuid 2>/dev/null); do
@@ -109,16 +126,17 @@ leftovers() {
         [ -f "$f" ] && out="$out config:$(printf %q "$(basename "$f")")"
     done
     for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
-    for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
     echo "$out"
 }
 # run_script NAME COMMAND...: run_one, then what the script left behind that was not there
 # before it: named as its own failure, so the test that leaked is the one that fails
+# (LEFT_SCOPE: what the script can leave, host or ground, while the other runs beside it)
+LEFT_SCOPE=all
 run_script() {
     local name=$1 before after new="" x
-    before=$(leftovers)
+    before=$(leftovers $LEFT_SCOPE)
     run_one "$@"
-    after=$(leftovers)
+    after=$(leftovers $LEFT_SCOPE)
     for x in $after; do
         case " $before " in *" $x "*) ;; *) new="$new $x" ;; esac
     done
@@ -126,11 +144,35 @@ run_script() {
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
     printf '%-28s FAIL (left behind:%s)\n' "$name" "$new"
 }
+GROUNDS="e2e/ground e2e/ground-layout e2e/ground-systemd"  # ground-systemd last: cli/deb builds the .deb first
+ground_pid="" beside=""
+if [ "$(id -u)" = 0 ] && [ "${VN_GROUND_BESIDE:-1}" != 0 ]; then
+    for g in $GROUNDS; do
+        case " ${VN_SKIP_TESTS:-} " in *" $g "*) ;; *) beside=1 ;; esac
+    done
+fi
+if [ -n "$beside" ]; then
+    echo "the proving ground ($GROUNDS) runs beside the tests below, one VM at a time (VN_GROUND_BESIDE=0: in line)"
+    # a subshell: its counts come back through a file, each result is printed whole when done
+    rm -f "$logdir/ground-beside.counts"
+    (
+        LEFT_SCOPE=ground total_pass=0 total_fail=0 total_skip=0 failed_progs=""
+        for g in $GROUNDS; do
+            run_script "$g" bash "tests/$g.sh" >"$logdir/ground-beside.out" 2>&1
+            cat "$logdir/ground-beside.out"
+        done
+        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/ground-beside.counts"
+    ) &
+    ground_pid=$!
+    trap '[ -n "$ground_pid" ] && kill "$ground_pid" 2>/dev/null; pkill -f -- "-name vnuma-ground"; exit 130' INT TERM HUP
+    LEFT_SCOPE=host
+fi
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
         [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
         name=$(basename "$dir")/$(basename "$s" .sh)
+        case " $GROUNDS " in *" $name "*) [ -n "$beside" ] && continue ;; esac
         run_script "$name" bash "$s"
         case " $KVM_TESTS " in
         *" $(basename "$s" .sh) "*)
@@ -146,6 +188,18 @@ for dir in tests/cli tests/e2e; do
     done
 done
 
+if [ -n "$ground_pid" ]; then
+    kill -0 "$ground_pid" 2>/dev/null && echo "(waiting for the proving ground, started beside the tests above)"
+    wait "$ground_pid"
+    ground_pid=""
+    if read -r gp gf gs gprogs <"$logdir/ground-beside.counts" 2>/dev/null; then
+        total_pass=$((total_pass + gp)); total_fail=$((total_fail + gf)); total_skip=$((total_skip + gs))
+        failed_progs="$failed_progs${gprogs:+ $gprogs}"
+    else
+        total_fail=$((total_fail + 1)); failed_progs="$failed_progs e2e/ground(beside)"
+        printf '%-28s FAIL (the grounds run beside the tests left no counts)\n' "e2e/ground"
+    fi
+fi
 left=$(leftovers)
 if [ -n "$left" ]; then
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"

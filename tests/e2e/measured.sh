@@ -41,13 +41,15 @@ thread_busy() { # thread_busy DOMAIN: "min max" busy fraction over its vCPU thre
 }
 read -r smin smax <<<"$(thread_busy "$SPIN")"
 read -r imin imax <<<"$(thread_busy "$IDLE")"
-# busy_threshold 0.12 for this test (default 0.25): on a loaded machine (issue 28: two busy
-# loops per core) a spinning vCPU thread gets a third of a CPU, not all of it; what is tested
-# is that the first decision is made on what was measured, on either side of the threshold
-awk -v a="$smin" -v b="$imax" 'BEGIN {exit !(a >= 0.2 && b < 0.06)}'
-ok $? "the kernel sees $SPIN's vCPU threads busy ($smin..$smax of a CPU, >= 0.2) and $IDLE's idle ($imin..$imax, < 0.06), on either side of busy_threshold 0.12"
+# busy_threshold 0.05 for this test (default 0.25): on a loaded machine (issue 28: two busy
+# loops per core, the proving ground's eight TCG vCPUs beside: tests/run.sh) a spinning vCPU
+# thread gets a sixth of a CPU or less, not all of it, while a halted TCG vCPU's thread sleeps
+# (0.00-0.01 seen); what is tested is that the first decision is made on what was measured, on
+# either side of the threshold
+awk -v a="$smin" -v b="$imax" 'BEGIN {exit !(a >= 0.08 && b < 0.03)}'
+ok $? "the kernel sees $SPIN's vCPU threads busy ($smin..$smax of a CPU, >= 0.08) and $IDLE's idle ($imin..$imax, < 0.03), on either side of busy_threshold 0.05"
 
-start_vnumad "interval = 2" "busy_threshold = 0.12"
+start_vnumad "interval = 2" "busy_threshold = 0.05"
 first_record() { # first_record DOMAIN: the first journal record of DOMAIN
     python3 - "$VN_JOURNAL" "$1" <<'PY'
 import json, sys
