@@ -264,7 +264,7 @@ deps:
 	@tests/install-deps.sh
 
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory -j$(shell nproc) tests
 	@BUILD=$(BUILD) tests/run.sh
 
 demo: deps

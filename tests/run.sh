@@ -6,11 +6,10 @@
 # closing line and exits non-zero when anything failed.
 # VN_SKIP_TESTS="e2e/ground ...": tests (named as printed) not to run; each is
 # reported as SKIP and counted as skipped (.ci/run's sanitized pass uses it).
-# The proving ground (e2e/ground, ground-layout, ground-systemd: one VM at a time, its own
-# libvirtd inside, nothing on this host's) runs beside the other tests, in the background, when
-# root: the host tests spend most of their time waiting for passes, libvirtd and QEMU, the
-# ground is CPU-bound, and no test assumes a speed (issue 28). VN_GROUND_BESIDE=0 runs the
-# grounds in line instead, in their alphabetical place.
+# cli/valgrind and cli/fuzz (offline: no libvirtd, no daemon, no domain; CPU-bound) run in the
+# background beside the first e2e tests, which spend most of their time waiting, and are
+# waited for before the proving ground, which must not share the CPUs (its scenarios measure
+# how busy its guests' vCPUs are). VN_BESIDE=0 runs them in line.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -102,19 +101,7 @@ else
 fi
 # Every test cleans up what it made, whatever its outcome: nothing of the suite may be left
 # (a leftover domain or daemon changes what the next test, or the next run, sees).
-# leftovers [host|ground]: only this host's (domains, configs, vnumad) or only the proving
-# ground's; both when not said
 leftovers() {
-    local u name out="" scope=${1:-all}
-    if [ "$scope" != ground ]; then
-        out=$(leftovers_host)
-    fi
-    if [ "$scope" != host ]; then
-        for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
-    fi
-    echo "$out"
-}
-leftovers_host() {
     local u name out=""
     if [ "$(id -u)" = 0 ] && command -v virsh >/dev/null && virsh -c qemu:///system -q list >/dev/null 2>&1; then
         for u in $(virsh -c qemu:///system list --all --uuid 2>/dev/null); do
@@ -126,17 +113,16 @@ leftovers_host() {
         [ -f "$f" ] && out="$out config:$(printf %q "$(basename "$f")")"
     done
     for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
+    for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
     echo "$out"
 }
 # run_script NAME COMMAND...: run_one, then what the script left behind that was not there
 # before it: named as its own failure, so the test that leaked is the one that fails
-# (LEFT_SCOPE: what the script can leave, host or ground, while the other runs beside it)
-LEFT_SCOPE=all
 run_script() {
     local name=$1 before after new="" x
-    before=$(leftovers $LEFT_SCOPE)
+    before=$(leftovers)
     run_one "$@"
-    after=$(leftovers $LEFT_SCOPE)
+    after=$(leftovers)
     for x in $after; do
         case " $before " in *" $x "*) ;; *) new="$new $x" ;; esac
     done
@@ -144,35 +130,42 @@ run_script() {
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
     printf '%-28s FAIL (left behind:%s)\n' "$name" "$new"
 }
-GROUNDS="e2e/ground e2e/ground-layout e2e/ground-systemd"  # ground-systemd last: cli/deb builds the .deb first
-ground_pid="" beside=""
-if [ "$(id -u)" = 0 ] && [ "${VN_GROUND_BESIDE:-1}" != 0 ]; then
-    for g in $GROUNDS; do
-        case " ${VN_SKIP_TESTS:-} " in *" $g "*) ;; *) beside=1 ;; esac
-    done
-fi
-if [ -n "$beside" ]; then
-    echo "the proving ground ($GROUNDS) runs beside the tests below, one VM at a time (VN_GROUND_BESIDE=0: in line)"
-    # a subshell: its counts come back through a file, each result is printed whole when done
-    rm -f "$logdir/ground-beside.counts"
+BESIDE=""
+[ "${VN_BESIDE:-1}" != 0 ] && BESIDE="cli/valgrind cli/fuzz"
+beside_pid=""
+if [ -n "$BESIDE" ]; then
+    rm -f "$logdir/beside.counts" "$logdir/beside.out"
+    # a subshell: its counts come back through a file, its lines are printed when waited for
     (
-        LEFT_SCOPE=ground total_pass=0 total_fail=0 total_skip=0 failed_progs=""
-        for g in $GROUNDS; do
-            run_script "$g" bash "tests/$g.sh" >"$logdir/ground-beside.out" 2>&1
-            cat "$logdir/ground-beside.out"
-        done
-        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/ground-beside.counts"
+        total_pass=0 total_fail=0 total_skip=0 failed_progs=""
+        for b in $BESIDE; do run_script "$b" bash "tests/$b.sh"; done >"$logdir/beside.out" 2>&1
+        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/beside.counts"
     ) &
-    ground_pid=$!
-    trap '[ -n "$ground_pid" ] && kill "$ground_pid" 2>/dev/null; pkill -f -- "-name vnuma-ground"; exit 130' INT TERM HUP
-    LEFT_SCOPE=host
+    beside_pid=$!
+    trap '[ -n "$beside_pid" ] && kill "$beside_pid" 2>/dev/null; exit 130' INT TERM HUP
 fi
+# wait_beside: the tests run in the background are done; their lines and counts are added
+wait_beside() {
+    local bp bf bs bprogs
+    [ -n "$beside_pid" ] || return 0
+    wait "$beside_pid"
+    beside_pid=""
+    cat "$logdir/beside.out" 2>/dev/null
+    if read -r bp bf bs bprogs <"$logdir/beside.counts" 2>/dev/null; then
+        total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
+        failed_progs="$failed_progs${bprogs:+ $bprogs}"
+    else
+        total_fail=$((total_fail + 1)); failed_progs="$failed_progs beside($BESIDE)"
+        printf '%-28s FAIL (the tests run in the background left no counts: %s)\n' "beside" "$BESIDE"
+    fi
+}
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
         [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
         name=$(basename "$dir")/$(basename "$s" .sh)
-        case " $GROUNDS " in *" $name "*) [ -n "$beside" ] && continue ;; esac
+        case " $BESIDE " in *" $name "*) continue ;; esac
+        case $name in e2e/ground*) wait_beside ;; esac # the ground has the CPUs to itself
         run_script "$name" bash "$s"
         case " $KVM_TESTS " in
         *" $(basename "$s" .sh) "*)
@@ -188,18 +181,7 @@ for dir in tests/cli tests/e2e; do
     done
 done
 
-if [ -n "$ground_pid" ]; then
-    kill -0 "$ground_pid" 2>/dev/null && echo "(waiting for the proving ground, started beside the tests above)"
-    wait "$ground_pid"
-    ground_pid=""
-    if read -r gp gf gs gprogs <"$logdir/ground-beside.counts" 2>/dev/null; then
-        total_pass=$((total_pass + gp)); total_fail=$((total_fail + gf)); total_skip=$((total_skip + gs))
-        failed_progs="$failed_progs${gprogs:+ $gprogs}"
-    else
-        total_fail=$((total_fail + 1)); failed_progs="$failed_progs e2e/ground(beside)"
-        printf '%-28s FAIL (the grounds run beside the tests left no counts)\n' "e2e/ground"
-    fi
-fi
+wait_beside
 left=$(leftovers)
 if [ -n "$left" ]; then
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"

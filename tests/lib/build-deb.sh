@@ -4,14 +4,10 @@
 # OUTDIR, with the build log as OUTDIR/build.log. A second call for the same sources reuses the
 # packages (OUTDIR/stamp: a hash of every file the build reads), so tests/cli/deb.sh and
 # tests/e2e/ground-systemd.sh build them once per tree. Prints the seconds the build took
-# ("reused" when it did not run); exit status of dpkg-buildpackage. Two callers at once (the
-# ground runs beside cli/deb: tests/run.sh) take turns on OUTDIR.lock: the second reuses.
+# ("reused" when it did not run); exit status of dpkg-buildpackage.
 set -u
 out=$1
 cd "$(dirname "$0")/../.." || exit 1
-mkdir -p "$(dirname "$out")"
-exec 9>"$out.lock"
-flock 9
 srcs="Makefile README.md lib host agent proto man dist debian docs"
 # shellcheck disable=SC2086
 stamp=$(find $srcs -type f -print0 | sort -z | xargs -0 md5sum | md5sum | cut -d' ' -f1)
