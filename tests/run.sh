@@ -113,7 +113,8 @@ leftovers() {
         [ -f "$f" ] && out="$out config:$(printf %q "$(basename "$f")")"
     done
     for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
-    for p in $(pgrep -f -- '-name vnuma-ground'); do out="$out ground:$p"; done
+    # (groun[d]: the pattern does not match a pgrep of it running at the same time, beside)
+    for p in $(pgrep -f -- '-name vnuma-groun[d]'); do out="$out ground:$p"; done
     echo "$out"
 }
 # run_script NAME COMMAND...: run_one, then what the script left behind that was not there
