@@ -6,6 +6,10 @@
 # closing line and exits non-zero when anything failed.
 # VN_SKIP_TESTS="e2e/ground ...": tests (named as printed) not to run; each is
 # reported as SKIP and counted as skipped (.ci/run's sanitized pass uses it).
+# VN_TCG_ELSEWHERE="e2e/daemon ...": e2e tests that also run with type='kvm' ([kvm]) whose TCG
+# run is made elsewhere (.ci/run: in its sanitized pass): where type='kvm' domains start, only
+# their [kvm] run is made here, and the TCG one is reported as SKIP; where they do not, the TCG
+# one runs here as usual.
 # cli/valgrind and cli/fuzz (offline: no libvirtd, no daemon, no domain; CPU-bound) run in the
 # background beside the first e2e tests, which spend most of their time waiting, and are
 # waited for before the proving ground, which must not share the CPUs (its scenarios measure
@@ -169,7 +173,17 @@ for dir in tests/cli tests/e2e; do
         name=$(basename "$dir")/$(basename "$s" .sh)
         case " $BESIDE " in *" $name "*) continue ;; esac
         case $name in e2e/ground*) wait_beside ;; esac # the ground has the CPUs to itself
-        run_script "$name" bash "$s"
+        case " ${VN_TCG_ELSEWHERE:-} " in
+        *" $name "*)
+            if [ -z "$kvm_skip" ]; then
+                total_skip=$((total_skip + 1))
+                printf '%-28s SKIP (its TCG run is elsewhere: VN_TCG_ELSEWHERE; the [kvm] one runs here)\n' "$name"
+            else
+                run_script "$name" bash "$s"
+            fi
+            ;;
+        *) run_script "$name" bash "$s" ;;
+        esac
         case " $KVM_TESTS " in
         *" $(basename "$s" .sh) "*)
             [ "$dir" = tests/e2e ] || continue
