@@ -138,8 +138,8 @@ static void note_caller(void)
     if (nr_fake_callers < 8)
         fake_callers[nr_fake_callers++] = self;
 }
-/* rendezvous: a first caller waits (up to 5 s) until a second thread calls too, so a test of
- * parallel movers does not depend on how fast one thread finishes alone */
+/* rendezvous: a first caller waits (up to 120 s: only says "never came") until a second thread
+ * calls too, so a test of parallel movers does not depend on how fast one thread finishes alone */
 static bool rendezvous;
 static pthread_cond_t fake_cond = PTHREAD_COND_INITIALIZER;
 static int locked_query(pid_t pid, unsigned long count, void **pages, int *status)
@@ -150,7 +150,7 @@ static int locked_query(pid_t pid, unsigned long count, void **pages, int *statu
     if (rendezvous) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 5;
+        until.tv_sec += 120;
         while (nr_fake_callers < 2 && pthread_cond_timedwait(&fake_cond, &fake_lock, &until) == 0)
             ;
     }

@@ -187,7 +187,7 @@ static ssize_t exchange(const char *req, size_t len, bool eof, char *buf, size_t
     }
     if (eof)
         shutdown(fd, SHUT_WR);
-    return read_reply(fd, buf, buflen, 5000);
+    return read_reply(fd, buf, buflen, 60000); /* only says "no reply came" */
 }
 
 static ssize_t ask(const char *req, char *buf, size_t buflen)
@@ -463,7 +463,9 @@ static void test_slow_clients(void)
     if (silent < 0 || partial < 0)
         return;
     CHECK(write(partial, "{\"command\":", 11) == 11, "partial request sent");
-    while (now_ms() - start < 5000 && (t_silent < 0 || t_partial < 0)) {
+    /* how late past 2 s they are dropped depends on the machine: waited for up to 60 s, only
+     * the lower bound is the rule (issue 28) */
+    while (now_ms() - start < 60000 && (t_silent < 0 || t_partial < 0)) {
         struct pollfd p[2] = {{.fd = silent, .events = POLLIN}, {.fd = partial, .events = POLLIN}};
         (void)loop_run_once();
         if (poll(p, 2, 0) > 0) {
@@ -473,10 +475,9 @@ static void test_slow_clients(void)
                 t_partial = now_ms() - start;
         }
     }
-    CHECK(t_silent >= 1800 && t_silent <= 3500, "silent client dropped after ~2 s (%lld ms)",
-          (long long)t_silent);
-    CHECK(t_partial >= 1800 && t_partial <= 3500,
-          "client without a newline dropped after ~2 s (%lld ms)", (long long)t_partial);
+    CHECK(t_silent >= 1800, "silent client dropped, not before 2 s (%lld ms)", (long long)t_silent);
+    CHECK(t_partial >= 1800, "client without a newline dropped, not before 2 s (%lld ms)",
+          (long long)t_partial);
     CHECK(seen.calls == before, "no handler called for slow clients");
 }
 
@@ -489,13 +490,23 @@ static void test_client_limit(void)
 
     for (unsigned i = 0; i < VN_ARRAY_SIZE(fds); i++)
         fds[i] = client_connect(sockpath);
-    pump(200);
+    /* the loop runs until the refusals are there to read (at most 60 s: "never came") */
+    for (int64_t end = now_ms() + 60000; now_ms() < end;) {
+        unsigned ready = 0;
+        pump(50);
+        for (unsigned i = 0; i < VN_ARRAY_SIZE(fds); i++) {
+            struct pollfd p = {.fd = fds[i], .events = POLLIN};
+            ready += fds[i] >= 0 && poll(&p, 1, 0) == 1;
+        }
+        if (ready >= VN_ARRAY_SIZE(fds) - CONTROL_MAX_CLIENTS)
+            break;
+    }
     for (unsigned i = 0; i < VN_ARRAY_SIZE(fds); i++) {
         struct pollfd p = {.fd = fds[i], .events = POLLIN};
         if (fds[i] < 0)
             continue;
         if (poll(&p, 1, 0) == 1) {
-            n = read_reply(fds[i], buf, sizeof(buf), 200);
+            n = read_reply(fds[i], buf, sizeof(buf), 60000);
             refused += n > 0 && strcmp(reply_kind(buf, n, kind, sizeof(kind)), "Internal") == 0 &&
                        strstr(buf, "too many");
         } else {
@@ -510,8 +521,13 @@ static void test_client_limit(void)
     for (unsigned i = 0; i < VN_ARRAY_SIZE(fds); i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    pump(100);
-    n = ask("{\"command\":\"status\"}\n", buf, sizeof(buf));
+    /* until the server saw them hang up (at most 60 s) */
+    for (int64_t end = now_ms() + 60000; now_ms() < end;) {
+        pump(50);
+        n = ask("{\"command\":\"status\"}\n", buf, sizeof(buf));
+        if (strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0)
+            break;
+    }
     CHECK(strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return") == 0 && seen.calls == before + 1,
           "once they hang up, the server serves again");
 }
