@@ -206,6 +206,22 @@ boot_once() {
             qrc=125
             return
         fi
+        # The ground's kernel says a vCPU has been stuck for 100 s or more (a soft lockup; a
+        # shorter one can be a starved vCPU on a loaded host, which goes on) while the scenario
+        # script waits for the ground's libvirtd, before any vnuma code ran: QEMU's TCG hung
+        # (seen once: CPU 3 stuck in the idle task 10 s into the run, the run killed at its
+        # timeout 15 minutes later). A boot hang: state read, booted once more, said as
+        # "retried:". After libvirt is up (vnumad's scenarios) a lockup is a failure.
+        if [ $booted = 1 ] && grep -aq '^GROUND-T .* scenarios start' "$LOG" &&
+            ! grep -aq '^GROUND-T .* libvirt ready' "$LOG" &&
+            grep -aqE 'soft lockup - CPU#[0-9]+ stuck for [0-9]{3,}s' "$LOG"; then
+            echo "the ground's kernel reported a stuck vCPU before its libvirtd was up, $((SECONDS - t0)) s into the run" |
+                sed 's/^/boot-hang: /' >&2
+            hang_state boot-hang
+            kill "$qpid"; wait "$qpid"; qpid=""
+            qrc=125
+            return
+        fi
         if [ "$SECONDS" -ge "$deadline" ]; then
             hang_state hang
             kill "$qpid"; wait "$qpid"; qpid=""
@@ -233,7 +249,7 @@ deadline=$((SECONDS + TIMEOUT))
 boot_once
 if [ $qrc = 125 ] && [ "$SECONDS" -lt "$deadline" ]; then
     boot_once
-    [ $qrc = 125 ] || echo "retried: the ground's first QEMU hung or died before its kernel reached the init (state above, \"boot-hang:\"); a new QEMU booted it" >&2
+    [ $qrc = 125 ] || echo "retried: the ground's first QEMU hung or died before its kernel reached the init, or its kernel reported a stuck vCPU before libvirt was up (state above, \"boot-hang:\"); a new QEMU booted it" >&2
 fi
 wall=$(echo "$(date +%s.%N) - $start" | bc)
 if [ $qrc = 125 ]; then
