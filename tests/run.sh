@@ -173,17 +173,12 @@ for dir in tests/cli tests/e2e; do
         name=$(basename "$dir")/$(basename "$s" .sh)
         case " $BESIDE " in *" $name "*) continue ;; esac
         case $name in e2e/ground*) wait_beside ;; esac # the ground has the CPUs to itself
-        case " ${VN_TCG_ELSEWHERE:-} " in
-        *" $name "*)
-            if [ -z "$kvm_skip" ]; then
-                total_skip=$((total_skip + 1))
-                printf '%-28s SKIP (its TCG run is elsewhere: VN_TCG_ELSEWHERE; the [kvm] one runs here)\n' "$name"
-            else
-                run_script "$name" bash "$s"
-            fi
-            ;;
-        *) run_script "$name" bash "$s" ;;
-        esac
+        if [ -z "$kvm_skip" ] && case " ${VN_TCG_ELSEWHERE:-} " in *" $name "*) true ;; *) false ;; esac; then
+            total_skip=$((total_skip + 1))
+            printf '%-28s SKIP (its TCG run is elsewhere: VN_TCG_ELSEWHERE; the [kvm] one runs here)\n' "$name"
+        else
+            run_script "$name" bash "$s"
+        fi
         case " $KVM_TESTS " in
         *" $(basename "$s" .sh) "*)
             [ "$dir" = tests/e2e ] || continue
