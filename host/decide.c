@@ -486,8 +486,25 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         target = cv->home;
         why = (why & ~RULE_BIT(RULE_PREFER_VCPU_MOVE)) | RULE_BIT(RULE_HYSTERESIS);
     }
+    /* Rule 3's two-stage filter for the vCPUs as for memory, once the domain is past its early
+     * passes: a cell that its home's CPU capacity pushes off the node its memory is on (its
+     * locality drops) leaves only when two consecutive passes agree on where to. Capacity is
+     * measured busy time: one noisy sample (a busy spike, other load read on a starved host)
+     * otherwise sent the vCPUs away and, a pass later, back (issue 28: the proving ground
+     * under load flapped s5 between nodes 1 and 2 for cpu-capacity). */
+    int candidate = target;
+    bool vcpus_wait = false;
+    if (target != cv->home && cv->home >= 0 && costs[cv->home].feasible &&
+        costs[cv->home].over_capacity && cv->bytes &&
+        cv->mem_frac[target] < cv->mem_frac[cv->home] &&
+        rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
+                            cell->last_candidate, target, false) == MIGRATE_WAIT) {
+        target = cv->home;
+        why = (why & ~RULE_BIT(RULE_PREFER_VCPU_MOVE)) | RULE_BIT(RULE_TWO_STAGE_FILTER);
+        vcpus_wait = true;
+    }
     pc->target_node = target;
-    pc->candidate_node = target;
+    pc->candidate_node = candidate;
     pc->cpu_overcommit = costs[target].over_cores;
     pc->rules |= why;
     placed_node[cell_idx] = target;
@@ -533,6 +550,8 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         if (!pc->nr_pins && pc->reason == REASON_NONE && cv->bytes)
             pc->reason = REASON_MEMORY_PINNED;
     }
+    if (vcpus_wait && !pc->nr_pins && !pc->nr_moves && pc->reason == REASON_NONE)
+        pc->reason = REASON_FILTER_PENDING;
     /* After the plan every vCPU runs on the target. */
     pc->locality_after =
         cv->bytes ? 100.0 * (cv->mem_frac[target] + (double)moved_total / (double)cv->bytes) : 0;

@@ -169,6 +169,51 @@ static void test_capacity_band(void)
     free(t);
 }
 
+/*
+ * Rule 3's two-stage filter for vCPUs: a cell at home with its memory leaves for another node
+ * (here: its home is over capacity) only when two consecutive passes agree; a new domain
+ * moves at once. One noisy pass must not send it away and back.
+ */
+static void test_vcpu_two_stage(void)
+{
+    topology *t = load_synth("pack:2 numa:1 l3:1 core:2 pu:1");
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    snap_domain *o = add_domain(&s, "a-other", VN_MODE_AUTO, 10, 0);
+    snap_cell *oc = add_cell(o, 2, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
+    set_mem(oc, 0, 64);
+    snap_domain *d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 0);
+    snap_cell *c = add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(c, 0, 64);
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 0 && pc->candidate_node == 1 && pc->nr_pins == 0 &&
+              pc->reason == REASON_FILTER_PENDING && has_rule(pc, RULE_TWO_STAGE_FILTER),
+          "vCPU two-stage: home over capacity, first pass: stays with its memory, node 1 the "
+          "candidate (target %d, candidate %d)",
+          pc ? pc->target_node : -9, pc ? pc->candidate_node : -9);
+    plan_clear(&p);
+    c->last_candidate = 1;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 1,
+          "vCPU two-stage: the second agreeing pass moves its vCPU to node 1 (target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    c->last_candidate = -1;
+    d->age_passes = 0;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == 1 && pc->nr_pins == 1,
+          "vCPU two-stage: a new domain (early passes) moves at once (target %d)",
+          pc ? pc->target_node : -9);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 /* Rule 1, seed 004: a communicating pair stays; past imb_numa_nr cells spread. */
 static void test_imbalance_pair_and_spread(void)
 {
@@ -640,6 +685,7 @@ static void test_operator_layout(void)
     (void)cpuset_parse("0-3", &n0);
     c = add_cell(d, 4, 0, 0.9, &lim, &n0);
     set_mem(c, 0, 256);
+    c->last_candidate = 1; /* the pass before agreed (rule 3's filter, test_vcpu_two_stage) */
     run(t, &s, &p);
     pc = find_cell(&p, "smt", 0);
     CHECK(pc && pc->target_node == 1 && has_rule(pc, RULE_CPU_CAPACITY),
@@ -750,6 +796,7 @@ static void test_operator_layout(void)
     set_mem(add_cell(d, 1, 0, 0.9, &one_each, &t->nodes[0].cpus), 0, 64);
     d = add_domain(&s, "vm", VN_MODE_AUTO, 10, 0);
     set_mem(add_cell(d, 1, 0, 0.9, &one_each, &t->nodes[0].cpus), 0, 64);
+    d->cells[0].last_candidate = 1; /* the pass before agreed (rule 3's filter) */
     run(t, &s, &p);
     pc = find_cell(&p, "vm", 0);
     CHECK(pc && pc->target_node == 1 && !pc->cpu_overcommit,
@@ -768,6 +815,7 @@ int main(void)
     test_unmeasured();
     test_hysteresis();
     test_capacity_band();
+    test_vcpu_two_stage();
     test_imbalance_pair_and_spread();
     test_imbalance_multi_llc();
     test_cpuset_skip();
