@@ -497,8 +497,8 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     if (target != cv->home && cv->home >= 0 && costs[cv->home].feasible &&
         costs[cv->home].over_capacity && cv->bytes &&
         cv->mem_frac[target] < cv->mem_frac[cv->home] &&
-        rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
-                            cell->last_candidate, target, false) == MIGRATE_WAIT) {
+        rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate,
+                            target, false) == MIGRATE_WAIT) {
         target = cv->home;
         why = (why & ~RULE_BIT(RULE_PREFER_VCPU_MOVE)) | RULE_BIT(RULE_TWO_STAGE_FILTER);
         vcpus_wait = true;
