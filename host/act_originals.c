@@ -14,16 +14,6 @@
 #include "metadata.h"
 #include "util.h"
 
-bool act_iothread_explicit(const dom_state *st, unsigned id)
-{
-    if (!st->cputune_known)
-        return true; /* not known this pass: kept */
-    for (unsigned i = 0; i < st->nr_iothread_explicit; i++)
-        if (st->iothread_explicit[i] == id)
-            return true;
-    return false;
-}
-
 static bool iothread_saved(const dom_state *st, unsigned id)
 {
     for (unsigned k = 0; k < st->orig.nr_iothreads; k++)

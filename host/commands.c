@@ -11,11 +11,14 @@
 #include <string.h>
 
 #include "clock.h"
+#include "commands.h"
 #include "control.h"
-#include "daemon_priv.h"
+#include "core.h"
 #include "decide.h"
+#include "domains.h"
 #include "holds.h"
 #include "log.h"
+#include "publish.h"
 #include "record.h"
 #include "rules.h"
 #include "sample.h"

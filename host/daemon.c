@@ -15,14 +15,18 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "commands.h"
 #include "config.h"
 #include "conflicts.h"
 #include "control.h"
-#include "daemon_priv.h"
+#include "core.h"
+#include "domains.h"
 #include "holds.h"
 #include "log.h"
 #include "notify.h"
 #include "numa_ops.h"
+#include "pass.h"
+#include "publish.h"
 #include "sample.h"
 #include "util.h"
 #include "virt.h"
@@ -53,7 +57,8 @@ static void schedule_pass_soon(vnumad *dm)
     loop_update_timer(dm->soon_timer, (int)(dm->cfg.event_delay_s * 1000));
 }
 
-void daemon_pass_soon(vnumad *dm)
+/* vnumad.pass_soon: domain tracking asks for a pass soon through it */
+static void daemon_pass_soon(vnumad *dm)
 {
     schedule_pass_soon(dm);
 }
@@ -364,6 +369,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     int r;
 
     memset(&dm, 0, sizeof(dm));
+    dm.pass_soon = daemon_pass_soon;
     dm.cfg = *cfg;
     dm.config_path = config_path;
     dm.numa = &numa_libnuma;

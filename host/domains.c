@@ -13,9 +13,11 @@
 #include "agentlink.h"
 #include "clock.h"
 #include "conflicts.h"
-#include "daemon_priv.h"
+#include "core.h"
+#include "domains.h"
 #include "log.h"
 #include "metadata.h"
+#include "publish.h"
 #include "rules.h"
 #include "sample.h"
 #include "util.h"
@@ -532,7 +534,7 @@ static void consider_done(work *w, bool late)
         return;
     }
     if (!dm->quit && consider(dm, cw->uuid, cw->how, &cw->cr))
-        daemon_pass_soon(dm);
+        dm->pass_soon(dm);
     consider_reads_free(&cw->cr);
     free(cw);
 }

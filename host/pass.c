@@ -21,13 +21,16 @@
 #include "act.h"
 #include "agentlink.h"
 #include "clock.h"
-#include "daemon_priv.h"
+#include "core.h"
 #include "decide.h"
+#include "domains.h"
 #include "hints.h"
 #include "holds.h"
 #include "hostload.h"
 #include "log.h"
 #include "metrics.h"
+#include "pass.h"
+#include "publish.h"
 #include "rules.h"
 #include "sample.h"
 #include "snapshot.h"
@@ -273,9 +276,14 @@ static void on_pool(int watch, int fd, int events, void *opaque)
     workers_collect(((vnumad *)opaque)->pool);
 }
 
+static void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json,
+                              uint64_t pass, const char *time);
+
 int pass_init(vnumad *dm)
 {
     int r = workers_start(PASS_WORKERS, PASS_WORKERS_EXTRA, &dm->pool);
+
+    dm->submit_write = pass_write_record;
 
     if (r < 0)
         return r;
@@ -316,8 +324,10 @@ static void write_done(work *w, bool late)
     dom_work_free(dw);
 }
 
-void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json, uint64_t pass,
-                       const char *time)
+/* vnumad.submit_write: the record (JSON, for pass and time) into QEMU and the live metadata,
+ * on a worker (it blocks on the domain); during a pass, the pass waits for it */
+static void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json,
+                              uint64_t pass, const char *time)
 {
     dom_work *dw = dom_work_new(dm, st, d, DW_WRITE, write_run, write_done);
 

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "daemon_priv.h"
+#include "core.h"
 #include "json.h"
 #include "log.h"
 #include "metadata.h"
 #include "metrics.h"
+#include "publish.h"
 #include "record.h"
 #include "rules.h"
 #include "util.h"
@@ -295,7 +296,7 @@ void publish_record(vnumad *dm, virt_dom *d, dom_state *st, const record_ctx *rc
     keep_last(st, &rec);
     metrics_count_action(&dm->stats, rc->action);
     if (d && record_due(dm, st, &rec, vn_mono_s()))
-        pass_write_record(dm, d, st, json, rc->pass, rc->time);
+        dm->submit_write(dm, d, st, json, rc->pass, rc->time);
 }
 
 void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *action,

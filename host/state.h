@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What vnumad remembers about each domain between passes, and its own
- * configuration. Plain data; the daemon (host/daemon_priv.h) owns the values.
+ * configuration. Plain data; the daemon (host/core.h) owns the values.
  */
 #pragma once
 

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Shared memory backends (act.h, act_priv.h): a memfd or tmpfs backend's preferred node is set
+ * on the shared object itself (mbind through /proc/PID/map_files), saved before the first
+ * change and put back at an opt-out.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "act.h"
+#include "act_priv.h"
+#include "util.h"
+
+/* MPOL_PREFERRED of <numaif.h> (not included here: numa_ops.c is the only libnuma user) */
+#define MPOL_PREFERRED_MODE 1
+
+/*
+ * Set the policy of the shared backend mapped at [hva, hva+len) in QEMU: each VMA of
+ * /proc/PID/maps that overlaps it is opened through /proc/PID/map_files and mbind()ed, which
+ * sets the policy of the shared object itself, so the pages QEMU (or vhost-user, virtiofsd)
+ * faults in later follow it. When old is not NULL it gets the policy the backend had (of its
+ * first piece).
+ */
+static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len,
+                          const vn_mempolicy *want, vn_mempolicy *old)
+{
+    char path[64], line[512];
+    _cleanup_fclose_ FILE *f = NULL;
+    unsigned pieces = 0;
+    int r = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f) && r == 0) {
+        unsigned long long start, end, off;
+        char fpath[128];
+        if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) != 3)
+            continue;
+        if (end <= hva || start >= hva + len)
+            continue;
+        uint64_t a = VN_MAX(start, hva), b = VN_MIN(end, hva + len);
+        snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+        r = ops->file_policy(fpath, (size_t)(off + (a - start)), (size_t)(b - a), want,
+                             pieces == 0 ? old : NULL);
+        pieces++;
+    }
+    if (r == 0 && pieces == 0)
+        return -ENOENT;
+    return r;
+}
+
+bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
+                    const plan_cell *pc)
+{
+    const ram_range *ram = act_find_ram(st, pc->cell_id);
+
+    if (!ram || !ram->shared || ram->hugetlb || pc->target_node < 0 ||
+        pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
+        sc->mem_pinned != MEM_PIN_NONE || sc->binding.mode != VN_MEM_NONE)
+        return false;
+    return st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
+}
+
+int act_unbind_memfd(const numa_ops *ops, dom_state *st)
+{
+    int first = 0;
+
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
+        const ram_range *ram;
+        int r;
+        if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = act_find_ram(st, k)) || st->pid <= 0)
+            continue;
+        r = backend_policy(ops, st->pid, ram->hva, ram->size, &st->orig.memfd_policy[k], NULL);
+        if (r < 0 && !first)
+            first = r;
+        st->memfd_bound[k] = 0;
+    }
+    return first;
+}
+
+int act_bind_backends(dom_state *st, const topology *t, const snap_domain *sd,
+                      const plan_domain *pd, const numa_ops *ops, act_result *res)
+{
+    int r;
+
+    /* Shared (memfd, tmpfs) backends: the target becomes the backend's preferred node, so
+     * the pages QEMU or a vhost-user process faults in later land there too (an anonymous
+     * backend follows the vCPUs that fault it in). Preferred, not bind: a full node must not
+     * OOM the guest. The backend's own policy is saved before the first change and put
+     * back on opt-out. hugetlbfs has no shared policy (mbind would set this one mapping's
+     * only): nothing is set, and nothing recorded. A cell with a numatune (strict,
+     * preferred, interleave) has the operator's policy: it is never replaced. */
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        const ram_range *ram = act_find_ram(st, pc->cell_id);
+        vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
+        bool first;
+        int node;
+        if (st->pid <= 0 || !act_policy_due(t, st, &sd->cells[k], pc))
+            continue;
+        node = (int)t->nodes[pc->target_node].os_index;
+        cpuset_set(&want.nodes, (unsigned)node);
+        first = !(st->orig.memfd_cells & (1ULL << pc->cell_id));
+        r = backend_policy(ops, st->pid, ram->hva, ram->size, &want, first ? &old : NULL);
+        if (r < 0)
+            return r;
+        if (first) {
+            st->orig.memfd_policy[pc->cell_id] = old;
+            st->orig.memfd_cells |= 1ULL << pc->cell_id;
+        }
+        st->memfd_bound[pc->cell_id] = node + 1;
+        res->memfd_bound++;
+    }
+    return 0;
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guest memory moves (act.h, act_priv.h): the move budget, a range walked in windows of pages
+ * (query, then move what is on the source node, within the budget, the target's room and the
+ * pass's deadline), and one mover thread per cell.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "act_priv.h"
+#include "clock.h"
+#include "holds.h"
+#include "log.h"
+#include "rules.h"
+#include "util.h"
+
+#define ACT_RESERVE_SLACK RESERVE_SLACK_BYTES
+
+void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s)
+{
+    b->rate_bytes_s = (double)rate_mib * (double)VN_MIB;
+    b->max_tokens = b->rate_bytes_s * VN_MAX(interval_s, 1.0);
+    b->tokens = b->max_tokens;
+    b->last_s = now_s;
+    b->deadline_s = 0;
+}
+
+void act_budget_refill(act_budget *b, double now_s)
+{
+    if (now_s > b->last_s)
+        b->tokens = VN_MIN(b->max_tokens, b->tokens + (now_s - b->last_s) * b->rate_bytes_s);
+    b->last_s = now_s;
+}
+
+const ram_range *act_find_ram(const dom_state *st, unsigned cell)
+{
+    for (unsigned i = 0; i < st->nr_ram; i++)
+        if (st->ram[i].cell == cell)
+            return &st->ram[i];
+    return NULL;
+}
+
+void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
+                     act_cell_result *cr)
+{
+    if (!unmovable || moved || ri >= 64)
+        return;
+    if (!(st->mem_refused & (1ULL << ri)))
+        log_warn(
+            "Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to it until QEMU restarts",
+            st->ram[ri].cell, st->name, (unsigned long long)unmovable);
+    st->mem_refused |= 1ULL << ri;
+    cr->refused = true;
+}
+
+static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
+{
+    return VN_MAX(c->reserve_bytes,
+                  (uint64_t)((double)t->nodes[n].mem_total * c->reserve_fraction));
+}
+
+/* One range to move and where its pages may go (move_range). */
+typedef struct move_req {
+    pid_t pid;
+    uint64_t hva, len;
+    uint64_t page_size; /* the backend's (sample.c): counted, moved and charged in it */
+    bool shared;        /* MPOL_MF_MOVE_ALL */
+    bool hugetlb;       /* room is the target's free huge pages of page_size, not MemFree */
+    int from, to;       /* kernel nodes */
+    uint64_t want;      /* bytes */
+    uint32_t batch;     /* pages per window */
+    uint64_t reserve;   /* bytes of MemFree the target keeps (not for hugetlb) */
+    const char *domain; /* whose memory (a test hold says it) */
+} move_req;
+
+/* Pages of the window the target has room for: free huge pages of the size, or MemFree
+ * above the reserve and its slack. Sets cr->reserve_hit when it is fewer than k. */
+static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, act_cell_result *cr)
+{
+    if (m->hugetlb) {
+        long long free_p = ops->node_free_huge ? ops->node_free_huge(m->to, m->page_size) : -1;
+        if (free_p >= 0 && (uint64_t)free_p < k) {
+            cr->reserve_hit = true;
+            return (unsigned)free_p;
+        }
+        return k;
+    }
+    long long free_b = ops->node_free(m->to);
+    uint64_t floor = m->reserve + ACT_RESERVE_SLACK;
+    /* the kernel allocates too while pages migrate (and others use the node): keep a slack
+     * above the reserve so the node never dips below it */
+    if (free_b >= 0 && (uint64_t)free_b < floor + (uint64_t)k * m->page_size) {
+        uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
+        cr->reserve_hit = true;
+        return (unsigned)VN_MIN((uint64_t)k, room / m->page_size);
+    }
+    return k;
+}
+
+/*
+ * Move up to m->want bytes of the range that sit on kernel node m->from to m->to. Walks the
+ * range in windows of m->batch pages of the backend's page size: one status query, then one
+ * move of the pages found on `from` (rule 5: no call covers more than a window; a page of
+ * 1 GiB or more is a window of its own). The walk starts at page *resume and wraps around;
+ * when the budget, the reserve (for hugetlb: the target's free huge pages) or the pass's
+ * deadline stops it, *resume is where the next pass goes on, so a move spread over many
+ * passes does not query the part it finished again every pass.
+ */
+static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget, uint64_t *resume,
+                      act_cell_result *cr, dom_counters *count)
+{
+    uint64_t ps = m->page_size ? m->page_size : ACT_PAGE_SIZE;
+    uint32_t batch = ps >= ACT_ONE_PAGE_PER_CALL ? 1 : VN_MAX(m->batch, 1u);
+    _cleanup_free_ void **pages = calloc(batch, sizeof(void *));
+    _cleanup_free_ void **sel = calloc(batch, sizeof(void *));
+    _cleanup_free_ int *status = calloc(batch, sizeof(int));
+    _cleanup_free_ int *nodes = calloc(batch, sizeof(int));
+    uint64_t npages = m->len / ps, moved = 0, start, done;
+    move_req req = *m;
+    int r;
+
+    req.page_size = ps;
+    if (!pages || !sel || !status || !nodes)
+        return -ENOMEM;
+    start = *resume < npages ? *resume : 0;
+    for (done = 0; done < npages && moved < m->want;) {
+        uint64_t off = (start + done) % npages;
+        unsigned n = (unsigned)VN_MIN((uint64_t)batch, npages - off), k = 0, now = 0, told = 0;
+
+        if (budget->deadline_s > 0 && vn_mono_s() > budget->deadline_s) {
+            cr->budget_exhausted = true; /* out of time this pass: the rest follows */
+            cr->deadline_hit = true;
+            break;
+        }
+        done += n;
+        for (unsigned i = 0; i < n; i++)
+            pages[i] = (void *)(uintptr_t)(m->hva + (off + i) * ps);
+        r = ops->query(m->pid, n, pages, status);
+        count->memory_scans++;
+        if (r < 0)
+            return r;
+        for (unsigned i = 0; i < n && (moved + (uint64_t)(k + 1) * ps) <= VN_MAX(m->want, ps); i++)
+            if (status[i] == m->from) {
+                sel[k] = pages[i];
+                nodes[k] = m->to;
+                k++;
+            }
+        if (k == 0)
+            continue;
+        if (budget->tokens < (double)k * (double)ps) {
+            k = (unsigned)(budget->tokens / (double)ps);
+            cr->budget_exhausted = true;
+            /* a page larger than the whole bucket moves when the bucket is full, and the
+             * debt is paid off before anything else moves */
+            if (k == 0 && budget->tokens >= budget->max_tokens && (double)ps > budget->max_tokens)
+                k = 1;
+            if (k == 0) {
+                done -= n; /* this window is where the next pass starts */
+                break;
+            }
+        }
+        unsigned fit = room_pages(ops, &req, k, cr);
+        if (fit == 0) {
+            done -= n;
+            break;
+        }
+        k = fit;
+        /* a positive return is pages not moved, and the kernel may stop before the end: only
+         * a status it wrote counts as moved */
+        for (unsigned i = 0; i < k; i++)
+            status[i] = ACT_STATUS_UNSET;
+        r = ops->move(m->pid, k, sel, nodes, status, m->shared);
+        if (r < 0)
+            return r;
+        if (r > 0) {
+            /* Linux stores no status for a batch whose migration failed in part (a
+             * long-term pin holds some pages: io_uring, RDMA), moved pages included, and
+             * returns how many did not move: ask where the pages are now */
+            int q = ops->query(m->pid, k, sel, status);
+            count->memory_scans++;
+            if (q < 0)
+                return q;
+        }
+        for (unsigned i = 0; i < k; i++) {
+            if (status[i] == m->to)
+                now++;
+            else if (status[i] != ACT_STATUS_UNSET)
+                told++; /* refused (-errno), or still on its node */
+        }
+        cr->pages_unmovable += told;
+        count->pages_unmovable += told;
+        moved += (uint64_t)now * ps;
+        cr->pages_moved += now;
+        budget->tokens -= (double)now * (double)ps; /* charged for what moved */
+        if (now)
+            holds_point(HOLD_MOVE, 0, m->domain); /* a test's, between two batches */
+        if (cr->budget_exhausted || cr->reserve_hit) {
+            done -= n; /* part of this window may be left */
+            break;
+        }
+    }
+    *resume = (start + done) % (npages ? npages : 1);
+    cr->bytes_moved += moved;
+    count->bytes_moved += moved;
+    count->pages_moved += moved / ps;
+    return 0;
+}
+
+/* One cell's moves as one mover runs them (move_cells): what it reads, and what it writes
+ * only for itself until the movers are joined. */
+typedef struct cell_mover {
+    const dom_state *st; /* pid, ram[], mem_refused: read only */
+    uint64_t *resume;    /* st->move_resume: only the entries of this cell's ranges */
+    const topology *t;
+    const plan_cell *pc;
+    const numa_ops *ops;
+    const vn_config *cfg;
+    act_cell_result *cr;
+    act_budget budget;        /* this mover's share of the pass's tokens */
+    double share;             /* the tokens it was given */
+    dom_counters count;       /* added to the domain's once joined */
+    uint64_t range_moved[64]; /* per range index: pages moved, pages refused (act_mem_refused) */
+    uint64_t range_refused[64];
+    int r;
+} cell_mover;
+
+/* Each of the cell's ranges in turn: its boot RAM, then its memory devices (pc-dimm,
+ * virtio-mem); a bulk move's bytes are taken from them in that order. */
+static void cell_mover_run(cell_mover *cm)
+{
+    const dom_state *st = cm->st;
+    const plan_cell *pc = cm->pc;
+    act_cell_result *cr = cm->cr;
+    _cleanup_free_ uint64_t *done = calloc(pc->nr_moves, sizeof(*done)); /* bytes per move */
+    int r = 0;
+
+    if (!done) {
+        cm->r = -ENOMEM;
+        return;
+    }
+    for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++) {
+        const ram_range *ram = &st->ram[ri];
+        uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
+        if (ram->cell != pc->cell_id || (st->mem_refused & (1ULL << ri)))
+            continue; /* another cell's, or its pages would not move: it stays */
+        for (unsigned m = 0; m < pc->nr_moves; m++) {
+            const plan_move *mv = &pc->moves[m];
+            uint64_t before = cr->bytes_moved;
+            move_req req = {
+                .pid = st->pid,
+                .domain = st->name,
+                .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
+                .shared = ram->shared,
+                .hugetlb = ram->hugetlb,
+                .to = (int)cm->t->nodes[mv->to_node].os_index,
+                .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                .reserve = node_reserve(cm->t, cm->cfg, (unsigned)mv->to_node),
+            };
+            r = 0;
+            if (mv->is_range) {
+                /* hot ranges inside one of the cell's ranges go first */
+                if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
+                    continue;
+                for (unsigned n = 0; n < cm->t->nr_nodes; n++) {
+                    uint64_t from_start = 0;
+                    if ((int)n == mv->to_node)
+                        continue;
+                    req.hva = ram->hva + (mv->gpa - ram->gpa);
+                    req.len = mv->length;
+                    req.from = (int)cm->t->nodes[n].os_index;
+                    req.want = mv->length;
+                    r = move_range(cm->ops, &req, &cm->budget, &from_start, cr, &cm->count);
+                    if (r < 0)
+                        break;
+                }
+            } else if (done[m] < mv->bytes) {
+                req.hva = ram->hva;
+                req.len = ram->size;
+                req.from = (int)cm->t->nodes[mv->from_node].os_index;
+                req.want = mv->bytes - done[m];
+                r = move_range(cm->ops, &req, &cm->budget, &cm->resume[ri], cr, &cm->count);
+            }
+            done[m] += cr->bytes_moved - before;
+            if (r < 0) {
+                cm->r = r;
+                return;
+            }
+            if (cr->budget_exhausted || cr->reserve_hit)
+                break;
+        }
+        cm->range_moved[ri] = cr->pages_moved - moved0;
+        cm->range_refused[ri] = cr->pages_unmovable - unmovable0;
+        if (cr->budget_exhausted || cr->reserve_hit)
+            break;
+    }
+}
+
+/* The movers of one act stage: each thread takes the next cell not yet taken. */
+typedef struct mover_pool {
+    cell_mover *movers;
+    unsigned nr;
+    atomic_uint next;
+} mover_pool;
+
+static void *mover_thread(void *arg)
+{
+    mover_pool *p = arg;
+    unsigned k;
+
+    while ((k = atomic_fetch_add(&p->next, 1)) < p->nr)
+        cell_mover_run(&p->movers[k]);
+    return NULL;
+}
+
+/* Bytes a cell's plan moves: its bulk moves and hot ranges. */
+static uint64_t cell_planned_bytes(const plan_cell *pc)
+{
+    uint64_t b = 0;
+    for (unsigned m = 0; m < pc->nr_moves; m++)
+        b += pc->moves[m].is_range ? pc->moves[m].length : pc->moves[m].bytes;
+    return b;
+}
+
+/*
+ * The memory moves of a plan. Cells move in parallel, up to ACT_MAX_MOVERS at once (a
+ * thread each; the calling thread is one of them): move_pages(2) of one process runs in
+ * parallel in the kernel (the pages of different ranges are looked up and copied
+ * independently), and one thread moved at 0.31-0.32 of memcpy (docs/benchmarks.md). The
+ * pass's tokens are split among the cells in proportion to what each plans to move, and
+ * the deadline is the pass's; what moved is charged to the budget once all are joined. Two
+ * cells moving into one node each check its free memory before every window: together they
+ * may take one window more each than a single mover would, within the reserve's slack.
+ */
+int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, const numa_ops *ops,
+                   act_budget *budget, const vn_config *cfg, act_result *res)
+{
+    _cleanup_free_ cell_mover *movers = calloc(SNAP_MAX_CELLS_PER_DOMAIN, sizeof(*movers));
+    pthread_t threads[ACT_MAX_MOVERS];
+    mover_pool pool = {.movers = movers};
+    uint64_t planned[SNAP_MAX_CELLS_PER_DOMAIN], total = 0;
+    unsigned nr_threads = 0, want;
+    double spent = 0;
+    int r = 0;
+
+    if (st->pid <= 0)
+        return 0;
+    if (!movers)
+        return -ENOMEM;
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        if (!pc->nr_moves)
+            continue;
+        planned[pool.nr] = VN_MAX(cell_planned_bytes(pc), 1);
+        total += planned[pool.nr];
+        movers[pool.nr] = (cell_mover){.st = st,
+                                       .resume = st->move_resume,
+                                       .t = t,
+                                       .pc = pc,
+                                       .ops = ops,
+                                       .cfg = cfg,
+                                       .cr = &res->cells[k],
+                                       .budget = *budget};
+        pool.nr++;
+    }
+    if (!pool.nr)
+        return 0;
+    /* each its share; a share is "full" exactly when the bucket is (a page larger than the
+     * bucket moves only then: move_range) */
+    for (unsigned i = 0; i < pool.nr; i++) {
+        double f = (double)planned[i] / (double)total;
+        movers[i].share = budget->tokens * f;
+        movers[i].budget.tokens = movers[i].share;
+        movers[i].budget.max_tokens = budget->max_tokens * f;
+    }
+    atomic_init(&pool.next, 0);
+    want = ops->thread_safe
+               ? VN_MIN(pool.nr, VN_MIN(VN_MAX(cfg->move_threads, 1u), (unsigned)ACT_MAX_MOVERS))
+               : 1;
+    while (nr_threads + 1 < want &&
+           pthread_create(&threads[nr_threads], NULL, mover_thread, &pool) == 0)
+        nr_threads++;
+    mover_thread(&pool);
+    for (unsigned i = 0; i < nr_threads; i++)
+        pthread_join(threads[i], NULL);
+    for (unsigned i = 0; i < pool.nr; i++) {
+        cell_mover *cm = &movers[i];
+        spent += cm->share - cm->budget.tokens;
+        st->count.memory_scans += cm->count.memory_scans;
+        st->count.pages_moved += cm->count.pages_moved;
+        st->count.bytes_moved += cm->count.bytes_moved;
+        st->count.pages_unmovable += cm->count.pages_unmovable;
+        for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++)
+            if (cm->range_refused[ri])
+                act_mem_refused(st, ri, cm->range_moved[ri], cm->range_refused[ri], cm->cr);
+        if (cm->r < 0 && r == 0)
+            r = cm->r;
+    }
+    budget->tokens -= spent;
+    return r;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's context: the one struct the daemon (daemon.c) owns and hands down to the floors
+ * below it, the pass (pass.c), domain tracking (domains.c), publishing (publish.c) and the
+ * answers to vnumactl (commands.c). Data only: each floor's functions are in its own header.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "act.h"
+#include "control.h"
+#include "hostload.h"
+#include "metrics.h"
+#include "model.h"
+#include "numa_ops.h"
+#include "record.h"
+#include "state.h"
+#include "topology.h"
+#include "virt.h"
+
+#define MAX_DOMAINS SNAP_MAX_DOMAINS
+
+typedef struct vnumad {
+    daemon_config cfg;
+    const char *config_path;
+    topology *topo;
+    const numa_ops *numa;
+    virt_conn *conn;
+    bool connected;
+    double backoff_s;
+    int reconnect_timer;
+    int pass_timer;
+    int soon_timer;
+    uint64_t pass;
+    dom_state *doms[MAX_DOMAINS];
+    size_t nr_doms;
+    act_budget budget;
+    bool moves_pending; /* the last pass stopped moving at its deadline with moves left */
+    control_server *ctl;
+    int sigfd, sig_watch;
+    bool quit;
+    FILE *journal;
+    metrics_host stats;              /* counters for the metrics (host/metrics.h) */
+    host_load load[2];               /* /proc/stat at the last two passes (hostload.h) */
+    unsigned load_cur;               /* which of load[] is the newest */
+    double other_busy[VN_MAX_NODES]; /* the last pass's other load per node, as logged */
+    /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
+     * so that another host recognises them ("" unknown) */
+    char host_id[SNAP_UUID_MAX];
+    /* the blocking per-domain work of a pass runs on these threads (pass.c, workers.h) */
+    struct workers *pool;
+    int pool_watch, tick_timer;
+    bool in_pass;          /* a pass runs: the loop iterates inside it while works are out */
+    bool pass_again;       /* a pass was asked for while one ran */
+    unsigned waiting;      /* works the running pass waits for */
+    bool reload_due;       /* SIGHUP came during a pass: reload after it */
+    bool pinned_in_window; /* vnumad re-pinned vCPUs since the last other-load reading */
+    /* events' reads of domains out on the workers (domains.c consider_later); the
+     * connection stays while any is out */
+    struct consider_work *considering;
+    unsigned nr_considering;
+    /* What a floor below asks of one above, handed down at start, never called back by name
+     * (docs/ARCHITECTURE.md "Floors"): a pass soon, after event_delay (daemon.c: domains.c
+     * asks it when an event changed something), and a record's write into QEMU and the live
+     * metadata on a worker, which the running pass waits for (pass.c: publish.c submits it). */
+    void (*pass_soon)(struct vnumad *dm);
+    void (*submit_write)(struct vnumad *dm, virt_dom *d, dom_state *st, const char *json,
+                         uint64_t pass, const char *time);
+} vnumad;
