@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "act_priv.h"
+#include "act_backend.h"
+#include "act_move.h"
+#include "act_pins.h"
 #include "util.h"
 
 /* irqbalance's activate.c sorts errors the same way: retry what may pass, stop on the rest. */

@@ -5,6 +5,12 @@
  * (numa_ops.h), within a host-wide migration rate limit and never into a node
  * below its free-memory reserve. Errors are sorted: transient ones are retried
  * next pass, permanent ones stop vnumad touching the domain.
+ *
+ * This header: the stage's results and act_apply(), which carries out a plan in order.
+ * Each step is its own file and header: act_pins (vCPU, emulator and IOThread pins, a
+ * restrictive nodeset), act_move (the move budget and the page moves), act_backend (shared
+ * backends' preferred node), act_originals (what was there before, the operator's pins,
+ * restore). act.c calls them; none of them calls act.c.
  */
 #pragma once
 
@@ -27,10 +33,6 @@ typedef struct act_budget {
     double last_s;
     double deadline_s; /* monotonic time moves stop at (the rest follows next pass); 0 none */
 } act_budget;
-
-void act_budget_init(act_budget *b, unsigned rate_mib, double interval_s, double now_s);
-/* Add what accrued since the last call. */
-void act_budget_refill(act_budget *b, double now_s);
 
 typedef enum act_error_kind {
     ACT_OK,
@@ -72,45 +74,6 @@ typedef struct act_result {
 } act_result;
 
 /*
- * After libvirt pinned a thread, make sure the thread really has that affinity: on some
- * libvirt/cgroup v2 combinations a pin that widens the set is reported but the thread keeps
- * the narrower one. Returns 1 when it had to set it itself, 0, or -errno (a thread that is
- * gone counts as 0).
- */
-int act_thread_affinity(pid_t tid, const vn_cpuset *want);
-
-/* The operator pins IOThread `id` (act_operator_pins), or its pins are not known yet. */
-bool act_iothread_explicit(const dom_state *st, unsigned id);
-
-/* act_originals.c: the originals, the operator's pins, restore. */
-/*
- * Record what vnumad is about to change (vCPU pins, emulator pin, restrictive
- * nodeset) in st->orig, once per domain lifetime. Returns 0 or -errno.
- */
-int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd);
-
-/*
- * Which emulator and IOThread pins of a domain's <cputune> (x, parsed from its persistent XML
- * when `persistent`, else from its live XML) are the operator's, into st->emulator_explicit
- * and st->iothread_explicit: vnumad never changes, saves or restores those. A persistent XML
- * is the operator's whatever vnumad did live (it pins live only). A transient domain has only
- * its live XML: its pins count as the operator's unless vnumad saved them as originals (a
- * vnumad restart: it may have changed them); act_operator_pins also drops an emulator pin
- * that differs from the saved one. A transient domain that arrived from another host
- * (st->arrived) has none: its live pins are the other host's, possibly its vnumad's, and it
- * is taken as unpinned within its <vcpu cpuset> (docs/fleet.md). No I/O.
- */
-void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent);
-
-/* Learn which emulator and IOThread pins are the operator's (act_explicit_pins, from the
- * domain's persistent XML, else its live XML), once per QEMU run: those are
- * never changed, saved or restored. For a domain that arrived from another host
- * (st->arrived) without originals yet, it also takes them, from this host's definition of
- * the domain (act.c arrival_originals). Until it succeeds, act_save_originals() refuses with
- * -EAGAIN and act_apply() pins neither. */
-void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
-
-/*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
  * sd->cells[k]. Memory moves walk st->ram[] in windows of the plan's
  * batch_pages, moving the pages found on the source node, while the budget
@@ -121,29 +84,3 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
 int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
               act_result *res);
-
-/*
- * After a pass tried to move range ram[ri] of the domain (`moved` pages moved, `unmovable`
- * refused): when none moved and some would not (a long-term pin the XML does not show:
- * io_uring registered buffers, RDMA), the range is taken as pinned for the rest of this QEMU
- * run (st->mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
- * tried again. Sets cr->refused then. A pass that moved some pages changes nothing.
- */
-void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
-                     act_cell_result *cr);
-
-/*
- * Whether the shared backend of plan cell pc (snapshot cell sc) is to get its target as
- * preferred node now: a shared, non-hugetlbfs backend whose memory may move, without the
- * operator's numatune, not preferring that node yet. act_apply() sets it; the pass acts for it
- * even when the plan has no pin or move.
- */
-bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
-                    const plan_cell *pc);
-
-/* Give the shared backends vnumad set a policy on the policy they had before (saved in
- * st->orig.memfd_policy[]). Returns 0 or -errno. */
-int act_unbind_memfd(const numa_ops *ops, dom_state *st);
-
-/* Put back what st->orig saved. Returns 0 or the first -errno (it tries everything). */
-int act_restore(virt_dom *d, dom_state *st);

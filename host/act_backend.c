@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "act.h"
-#include "act_priv.h"
+#include "act_backend.h"
+#include "act_move.h"
 #include "util.h"
 
 /* MPOL_PREFERRED of <numaif.h> (not included here: numa_ops.c is the only libnuma user) */

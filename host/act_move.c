@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "act.h"
-#include "act_priv.h"
+#include "act_move.h"
 #include "clock.h"
 #include "holds.h"
 #include "log.h"

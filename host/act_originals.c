@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "act.h"
+#include "act_originals.h"
+#include "act_pins.h"
 #include "log.h"
 #include "metadata.h"
 #include "util.h"

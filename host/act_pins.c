@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "act.h"
-#include "act_priv.h"
+#include "act_pins.h"
 #include "util.h"
 
 /*

@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "act_move.h"
 #include "clock.h"
 #include "commands.h"
 #include "config.h"

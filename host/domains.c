@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 
 #include "act.h"
+#include "act_backend.h"
+#include "act_originals.h"
 #include "agentlink.h"
 #include "clock.h"
 #include "conflicts.h"

@@ -19,6 +19,9 @@
 #include <time.h>
 
 #include "act.h"
+#include "act_backend.h"
+#include "act_move.h"
+#include "act_originals.h"
 #include "agentlink.h"
 #include "clock.h"
 #include "core.h"

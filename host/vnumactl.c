@@ -58,6 +58,8 @@ static int cmd_list(int argc, char **argv);
 static int cmd_hold(int argc, char **argv);
 static int cmd_release(int argc, char **argv);
 static int cmd_holds(int argc, char **argv);
+static int cmd_top(int argc, char **argv);
+static int cmd_history(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -77,11 +79,11 @@ static const vnumactl_cmd vnumactl_cmds[] = {
     {"top", "[-d SECONDS] [-n ITERATIONS] [--batch] [--sort KEY] [--socket PATH]",
      "a live view per domain and cell: home node, locality, busy vCPUs, memory per node, "
      "bytes moving and when the move ends, the decision (a table once when not a terminal)",
-     vnumactl_top},
+     cmd_top},
     {"history", "DOMAIN [--journal PATH] [--json] [--socket PATH]",
      "DOMAIN's locality and bytes moved per recorded pass, from vnumad's journal, as terminal "
      "charts",
-     vnumactl_history},
+     cmd_history},
     {"list", "[--socket PATH]",
      "the names of the domains vnumad tracks, one per line (for scripts and shell completion)",
      cmd_list},
@@ -98,7 +100,7 @@ static const vnumactl_cmd vnumactl_cmds[] = {
 };
 
 /* The control socket: --socket before the subcommand or in it. */
-const char *vnumactl_socket = VNUMACTL_SOCKET_DEFAULT;
+static const char *vnumactl_socket = VNUMACTL_SOCKET_DEFAULT;
 
 static void usage(FILE *f)
 {
@@ -120,16 +122,34 @@ static const vnumactl_cmd *find_cmd(const char *name)
     return NULL;
 }
 
-/* Report a bad option of subcommand `cmd` (getopt's optind points past it) and return 2. */
-int vnumactl_usage_error(const char *cmd, char **argv)
+/* What a subcommand is handed: the socket so far, its name and usage line. */
+static vnumactl_ctx cmd_ctx(const char *cmd)
 {
     const vnumactl_cmd *c = find_cmd(cmd);
 
-    fprintf(stderr, "vnumactl: %s: invalid option or missing argument: '%s'\n", cmd,
-            optind > 0 ? argv[optind - 1] : "");
-    if (c)
-        fprintf(stderr, "Usage: vnumactl %s %s\n", c->name, c->args);
-    return VNUMACTL_EXIT_USAGE;
+    return (vnumactl_ctx){.socket = vnumactl_socket, .name = cmd, .args = c ? c->args : ""};
+}
+
+/* Report a bad option of subcommand `cmd` (getopt's optind points past it) and return 2. */
+static int usage_error(const char *cmd, char **argv)
+{
+    vnumactl_ctx ctx = cmd_ctx(cmd);
+
+    return vnumactl_usage_error(&ctx, argv);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+    vnumactl_ctx ctx = cmd_ctx("top");
+
+    return vnumactl_top(argc, argv, &ctx);
+}
+
+static int cmd_history(int argc, char **argv)
+{
+    vnumactl_ctx ctx = cmd_ctx("history");
+
+    return vnumactl_history(argc, argv, &ctx);
 }
 
 static int cmd_help(int argc, char **argv)
@@ -174,7 +194,7 @@ static int cmd_topology(int argc, char **argv)
             printf("Usage: vnumactl topology %s\n", find_cmd("topology")->args);
             return VNUMACTL_EXIT_OK;
         default:
-            return vnumactl_usage_error("topology", argv);
+            return usage_error("topology", argv);
         }
     }
     if (optind < argc) {
@@ -495,7 +515,7 @@ static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg
             printf("Usage: vnumactl %s %s\n", name, find_cmd(name)->args);
             return VNUMACTL_EXIT_OK;
         default:
-            return vnumactl_usage_error(name, argv);
+            return usage_error(name, argv);
         }
     }
     if (optind < argc && domain_arg == 3)

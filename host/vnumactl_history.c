@@ -261,7 +261,7 @@ static void print_json_history(const char *domain, const char *path, const histo
     ctl_print_json(o);
 }
 
-int vnumactl_history(int argc, char **argv)
+int vnumactl_history(int argc, char **argv, vnumactl_ctx *ctx)
 {
     static const struct option opts[] = {
         {"journal", required_argument, NULL, 'J'},
@@ -286,13 +286,13 @@ int vnumactl_history(int argc, char **argv)
             json = true;
             break;
         case 'S':
-            vnumactl_socket = optarg;
+            ctx->socket = optarg;
             break;
         case 'h':
             printf("Usage: vnumactl history DOMAIN [--journal PATH] [--json] [--socket PATH]\n");
             return VNUMACTL_EXIT_OK;
         default:
-            return vnumactl_usage_error(argv[0], argv);
+            return vnumactl_usage_error(ctx, argv);
         }
     }
     if (optind + 1 != argc) {
@@ -305,7 +305,7 @@ int vnumactl_history(int argc, char **argv)
     domain = argv[optind];
     /* the running vnumad's journal (its state_dir), else the default one */
     if (!journal) {
-        if (ctl_call(vnumactl_socket, "status", NULL, CTL_TIMEOUT_MS, &st, err, sizeof(err)) == 0 &&
+        if (ctl_call(ctx->socket, "status", NULL, CTL_TIMEOUT_MS, &st, err, sizeof(err)) == 0 &&
             jstr(st, "journal", NULL))
             journal = jstr(st, "journal", NULL);
         else

@@ -79,7 +79,8 @@ typedef struct top_view {
     bool reverse;
     char picked[40]; /* uuid of the picked domain, "" none */
     unsigned picked_cell;
-    char err[512]; /* the last failure, "" none */
+    char err[512];      /* the last failure, "" none */
+    const char *socket; /* vnumad's control socket (vnumactl_ctx, --socket) */
 } top_view;
 
 /* Bytes as at most 6 characters: "0", "512K", "1.5M", "23G". */
@@ -322,7 +323,7 @@ static int top_fetch(top_view *v)
 {
     struct json_object *st = NULL;
 
-    if (ctl_call(vnumactl_socket, "status", NULL, TOP_TIMEOUT_MS, &st, v->err, sizeof(v->err)) < 0)
+    if (ctl_call(v->socket, "status", NULL, TOP_TIMEOUT_MS, &st, v->err, sizeof(v->err)) < 0)
         return -1;
     v->err[0] = '\0';
     ctl_json_printable(st); /* no terminal control sequences from names or reasons */
@@ -656,7 +657,7 @@ out:
     return VNUMACTL_EXIT_OK;
 }
 
-int vnumactl_top(int argc, char **argv)
+int vnumactl_top(int argc, char **argv, vnumactl_ctx *ctx)
 {
     static const struct option opts[] = {
         {"delay", required_argument, NULL, 'd'},
@@ -667,7 +668,7 @@ int vnumactl_top(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    top_view v = {.sort = SORT_NAME};
+    top_view v = {.sort = SORT_NAME, .socket = ctx->socket};
     double delay = 2;
     long iterations = 0;
     bool batch = false;
@@ -677,12 +678,12 @@ int vnumactl_top(int argc, char **argv)
         switch (c) {
         case 'd':
             if (vn_parse_double(optarg, 0.2, 3600, &delay) < 0)
-                return vnumactl_usage_error(argv[0], argv);
+                return vnumactl_usage_error(ctx, argv);
             break;
         case 'n': {
             uint64_t n;
             if (vn_parse_u64(optarg, 1, 1000000, &n) < 0)
-                return vnumactl_usage_error(argv[0], argv);
+                return vnumactl_usage_error(ctx, argv);
             iterations = (long)n;
             break;
         }
@@ -694,19 +695,19 @@ int vnumactl_top(int argc, char **argv)
             for (s = 0; s < SORT_MAX && strcmp(optarg, sort_names[s]); s++)
                 ;
             if (s == SORT_MAX)
-                return vnumactl_usage_error(argv[0], argv);
+                return vnumactl_usage_error(ctx, argv);
             v.sort = (top_sort)s;
             break;
         }
         case 'S':
-            vnumactl_socket = optarg;
+            v.socket = optarg;
             break;
         case 'h':
             printf("Usage: vnumactl top [-d SECONDS] [-n ITERATIONS] [--batch] [--sort "
                    "name|locality|moving|busy|memory] [--socket PATH]\n");
             return VNUMACTL_EXIT_OK;
         default:
-            return vnumactl_usage_error(argv[0], argv);
+            return vnumactl_usage_error(ctx, argv);
         }
     }
     if (optind < argc) {

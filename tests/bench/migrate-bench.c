@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "act_move.h"
 #include "bench-target.h"
 #include "model.h"
 #include "numa_ops.h"

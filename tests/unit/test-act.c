@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "act.h"
+#include "act_move.h"
+#include "act_originals.h"
 #include "model.h"
 #include "tap.h"
 #include "util.h"

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "act_move.h"
 #include "numa_ops.h"
 #include "topology.h"
 #include "util.h"
