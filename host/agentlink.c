@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "loop.h"
 #include "util.h"
 #include "virt.h"
 

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "loop.h"
 #include "model.h"
 #include "util.h"
 #include "virt.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The server side of vnumad's control socket (docs/control-protocol.md): a
- * Unix stream socket on the daemon's event loop (host/virt.h loop_*), one
+ * Unix stream socket on the daemon's event loop (host/loop.h), one
  * JSON request line per connection, one JSON reply line, then close.
  *
  * Only uid 0 is served: every other peer (SO_PEERCRED) gets PermissionDenied

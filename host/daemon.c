@@ -24,6 +24,7 @@
 #include "domains.h"
 #include "holds.h"
 #include "log.h"
+#include "loop.h"
 #include "notify.h"
 #include "numa_ops.h"
 #include "pass.h"
@@ -388,7 +389,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     read_host_id(&dm);
     r = loop_init();
     if (r < 0) {
-        log_err("Cannot start the event loop: %s", virt_last_error());
+        log_err("Cannot start the event loop: %s", loop_last_error());
         return 1;
     }
     sigemptyset(&mask);
@@ -445,7 +446,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     while (!dm.quit) {
         r = loop_run_once();
         if (r < 0) {
-            log_err("Event loop failed: %s", virt_last_error());
+            log_err("Event loop failed: %s", loop_last_error());
             break;
         }
     }

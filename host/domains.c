@@ -18,6 +18,7 @@
 #include "core.h"
 #include "domains.h"
 #include "log.h"
+#include "loop.h"
 #include "metadata.h"
 #include "publish.h"
 #include "rules.h"

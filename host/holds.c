@@ -13,6 +13,7 @@
 
 #include "holds.h"
 #include "log.h"
+#include "loop.h"
 #include "snapshot.h"
 #include "util.h"
 #include "virt.h"

@@ -2,13 +2,14 @@
 /*
  * vnumad's event loop is libvirt's default event implementation (the one libvirt's own
  * events need): file descriptors and timers registered on it (virt.h's loop_*), with
- * libvirt's flags translated. loop_init and loop_run_once are in virt.c.
+ * libvirt's flags translated (loop.h).
  */
 #include <errno.h>
 #include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 #include <stdlib.h>
 
-#include "virt.h"
+#include "loop.h"
 
 typedef struct loop_fd {
     loop_fd_cb cb;
@@ -93,4 +94,29 @@ void loop_remove_timer(int timer)
 {
     if (timer >= 0)
         (void)virEventRemoveTimeout(timer);
+}
+
+/* libvirt prints errors to stderr unless told not to: vnumad logs them itself. */
+static void loop_silent(void *opaque, virErrorPtr err)
+{
+    (void)opaque;
+    (void)err;
+}
+
+int loop_init(void)
+{
+    virSetErrorFunc(NULL, loop_silent);
+    return virEventRegisterDefaultImpl() < 0 ? -EIO : 0;
+}
+
+int loop_run_once(void)
+{
+    return virEventRunDefaultImpl() < 0 ? -EIO : 0;
+}
+
+const char *loop_last_error(void)
+{
+    const char *m = virGetLastErrorMessage();
+
+    return m ? m : "libvirt event loop error";
 }

@@ -31,6 +31,7 @@
 #include "holds.h"
 #include "hostload.h"
 #include "log.h"
+#include "loop.h"
 #include "metrics.h"
 #include "pass.h"
 #include "publish.h"

@@ -112,30 +112,6 @@ static int virt_error(void)
     }
 }
 
-/* libvirt prints errors to stderr unless told not to: vnumad logs them itself. */
-static void virt_silent(void *opaque, virErrorPtr err)
-{
-    (void)opaque;
-    (void)err;
-}
-
-/* ---- event loop ---- */
-
-int loop_init(void)
-{
-    virSetErrorFunc(NULL, virt_silent);
-    if (virEventRegisterDefaultImpl() < 0)
-        return virt_error();
-    return 0;
-}
-
-int loop_run_once(void)
-{
-    if (virEventRunDefaultImpl() < 0)
-        return virt_error();
-    return 0;
-}
-
 /* ---- connection ---- */
 
 struct virt_conn {

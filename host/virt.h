@@ -56,27 +56,6 @@ const char *virt_call_name(virt_call c);
 /* Calls made so far, by kind (all threads). */
 void virt_call_counts(uint64_t out[VIRT_CALL_MAX]);
 
-/* ---- event loop (libvirt's default implementation) ---- */
-
-#define LOOP_READABLE 1
-#define LOOP_WRITABLE 2
-#define LOOP_HANGUP   4
-
-typedef void (*loop_fd_cb)(int watch, int fd, int events, void *opaque);
-typedef void (*loop_timer_cb)(int timer, void *opaque);
-
-/* Register libvirt's default event loop. Call once, before virt_open(). */
-int loop_init(void);
-/* Run one iteration (blocks until an fd or timer fires). */
-int loop_run_once(void);
-/* Watch fd for LOOP_* events. Returns a watch id >= 0 or -errno. */
-int loop_add_fd(int fd, int events, loop_fd_cb cb, void *opaque);
-void loop_remove_fd(int watch);
-/* A timer firing every ms milliseconds (-1: disabled, 0: at the next iteration). */
-int loop_add_timer(int ms, loop_timer_cb cb, void *opaque);
-void loop_update_timer(int timer, int ms);
-void loop_remove_timer(int timer);
-
 /* ---- connection ---- */
 
 typedef enum virt_lifecycle {

@@ -34,7 +34,9 @@
 #include "text.h"
 #include "topology.h"
 #include "util.h"
-#include "vnumactl.h"
+#include "vnumactl_common.h"
+#include "vnumactl_history.h"
+#include "vnumactl_top.h"
 
 #define VNUMACTL_SOCKET_DEFAULT "/run/vnuma/vnumad.sock"
 

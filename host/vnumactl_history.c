@@ -27,7 +27,7 @@
 #include "ctl_client.h"
 #include "json.h"
 #include "util.h"
-#include "vnumactl.h"
+#include "vnumactl_history.h"
 
 #define HISTORY_JOURNAL_DEFAULT "/var/lib/vnuma/journal.jsonl"
 #define HISTORY_LINE_MAX        (1024 * 1024)

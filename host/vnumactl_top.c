@@ -27,7 +27,7 @@
 #include "ctl_client.h"
 #include "text.h"
 #include "util.h"
-#include "vnumactl.h"
+#include "vnumactl_top.h"
 
 #define TOP_MAX_NODES   64
 #define TOP_MAX_ROWS    4096

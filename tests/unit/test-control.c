@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "loop.h"
 #include "tap.h"
 #include "util.h"
 #include "virt.h"

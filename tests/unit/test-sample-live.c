@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
 #include "numa_ops.h"
 #include "rules.h"
 #include "sample.h"
