@@ -36,12 +36,3 @@
  * the plan. Returns 0 and fills *ret (release with plan_clear), or -ENOMEM.
  */
 int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret);
-
-/*
- * The state that carrying out plan p on snapshot s would produce, as a new
- * snapshot in *ret: pins applied, planned bytes moved (whole pages), free
- * memory adjusted, each domain one pass older, rule 3's candidates fed back.
- * Used by the advisor's "after" view and by the property tests. Returns 0 or
- * -ENOMEM.
- */
-int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret);

@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "metadata.h"
 #include "publish.h"
+#include "ramlayout.h"
 #include "rules.h"
 #include "sample.h"
 #include "util.h"
@@ -220,7 +221,7 @@ void domains_stale(dom_state *st, unsigned what)
     if (what & DOM_STALE_VCPUS)
         sample_vcpus_stale(st);
     if (what & DOM_STALE_RAM)
-        sample_ram_stale(st);
+        ramlayout_stale(st);
 }
 
 /* Open the agent channel when the guest has the port open and none is open yet: after a
@@ -252,7 +253,7 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
         return;
     r = act_restore(d, st);
     /* a vnumad that restarted may not have found the backends yet */
-    if (sample_locate_backends(d, st) < 0)
+    if (ramlayout_locate_backends(d, st) < 0)
         log_warn("Cannot find the shared memory backends of '%s' to give them their own policy "
                  "back",
                  st->name);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "decide.h"
+#include "plan_apply.h"
 #include "util.h"
 
 static snap_domain *find_domain(snapshot *s, const char *name)

@@ -18,7 +18,7 @@
 #include "json.h"
 #include "log.h"
 #include "qemu.h"
-#include "sample.h"
+#include "sample_proc.h"
 #include "util.h"
 
 /* Bytes of untrusted text quoted in an error message. */
@@ -226,17 +226,17 @@ static int ram_locate(virt_dom *d, const unsigned *cell_ids, unsigned nr_cells, 
 
 /*
  * RAM discovery failed (reason in why): said once per QEMU run as a warning, then at debug
- * level; counted; tried again after 1, 2, 4 ... SAMPLE_RAM_RETRY_MAX passes of the domain,
+ * level; counted; tried again after 1, 2, 4 ... RAMLAYOUT_RETRY_MAX passes of the domain,
  * not every pass (each try costs query-memdev and a possibly megabyte-long info mtree).
  */
-unsigned sample_ram_backoff(unsigned failures)
+unsigned ramlayout_backoff(unsigned failures)
 {
-    return VN_MIN(1u << VN_MIN(failures, 5u), (unsigned)SAMPLE_RAM_RETRY_MAX);
+    return VN_MIN(1u << VN_MIN(failures, 5u), (unsigned)RAMLAYOUT_RETRY_MAX);
 }
 
 static void ram_failed(dom_state *st, const char *name, const char *why)
 {
-    unsigned wait = sample_ram_backoff(st->ram_failures);
+    unsigned wait = ramlayout_backoff(st->ram_failures);
 
     st->count.memory_discovery_failures++;
     st->ram_retry_age = st->age_passes + wait;
@@ -299,7 +299,7 @@ int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const
     return 1;
 }
 
-int sample_locate_backends(virt_dom *d, dom_state *st)
+int ramlayout_locate_backends(virt_dom *d, dom_state *st)
 {
     unsigned cells[SNAP_MAX_CELLS_PER_DOMAIN], n = 0;
     virt_dom_id ident;
@@ -331,7 +331,7 @@ int sample_locate_backends(virt_dom *d, dom_state *st)
     return r < 0 ? r : 0;
 }
 
-void sample_ram_stale(dom_state *st)
+void ramlayout_stale(dom_state *st)
 {
     st->ram_for_id = -1;
     st->ram_failures = 0; /* try at once, whatever failed before */

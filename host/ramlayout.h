@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Where each guest cell's RAM is inside the QEMU process: ramlayout.c. Used by the sample
- * stage (sample.c); sample.h declares what the daemon calls (sample_ram_stale,
- * sample_locate_backends, sample_ram_backoff).
+ * stage (sample.c), and what the daemon asks of it (ramlayout_stale, ramlayout_locate_backends).
  */
 #pragma once
 
@@ -30,3 +29,23 @@ int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const
 /* Page size of the backend mapped at hva in process pid (hugetlbfs: its pool's, and
  * *hugetlb set; anything else the base page size). 0 or -errno. */
 int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);
+
+/* Passes at most between two tries to find a domain's guest memory after a failure. */
+#define RAMLAYOUT_RETRY_MAX 32
+
+/*
+ * Passes to wait before the next try to find a domain's guest memory after `failures`
+ * earlier failed tries of this QEMU run: 1, 2, 4 ... RAMLAYOUT_RETRY_MAX. Meanwhile its
+ * cells have no page counts (decide: no-memory-info) and its vCPUs are still placed.
+ */
+unsigned ramlayout_backoff(unsigned failures);
+
+/* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
+ * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
+ * out before its first pass): the policies can then be put back. Nothing is asked when a
+ * sample found them already. 0 or -errno. */
+int ramlayout_locate_backends(virt_dom *d, dom_state *st);
+
+/* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
+ * at the next sample (query-memdev, info mtree, query-memory-devices). */
+void ramlayout_stale(dom_state *st);

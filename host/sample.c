@@ -34,6 +34,7 @@
 #include "qemu.h"
 #include "ramlayout.h"
 #include "rules.h"
+#include "sample_proc.h"
 #include "util.h"
 
 /* Bytes of untrusted text quoted in an error message. */

@@ -43,51 +43,8 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 #define SAMPLE_SETTLED_PERMILLE 20
 #define SAMPLE_MEM_MAX_WAIT     8
 
-/* Passes at most between two tries to find a domain's guest memory after a failure. */
-#define SAMPLE_RAM_RETRY_MAX 32
-
-/*
- * Passes to wait before the next try to find a domain's guest memory after `failures`
- * earlier failed tries of this QEMU run: 1, 2, 4 ... SAMPLE_RAM_RETRY_MAX. Meanwhile its
- * cells have no page counts (decide: no-memory-info) and its vCPUs are still placed.
- */
-unsigned sample_ram_backoff(unsigned failures);
-
-/*
- * The CPUs the cgroup of process pid may use (cpuset.cpus.effective on cgroup v2,
- * cpuset.effective_cpus on v1), one level above libvirt's per-thread groups: for a QEMU
- * process, the domain's machine scope (or its nearest ancestor with the cpuset controller),
- * whatever vnumad's or its emulator's pins are. root
- * is "/" (tests point it at a fixture tree). Returns 0, or -errno when there is no cpuset
- * controller or no such file (the caller then has no bound beyond the XML's).
- */
-int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
-
-/*
- * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
- * Mems_allowed_list. 0 or -errno (-ESRCH: gone). The sampled domain's allowed nodes are
- * intersected with it.
- */
-int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
-
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_state *st);
-
-/* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
- * such file). */
-int sample_qemu_pid(const char *name, pid_t *ret);
-/* The process (Tgid) of thread tid. 0 or -errno. */
-int sample_pid_of_thread(pid_t tid, pid_t *ret);
-
-/* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
- * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
- * out before its first pass): the policies can then be put back. Nothing is asked when a
- * sample found them already. 0 or -errno. */
-int sample_locate_backends(virt_dom *d, dom_state *st);
-
-/* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
- * at the next sample (query-memdev, info mtree, query-memory-devices). */
-void sample_ram_stale(dom_state *st);
 
 /*
  * The domain's live XML (cached in st, owned by it): read again when sample_xml_stale() was
@@ -121,11 +78,6 @@ bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp);
 #define SAMPLE_MIN_WINDOW_S 1.0
 int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
                        size_t errlen);
-
-/* A vCPU thread's CPU time (ns; /proc/TID/schedstat, else utime + stime of /proc/TID/stat),
- * the CPU it last ran on and its affinity; `proc` is "/proc" but in tests. 0 or -errno
- * (-ESRCH: no such thread). */
-int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cpuset *affinity);
 
 /*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,

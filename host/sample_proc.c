@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sample.h"
+#include "sample_proc.h"
 #include "util.h"
 
 /* Environment variable that moves libvirt's run directory (tests). */

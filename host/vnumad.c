@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "decide.h"
 #include "log.h"
+#include "plan_apply.h"
 #include "record.h"
 #include "snapshot.h"
 #include "topology.h"

@@ -8,6 +8,7 @@
 
 #include "decide-fixture.h"
 #include "decide.h"
+#include "plan_apply.h"
 #include "record.h"
 #include "rules.h"
 #include "tap.h"

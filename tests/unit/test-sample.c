@@ -26,8 +26,10 @@
 
 #include "numa_ops.h"
 #include "qemu.h"
+#include "ramlayout.h"
 #include "rules.h"
 #include "sample.h"
+#include "sample_proc.h"
 #include "tap.h"
 #include "topology.h"
 #include "util.h"
@@ -60,11 +62,10 @@ static void test_ram_backoff(void)
     static const unsigned want[] = {1, 2, 4, 8, 16, 32, 32, 32};
 
     for (unsigned k = 0; k < VN_ARRAY_SIZE(want); k++)
-        CHECK(sample_ram_backoff(k) == want[k],
+        CHECK(ramlayout_backoff(k) == want[k],
               "memory discovery: after %u failures wait %u passes (got %u)", k, want[k],
-              sample_ram_backoff(k));
-    CHECK(sample_ram_backoff(1000) == SAMPLE_RAM_RETRY_MAX,
-          "memory discovery: the wait is bounded");
+              ramlayout_backoff(k));
+    CHECK(ramlayout_backoff(1000) == RAMLAYOUT_RETRY_MAX, "memory discovery: the wait is bounded");
 }
 
 /* ---- sample_count_pages on this process ---- */

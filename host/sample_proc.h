@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the sample stage reads of a QEMU process in /proc and its cgroup (sample_proc.c): its
+ * pid, its vCPU threads' CPU time, CPU and affinity, its cgroup's CPUs, its memory nodes.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "topology.h"
+
+/*
+ * The CPUs the cgroup of process pid may use (cpuset.cpus.effective on cgroup v2,
+ * cpuset.effective_cpus on v1), one level above libvirt's per-thread groups: for a QEMU
+ * process, the domain's machine scope (or its nearest ancestor with the cpuset controller),
+ * whatever vnumad's or its emulator's pins are. root
+ * is "/" (tests point it at a fixture tree). Returns 0, or -errno when there is no cpuset
+ * controller or no such file (the caller then has no bound beyond the XML's).
+ */
+int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
+
+/*
+ * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
+ * Mems_allowed_list. 0 or -errno (-ESRCH: gone). The sampled domain's allowed nodes are
+ * intersected with it.
+ */
+int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
+
+/* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
+ * such file). */
+int sample_qemu_pid(const char *name, pid_t *ret);
+/* The process (Tgid) of thread tid. 0 or -errno. */
+int sample_pid_of_thread(pid_t tid, pid_t *ret);
+
+/* A vCPU thread's CPU time (ns; /proc/TID/schedstat, else utime + stime of /proc/TID/stat),
+ * the CPU it last ran on and its affinity; `proc` is "/proc" but in tests. 0 or -errno
+ * (-ESRCH: no such thread). */
+int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cpuset *affinity);
