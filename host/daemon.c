@@ -28,6 +28,7 @@
 #include "notify.h"
 #include "numa_ops.h"
 #include "pass.h"
+#include "pass_work.h"
 #include "publish.h"
 #include "sample.h"
 #include "util.h"

@@ -34,6 +34,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "pass.h"
+#include "pass_work.h"
 #include "publish.h"
 #include "rules.h"
 #include "sample.h"
@@ -98,251 +99,6 @@ static const char *pass_action(const dom_state *st, const plan_domain *pd, const
     if (!acted)
         return "none";
     return record_continues(st->last_record, pd, res) ? "moving" : "acted";
-}
-
-/* ---- works ---- */
-
-typedef enum dom_work_kind { DW_WINDOW, DW_SAMPLE, DW_ACT, DW_WRITE } dom_work_kind;
-
-struct pass_set;
-
-/* One blocking job on one domain; owns what it points to but st (held: busy) and dm (read
- * only in run(): the topology, the numa ops and the configuration do not change during a
- * pass; a reload waits for the pass). */
-typedef struct dom_work {
-    work w;
-    dom_work_kind kind;
-    vnumad *dm;
-    dom_state *st;
-    virt_dom *d;
-    bool waited; /* the running pass waits for it */
-    double now;
-    int r;
-    char err[512];
-    snap_domain sd;    /* DW_SAMPLE out, DW_ACT in */
-    plan_domain pd;    /* DW_ACT in */
-    act_budget budget; /* DW_ACT: its share of the tokens */
-    double used;       /* tokens it spent */
-    act_result res;
-    bool acted;
-    bool meta_failed;
-    struct pass_set *ps; /* DW_WINDOW, DW_SAMPLE: the pass it reports to */
-    char *json;          /* DW_WRITE */
-    uint64_t pass;
-    char time[32];
-} dom_work;
-
-static const char *work_kind_name(dom_work_kind k)
-{
-    return k == DW_WINDOW   ? "opening its CPU time window"
-           : k == DW_SAMPLE ? "sampling"
-           : k == DW_ACT    ? "acting"
-                            : "writing its record";
-}
-
-static void dom_work_free(dom_work *dw)
-{
-    virt_dom_free(dw->d);
-    snap_domain_clear(&dw->sd);
-    plan_domain_clear(&dw->pd);
-    free(dw->json);
-    free(dw);
-}
-
-/* A hold on st (the pass's or a work's). */
-static void hold(dom_state *st)
-{
-    st->busy++;
-}
-
-void pass_release(vnumad *dm, dom_state *st)
-{
-    if (st->busy && --st->busy)
-        return;
-    if (st->orphan) {
-        domains_state_free(st);
-        return;
-    }
-    if (st->stale_pending) {
-        unsigned what = st->stale_pending;
-        st->stale_pending = 0;
-        domains_stale(st, what);
-    }
-    if (st->reconsider && domains_reconsider(dm, st))
-        dm->pass_again = true;
-}
-
-static void work_late(work *w)
-{
-    dom_work *dw = (dom_work *)w;
-    vnumad *dm = dw->dm;
-    dom_state *st = dw->st;
-    char why[STATE_ERROR_MAX + 64];
-
-    if (dw->waited) {
-        dw->waited = false;
-        dm->waiting--;
-    }
-    if (!st->hung_since_s) {
-        st->hung_since_s = dw->w.started_s;
-        log_warn("Domain '%s' does not answer (%s, %.0f s): skipped until it does", st->name,
-                 work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
-    }
-    if (dw->kind == DW_WINDOW || dw->kind == DW_SAMPLE) {
-        dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
-        snprintf(why, sizeof(why), "not-answering: %s", work_kind_name(dw->kind));
-        publish_record_simple(dm, NULL, st, "skipped", why);
-    }
-}
-
-static dom_work *dom_work_new(vnumad *dm, dom_state *st, virt_dom *d, dom_work_kind kind,
-                              void (*run)(work *), void (*done)(work *, bool))
-{
-    dom_work *dw = calloc(1, sizeof(*dw));
-
-    if (!dw)
-        return NULL;
-    if (d && virt_dom_ref(d, &dw->d) < 0) {
-        free(dw);
-        return NULL;
-    }
-    dw->w.run = run;
-    dw->w.done = done;
-    dw->w.on_late = work_late;
-    dw->kind = kind;
-    dw->dm = dm;
-    dw->st = st;
-    return dw;
-}
-
-/* Hands the work to the pool; the pass waits for it when `wait`. */
-static void dom_work_submit(vnumad *dm, dom_work *dw, bool wait)
-{
-    hold(dw->st);
-    dw->waited = wait;
-    if (wait)
-        dm->waiting++;
-    workers_submit(dm->pool, &dw->w);
-}
-
-/* Common end of a work on the loop: the pass no longer waits for it; a late one answers. */
-static void work_finished(dom_work *dw, bool late)
-{
-    vnumad *dm = dw->dm;
-
-    if (dw->waited)
-        dm->waiting--;
-    if (late || dw->st->hung_since_s) {
-        log_info("Domain '%s' answers again (%s took %.1f s)", dw->st->name,
-                 work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
-        dw->st->hung_since_s = 0;
-    }
-}
-
-/* Runs the loop until the pass's works are in (or late). */
-static void pass_wait(vnumad *dm)
-{
-    if (!dm->waiting)
-        return;
-    loop_update_timer(dm->tick_timer, 100);
-    while (dm->waiting > 0)
-        if (loop_run_once() < 0)
-            break;
-    loop_update_timer(dm->tick_timer, -1);
-}
-
-void pass_drain(vnumad *dm, void (*fn)(vnumad *dm))
-{
-    dm->in_pass = true;
-    fn(dm);
-    pass_wait(dm);
-    dm->in_pass = false;
-}
-
-static void on_tick(int timer, void *opaque)
-{
-    vnumad *dm = opaque;
-    double timeout = VN_MAX(PASS_DOMAIN_TIMEOUT_MIN_S, dm->cfg.interval_s);
-
-    (void)timer;
-    if (holds_active()) { /* a test parked vnumad on purpose: nothing is hung */
-        workers_restart_clocks(dm->pool, vn_mono_s());
-        return;
-    }
-    (void)workers_expire(dm->pool, vn_mono_s(), timeout);
-}
-
-static void on_pool(int watch, int fd, int events, void *opaque)
-{
-    (void)watch;
-    (void)fd;
-    (void)events;
-    workers_collect(((vnumad *)opaque)->pool);
-}
-
-static void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json,
-                              uint64_t pass, const char *time);
-
-int pass_init(vnumad *dm)
-{
-    int r = workers_start(PASS_WORKERS, PASS_WORKERS_EXTRA, &dm->pool);
-
-    dm->submit_write = pass_write_record;
-
-    if (r < 0)
-        return r;
-    dm->pool_watch = loop_add_fd(workers_fd(dm->pool), LOOP_READABLE, on_pool, dm);
-    dm->tick_timer = loop_add_timer(-1, on_tick, dm);
-    if (dm->pool_watch < 0 || dm->tick_timer < 0)
-        return -EIO;
-    return 0;
-}
-
-/* ---- the record of a pass ---- */
-
-static void write_run(work *w)
-{
-    dom_work *dw = (dom_work *)w;
-    bool job = false;
-
-    /* the metadata write waits for a running job (libvirt's job lock): after it */
-    if (virt_dom_job(dw->d, &job) == 0 && job) {
-        dw->r = -EBUSY;
-        return;
-    }
-    holds_point(HOLD_RECORD, dw->pass, dw->st->name); /* a test's */
-    dw->r = publish_write(dw->d, dw->st, dw->dm->cfg.use_qmp, dw->json, dw->pass, dw->time);
-}
-
-static void write_done(work *w, bool late)
-{
-    dom_work *dw = (dom_work *)w;
-
-    work_finished(dw, late);
-    if (dw->r < 0) {
-        if (dw->r != -EBUSY)
-            dw->dm->stats.errors[METRICS_ERR_METADATA]++;
-        dw->st->pub_key[0] = '\0'; /* written again next pass */
-    }
-    pass_release(dw->dm, dw->st);
-    dom_work_free(dw);
-}
-
-/* vnumad.submit_write: the record (JSON, for pass and time) into QEMU and the live metadata,
- * on a worker (it blocks on the domain); during a pass, the pass waits for it */
-static void pass_write_record(vnumad *dm, virt_dom *d, dom_state *st, const char *json,
-                              uint64_t pass, const char *time)
-{
-    dom_work *dw = dom_work_new(dm, st, d, DW_WRITE, write_run, write_done);
-
-    if (!dw || !(dw->json = strdup(json))) {
-        if (dw)
-            dom_work_free(dw);
-        return;
-    }
-    dw->pass = pass;
-    snprintf(dw->time, sizeof(dw->time), "%s", time);
-    dom_work_submit(dm, dw, dm->in_pass);
 }
 
 /* ---- act ---- */
@@ -457,7 +213,7 @@ static void act_done(work *w, bool late)
     vnumad *dm = dw->dm;
     dom_state *st = dw->st;
 
-    work_finished(dw, late);
+    pass_work_finished(dw, late);
     dm->budget.tokens -= dw->used;
     if (dw->meta_failed)
         dm->stats.errors[METRICS_ERR_METADATA]++;
@@ -480,7 +236,7 @@ static void act_done(work *w, bool late)
                            &dw->res);
     }
     pass_release(dm, st);
-    dom_work_free(dw);
+    pass_work_free(dw);
 }
 
 /* The domain's share of the host-wide tokens: in proportion to the bytes its plan moves, at
@@ -591,7 +347,7 @@ static void sample_done(work *w, bool late);
 static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom *d,
                                dom_work_kind kind, double now)
 {
-    dom_work *dw = dom_work_new(dm, st, d, kind, sample_run, sample_done);
+    dom_work *dw = pass_work_new(dm, st, d, kind, sample_run, sample_done);
 
     if (!dw) {
         virt_dom_free(d);
@@ -600,7 +356,7 @@ static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom
     dw->now = now;
     dw->ps = ps;
     virt_dom_free(d);
-    dom_work_submit(dm, dw, true);
+    pass_work_submit(dm, dw, true);
 }
 
 static void sample_done(work *w, bool late)
@@ -612,11 +368,11 @@ static void sample_done(work *w, bool late)
     bool waited = dw->waited;
     int r = dw->r;
 
-    work_finished(dw, late);
+    pass_work_finished(dw, late);
     if (late || !waited) {
         /* the pass went on without it: what it read is stale */
         pass_release(dm, st);
-        dom_work_free(dw);
+        pass_work_free(dw);
         return;
     }
     if (r == -EBUSY) {
@@ -625,7 +381,7 @@ static void sample_done(work *w, bool late)
         publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
     } else if (dw->kind == DW_WINDOW && r == 0) {
         /* sampled once the window is long enough: the pass holds the domain meanwhile */
-        hold(st);
+        pass_hold(st);
         ps->wait_st[ps->nr_wait] = st;
         ps->wait_d[ps->nr_wait++] = VN_TAKE_PTR(dw->d);
         ps->opened = vn_mono_s();
@@ -646,7 +402,7 @@ static void sample_done(work *w, bool late)
                               r == -ESRCH ? "domain-gone" : "sample-failed");
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
         /* in: the pass holds it from here to its end */
-        hold(st);
+        pass_hold(st);
         st->count.passes++;
         ps->in[ps->nr_in] = dw->sd;
         memset(&dw->sd, 0, sizeof(dw->sd));
@@ -654,7 +410,7 @@ static void sample_done(work *w, bool late)
         ps->in_d[ps->nr_in++] = VN_TAKE_PTR(dw->d);
     }
     pass_release(dm, st);
-    dom_work_free(dw);
+    pass_work_free(dw);
 }
 
 /* What the loop does for a sampled domain: hints in, the agent asked for the next ones. */
@@ -786,7 +542,7 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
             continue;
         if (st->cfg.mode == VN_MODE_AUTO && !st->orphan &&
             (plan_domain_has_actions(pd) || memfd_needs_bind(dm->topo, st, &s->domains[i], pd))) {
-            dom_work *dw = dom_work_new(dm, st, ps->ds[i], DW_ACT, act_run, act_done);
+            dom_work *dw = pass_work_new(dm, st, ps->ds[i], DW_ACT, act_run, act_done);
             if (dw) {
                 dw->pass = dm->pass;
                 dw->budget = dm->budget;
@@ -796,7 +552,7 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
                 memset(&s->domains[i], 0, sizeof(s->domains[i]));
                 dw->pd = *pd;
                 memset(pd, 0, sizeof(*pd));
-                dom_work_submit(dm, dw, true);
+                pass_work_submit(dm, dw, true);
                 continue;
             }
         }

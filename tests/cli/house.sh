@@ -6,7 +6,11 @@
 #     also catches a relative "../host/x.h");
 #   - the build refuses such an include: a probe file in agent/ that includes a host/ header
 #     does not compile with agent/'s flags;
-#   - no source file is over 900 lines.
+#   - no source file is over 900 lines;
+#   - the floors (docs/ARCHITECTURE.md): no include loop among a folder's headers, no call loop
+#     among its C files (nm of the objects), and every function a host/ file gives others is
+#     declared in that file's own header (tests/lib/house-loops.py); the checker is first shown
+#     a small tree with one of each, and must find all three.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/check.sh
 BUILD=${BUILD:-build}
@@ -55,6 +59,30 @@ rc=$?
 rm -f "$probe" "$BUILD/agent/zz-house-probe.o" "$BUILD/agent/zz-house-probe.d"
 ok "$([ $rc -ne 0 ] && grep -q 'decide.h' <<<"$out"; echo $?)" \
     "an agent/ file that includes a host/ header does not compile ($(grep -m1 -o 'decide.h.*' <<<"$out"))"
+
+# the checker on a tree built to fail: a.h and b.h include each other, a.c and b.c call each
+# other, c.c defines a function that a.h declares
+t=$(mktemp -d)
+trap 'rm -f "$probe"; rm -rf "$t"' EXIT
+printf '#pragma once\n#include "b.h"\nint a_f(void);\nint c_f(void);\n' >"$t/a.h"
+printf '#pragma once\n#include "a.h"\nint b_f(void);\n' >"$t/b.h"
+printf '#include "a.h"\nint a_f(void) { return b_f(); }\n' >"$t/a.c"
+printf '#include "b.h"\nint b_f(void) { return a_f(); }\n' >"$t/b.c"
+printf '#include "a.h"\nint c_f(void) { return 1; }\n' >"$t/c.c"
+for c in a b c; do cc -c -o "$t/$c.o" "$t/$c.c"; done
+out=$(python3 tests/lib/house-loops.py "$t" "$t")
+rc=$?
+ok "$([ $rc = 1 ] && grep -q '^include loop: a.h -> b.h -> a.h' <<<"$out" &&
+    grep -q '^call loop: a.c -> b.c -> a.c' <<<"$out" && grep -q '^own header: c.c defines c_f' <<<"$out"
+    echo $?)" "the floors' checker finds an include loop, a call loop and a function declared in another file's header ($(tr '\n' ';' <<<"$out"))"
+make -s --no-print-directory BUILD="$BUILD" all >/dev/null 2>&1
+ok $? "the objects the call-loop check reads are built ($BUILD/host, agent, lib, proto)"
+for spec in host agent lib "--loops-only proto"; do
+    set -- $spec
+    dir=${!#}
+    out=$(python3 tests/lib/house-loops.py "$@" "$BUILD/$dir")
+    ok $? "$dir/: no include loop, no call loop$([ "$1" = --loops-only ] || echo ", each file's functions in its own header") ${out:+: $(echo $out)}"
+done
 
 long=$(for f in "${srcs[@]}"; do l=$(wc -l <"$f"); [ "$l" -gt 900 ] && echo "$f:$l"; done)
 ok "$([ -z "$long" ]; echo $?)" "no source file over 900 lines${long:+: $(echo $long)}"

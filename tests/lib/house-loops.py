@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""house-loops.py SRCDIR OBJDIR: what keeps SRCDIR's files on floors (tests/cli/house.sh).
+"""house-loops.py [--loops-only] SRCDIR OBJDIR: what keeps SRCDIR's files on floors (tests/cli/house.sh).
 
 Three checks, each line it prints one finding; exit 1 when there is any, else 0:
   include loop  headers of SRCDIR that include each other, directly or through others
@@ -9,6 +9,7 @@ Three checks, each line it prints one finding; exit 1 when there is any, else 0:
   own header    a function a C file defines for others (nm: T) that is not declared in the
                 file's own header (X.c: X.h) or in its stage's private header (X_priv.h for
                 X.c and X_*.c); a program's main is not for others.
+--loops-only: the first two (proto/ is one library behind one header, proto.h).
 A floor may use the ones below it only: then there is no loop, and "where is X" is answered by
 the file named like its header.
 """
@@ -86,7 +87,11 @@ def nm(obj):
 
 
 def main():
-    src, objdir = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    loops_only = bool(args) and args[0] == '--loops-only'
+    if loops_only:
+        args = args[1:]
+    src, objdir = args[0], args[1]
     found = 0
     headers = {os.path.basename(h): h for h in glob.glob(os.path.join(src, '*.h'))}
     text = {}
@@ -120,7 +125,7 @@ def main():
         print('call loop: ' + ' -> '.join(f'{m}.c' for m in c) + f' ({steps})')
         found += 1
 
-    for m in sorted(objs):
+    for m in sorted(objs) if not loops_only else []:
         own = [m + '.h'] + [h for h in headers if h.endswith('_priv.h') and
                             (m == h[:-7] or m.startswith(h[:-7] + '_'))]
         for s, kind in sorted(defs[m].items()):
