@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Shared memory backends (act.h, act_priv.h): a memfd or tmpfs backend's preferred node is set
+ * Shared memory backends (act_backend.h): a memfd or tmpfs backend's preferred node is set
  * on the shared object itself (mbind through /proc/PID/map_files), saved before the first
  * change and put back at an opt-out.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Guest memory moves (act.h, act_priv.h): the move budget, a range walked in windows of pages
+ * Guest memory moves (act_move.h): the move budget, a range walked in windows of pages
  * (query, then move what is on the source node, within the budget, the target's room and the
  * pass's deadline), and one mover thread per cell.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Pins (act.h, act_priv.h): a vCPU pinned through libvirt and its thread's affinity checked,
+ * Pins (act_pins.h): a vCPU pinned through libvirt and its thread's affinity checked,
  * the emulator and IOThreads with the domain's main node, the operator's IOThread pins left
  * alone, and a restrictive numatune's nodeset.
  */

@@ -2,7 +2,8 @@
 /*
  * The daemon itself: libvirt's event loop, the connection to libvirtd (reconnected with
  * backoff), the pass timers, signals and config reload. The rest of the daemon is in
- * domains.c, pass.c, publish.c and commands.c (daemon_priv.h).
+ * domains.c, pass.c, pass_work.c, publish.c and commands.c, each with its own header; it owns
+ * their shared context (core.h) and hands it down (docs/ARCHITECTURE.md "Floors").
  */
 #include "daemon.h"
 
