@@ -481,12 +481,34 @@ static void pass_set_free(pass_set *ps)
 {
     if (!ps)
         return;
+    snapshot_clear(&ps->s);
     free(ps->in);
     free(ps->in_st);
     free(ps->in_d);
     free(ps->wait_st);
     free(ps->wait_d);
     free(ps);
+}
+
+/* A pass's working set for up to n domains; NULL when out of memory. */
+static pass_set *pass_set_new(size_t n)
+{
+    pass_set *ps = calloc(1, sizeof(*ps));
+
+    n = n ? n : 1;
+    if (!ps)
+        return NULL;
+    ps->s.domains = calloc(n, sizeof(*ps->s.domains));
+    ps->in = calloc(n, sizeof(*ps->in));
+    ps->in_st = calloc(n, sizeof(*ps->in_st));
+    ps->in_d = calloc(n, sizeof(*ps->in_d));
+    ps->wait_st = calloc(n, sizeof(*ps->wait_st));
+    ps->wait_d = calloc(n, sizeof(*ps->wait_d));
+    if (!ps->s.domains || !ps->in || !ps->in_st || !ps->in_d || !ps->wait_st || !ps->wait_d) {
+        pass_set_free(ps);
+        return NULL;
+    }
+    return ps;
 }
 
 /* The sampled domains into the snapshot decide reads. */
@@ -563,41 +585,23 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
     pass_wait(dm);
 }
 
-static void run_pass_stages(vnumad *dm)
+/* The pass's number, this pass's free memory per node and move budget, and the first
+ * reading of the other load (the first pass measures it over its own sampling). */
+static void pass_begin(vnumad *dm, pass_set *set, double now)
 {
-    pass_set *set = calloc(1, sizeof(*set));
-    plan p = {0};
-    double now = vn_mono_s();
-    size_t n = dm->nr_doms ? dm->nr_doms : 1;
-    int r;
-
-    if (!dm->connected || !set) {
-        free(set);
-        return;
-    }
-    snapshot *s = &set->s;
     dm->pass++;
     dm->moves_pending = false;
     set->s.pass = dm->pass;
     (void)topo_refresh_free(dm->topo, NULL);
     act_budget_refill(&dm->budget, now);
-    set->s.domains = calloc(n, sizeof(*set->s.domains));
-    set->in = calloc(n, sizeof(*set->in));
-    set->in_st = calloc(n, sizeof(*set->in_st));
-    set->in_d = calloc(n, sizeof(*set->in_d));
-    set->wait_st = calloc(n, sizeof(*set->wait_st));
-    set->wait_d = calloc(n, sizeof(*set->wait_d));
-    if (!set->s.domains || !set->in || !set->in_st || !set->in_d || !set->wait_st || !set->wait_d) {
-        free(set->s.domains);
-        pass_set_free(set);
-        return;
-    }
-    /* the other load (VMs that did not opt in, host work) per node since the last pass; the
-     * first pass measures it over its own sampling (which waits for the vCPUs' window) */
     if (!dm->load[dm->load_cur].valid && hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
-    pass_sample_all(dm, set, now);
-    pass_collect(dm, set, vn_mono_s());
+}
+
+/* The other load (VMs that did not opt in, host work) per node since the last pass, into the
+ * snapshot (hostload.c). */
+static void pass_other_load(vnumad *dm, snapshot *s)
+{
     dm->load_cur ^= 1;
     if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
@@ -619,20 +623,47 @@ static void run_pass_stages(vnumad *dm)
         log_debug("Other load (busy CPUs of everything vnumad does not balance) per node:%s", b);
         memcpy(dm->other_busy, s->other_busy, sizeof(dm->other_busy));
     }
-    holds_pass(HOLD_SAMPLE, s); /* a test's: sampled, nothing decided yet */
-    r = decide(dm->topo, s, &dm->cfg.decide, &p);
+}
+
+/* decide() on every sampled domain together (pure); 0 or -errno, counted and logged. */
+static int pass_decide(vnumad *dm, const snapshot *s, plan *p)
+{
+    int r = decide(dm->topo, s, &dm->cfg.decide, p);
+
     if (r < 0) {
         dm->stats.errors[METRICS_ERR_DECIDE]++;
         log_err("Failed to decide: %s", strerror(-r));
-    } else {
-        pass_act_all(dm, set, &p);
     }
-    for (unsigned i = 0; i < s->nr_domains; i++) {
+    return r;
+}
+
+/* The pass's holds on its domains released, its handles dropped. */
+static void pass_end(vnumad *dm, pass_set *set)
+{
+    for (unsigned i = 0; i < set->s.nr_domains; i++) {
         virt_dom_free(set->ds[i]);
         pass_release(dm, set->sts[i]);
     }
+}
+
+/* One pass, stage by stage. */
+static void run_pass_stages(vnumad *dm)
+{
+    pass_set *set;
+    plan p = {0};
+    double now = vn_mono_s();
+
+    if (!dm->connected || !(set = pass_set_new(dm->nr_doms)))
+        return;
+    pass_begin(dm, set, now);
+    pass_sample_all(dm, set, now);      /* sample: every admitted domain, on the workers */
+    pass_collect(dm, set, vn_mono_s()); /* the samples into one snapshot */
+    pass_other_load(dm, &set->s);
+    holds_pass(HOLD_SAMPLE, &set->s); /* a test's: sampled, nothing decided yet */
+    if (pass_decide(dm, &set->s, &p) == 0)
+        pass_act_all(dm, set, &p); /* act, then record: each domain's plan, on the workers */
+    pass_end(dm, set);
     plan_clear(&p);
-    snapshot_clear(s);
     pass_set_free(set);
 }
 
