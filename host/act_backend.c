@@ -11,6 +11,7 @@
 #include "act.h"
 #include "act_backend.h"
 #include "act_move.h"
+#include "procmaps.h"
 #include "util.h"
 
 /* MPOL_PREFERRED of <numaif.h> (not included here: numa_ops.c is the only libnuma user) */
@@ -23,34 +24,31 @@
  * faults in later follow it. When old is not NULL it gets the policy the backend had (of its
  * first piece).
  */
+typedef struct policy_walk {
+    const numa_ops *ops;
+    uint64_t hva, len;
+    const vn_mempolicy *want;
+    vn_mempolicy *old; /* the first piece's policy, when asked */
+    unsigned pieces;
+} policy_walk;
+
+static int policy_piece(const proc_map *m, void *opaque)
+{
+    policy_walk *w = opaque;
+    uint64_t a = VN_MAX(m->start, w->hva), b = VN_MIN(m->end, w->hva + w->len);
+    int r = w->ops->file_policy(m->map_file, (size_t)(m->offset + (a - m->start)), (size_t)(b - a),
+                                w->want, w->pieces == 0 ? w->old : NULL);
+
+    w->pieces++;
+    return r;
+}
+
 static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t len,
                           const vn_mempolicy *want, vn_mempolicy *old)
 {
-    char path[64], line[512];
-    _cleanup_fclose_ FILE *f = NULL;
-    unsigned pieces = 0;
-    int r = 0;
+    policy_walk w = {.ops = ops, .hva = hva, .len = len, .want = want, .old = old};
 
-    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    while (fgets(line, sizeof(line), f) && r == 0) {
-        unsigned long long start, end, off;
-        char fpath[128];
-        if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) != 3)
-            continue;
-        if (end <= hva || start >= hva + len)
-            continue;
-        uint64_t a = VN_MAX(start, hva), b = VN_MIN(end, hva + len);
-        snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
-        r = ops->file_policy(fpath, (size_t)(off + (a - start)), (size_t)(b - a), want,
-                             pieces == 0 ? old : NULL);
-        pieces++;
-    }
-    if (r == 0 && pieces == 0)
-        return -ENOENT;
-    return r;
+    return procmaps_walk(pid, hva, len, policy_piece, &w);
 }
 
 bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,

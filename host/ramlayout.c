@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "procmaps.h"
 #include "qemu.h"
 #include "sample_proc.h"
 #include "util.h"
@@ -33,39 +34,37 @@
  * is counted and moved in base pages. Reads /proc/PID/maps, not smaps, which would walk every
  * page table of the guest. Returns 0 or -errno.
  */
+typedef struct page_size_of {
+    uint64_t *ret;
+    bool *hugetlb;
+} page_size_of;
+
+static int map_page_size(const proc_map *m, void *opaque)
+{
+    page_size_of *ps = opaque;
+    struct statfs sf;
+
+    if (m->inode == 0)
+        return 1; /* anonymous */
+    if (statfs(m->map_file, &sf) < 0)
+        return -errno;
+    if ((unsigned long)sf.f_type == (unsigned long)HUGETLBFS_MAGIC && sf.f_bsize > 0 &&
+        ((uint64_t)sf.f_bsize & ((uint64_t)sf.f_bsize - 1)) == 0) {
+        *ps->ret = (uint64_t)sf.f_bsize;
+        *ps->hugetlb = true;
+    }
+    return 1;
+}
+
 int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
 {
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[512];
+    page_size_of ps = {.ret = ret, .hugetlb = hugetlb};
+    int r;
 
     *ret = RAM_BASE_PAGE_SIZE;
     *hugetlb = false;
-    (void)snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned long long start, end, ino;
-        char fpath[96];
-        struct statfs sf;
-
-        if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &start, &end, &ino) != 3)
-            continue;
-        if (hva < start || hva >= end)
-            continue;
-        if (ino == 0)
-            return 0; /* anonymous */
-        (void)snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
-        if (statfs(fpath, &sf) < 0)
-            return -errno;
-        if ((unsigned long)sf.f_type == (unsigned long)HUGETLBFS_MAGIC && sf.f_bsize > 0 &&
-            ((uint64_t)sf.f_bsize & ((uint64_t)sf.f_bsize - 1)) == 0) {
-            *ret = (uint64_t)sf.f_bsize;
-            *hugetlb = true;
-        }
-        return 0;
-    }
-    return -ENOENT;
+    r = procmaps_walk(pid, hva, 1, map_page_size, &ps);
+    return r < 0 ? r : 0;
 }
 
 /*

@@ -297,63 +297,45 @@ int snap_field_leave(snap_ctx *c, size_t mark, int r)
     return 1;
 }
 
+/* The body every snap_field_* shares: the field entered (absent: 0, or an error when
+ * required), its value `v` checked by PARSE, the field left (1) or the error returned. */
+#define FIELD(c, obj, key, required, PARSE)                                                        \
+    do {                                                                                           \
+        struct json_object *v = NULL;                                                              \
+        size_t mark = 0;                                                                           \
+        int r = snap_field_enter(c, obj, key, required, &v, &mark);                                \
+        if (r <= 0)                                                                                \
+            return r;                                                                              \
+        return snap_field_leave(c, mark, PARSE);                                                   \
+    } while (0)
+
 int snap_field_uint(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                     uint64_t max, uint64_t *out)
 {
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = snap_field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return snap_field_leave(c, mark, snap_parse_uint(c, v, max, out));
+    FIELD(c, obj, key, required, snap_parse_uint(c, v, max, out));
 }
 
 int snap_field_int(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                    int64_t min, int64_t max, int64_t *out)
 {
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = snap_field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return snap_field_leave(c, mark, parse_int(c, v, min, max, out));
+    FIELD(c, obj, key, required, parse_int(c, v, min, max, out));
 }
 
 int snap_field_number(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       double min, double max, double *out)
 {
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = snap_field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return snap_field_leave(c, mark, parse_number(c, v, min, max, out));
+    FIELD(c, obj, key, required, parse_number(c, v, min, max, out));
 }
 
 int snap_field_bool(snap_ctx *c, struct json_object *obj, const char *key, bool required, bool *out)
 {
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = snap_field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return snap_field_leave(c, mark, parse_bool(c, v, out));
+    FIELD(c, obj, key, required, parse_bool(c, v, out));
 }
 
 int snap_field_node(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                     bool allow_none, int *out)
 {
-    struct json_object *v = NULL;
-    size_t mark = 0;
-    int r = snap_field_enter(c, obj, key, required, &v, &mark);
-
-    if (r <= 0)
-        return r;
-    return snap_field_leave(c, mark, parse_node(c, v, allow_none, out));
+    FIELD(c, obj, key, required, parse_node(c, v, allow_none, out));
 }
 
 /*

@@ -532,32 +532,27 @@ int virt_dom_xml_inactive(virt_dom *d, char **ret)
     return 0;
 }
 
-int virt_metadata_get(virt_dom *d, char **ret)
+/* One element of the live metadata, by its namespace URI, counted as `call`. */
+static int metadata_element(virt_dom *d, const char *uri, virt_call call, char **ret)
 {
     char *x;
 
-    COUNT(VIRT_CALL_METADATA_GET);
-    x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_METADATA_URI,
-                             VIR_DOMAIN_AFFECT_LIVE);
-
+    COUNT(call);
+    x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, uri, VIR_DOMAIN_AFFECT_LIVE);
     if (!x)
         return virt_error();
     *ret = x;
     return 0;
 }
 
+int virt_metadata_get(virt_dom *d, char **ret)
+{
+    return metadata_element(d, VIRT_METADATA_URI, VIRT_CALL_METADATA_GET, ret);
+}
+
 int virt_state_get(virt_dom *d, char **ret)
 {
-    char *x;
-
-    COUNT(VIRT_CALL_STATE_GET);
-    x = virDomainGetMetadata(d->dom, VIR_DOMAIN_METADATA_ELEMENT, VIRT_STATE_URI,
-                             VIR_DOMAIN_AFFECT_LIVE);
-
-    if (!x)
-        return virt_error();
-    *ret = x;
-    return 0;
+    return metadata_element(d, VIRT_STATE_URI, VIRT_CALL_STATE_GET, ret);
 }
 
 int virt_state_set(virt_dom *d, const char *xml)

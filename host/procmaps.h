@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A process's mappings (procmaps.c), from /proc/PID/maps: never smaps, which walks every page
+ * table of a guest's memory. What the sample stage (ramlayout.c: a backend's page size) and the
+ * act stage (act_backend.c: a shared backend's policy) both read.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct proc_map {
+    uint64_t start, end; /* the mapping, [start, end) */
+    uint64_t offset;     /* in the file it maps */
+    uint64_t inode;      /* 0: anonymous */
+    char map_file[96];   /* /proc/PID/map_files/START-END: the file it maps, for statfs, open */
+} proc_map;
+
+/*
+ * fn(m, opaque) for each mapping of process pid that overlaps [addr, addr + len), in address
+ * order, until fn returns non-zero: that value is returned. Otherwise 0, or -ENOENT when no
+ * mapping overlapped; -ESRCH when the process is gone, another -errno when maps cannot be read.
+ */
+int procmaps_walk(pid_t pid, uint64_t addr, uint64_t len,
+                  int (*fn)(const proc_map *m, void *opaque), void *opaque);
