@@ -78,7 +78,8 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      "sample DOMAIN now and show the plan vnumad would carry out, without acting", cmd_advise},
     {"pause", "DOMAIN [--json] [--socket PATH]", "stop balancing DOMAIN until resumed", cmd_pause},
     {"resume", "DOMAIN [--json] [--socket PATH]", "balance DOMAIN again", cmd_resume},
-    {"top", "[-d SECONDS] [-n ITERATIONS] [--batch] [--sort KEY] [--socket PATH]",
+    {"top",
+     "[-d SECONDS] [-n ITERATIONS] [--batch] [--sort name|locality|moving|busy|memory] [--socket PATH]",
      "a live view per domain and cell: home node, locality, busy vCPUs, memory per node, "
      "bytes moving and when the move ends, the decision (a table once when not a terminal)",
      cmd_top},
@@ -494,32 +495,16 @@ static void print_paused(struct json_object *r)
 static int daemon_cmd(int argc, char **argv, const char *request, int domain_arg,
                       void (*print)(struct json_object *))
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"socket", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     _cleanup_json_ struct json_object *result = NULL;
     const char *name = argv[0], *domain = NULL, *stage = NULL;
+    vnumactl_ctx ctx = cmd_ctx(name);
     bool json = false;
-    int c, r;
+    int r;
 
-    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'S':
-            vnumactl_socket = optarg;
-            break;
-        case 'h':
-            printf("Usage: vnumactl %s %s\n", name, find_cmd(name)->args);
-            return VNUMACTL_EXIT_OK;
-        default:
-            return usage_error(name, argv);
-        }
-    }
+    r = vnumactl_options(argc, argv, &ctx, &json, NULL, 0);
+    if (r >= 0)
+        return r;
+    vnumactl_socket = ctx.socket;
     if (optind < argc && domain_arg == 3)
         stage = argv[optind++];
     if (optind < argc && domain_arg > 0)

@@ -263,38 +263,17 @@ static void print_json_history(const char *domain, const char *path, const histo
 
 int vnumactl_history(int argc, char **argv, vnumactl_ctx *ctx)
 {
-    static const struct option opts[] = {
-        {"journal", required_argument, NULL, 'J'},
-        {"json", no_argument, NULL, 'j'},
-        {"socket", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *journal = NULL, *domain;
+    const vnumactl_opt extra[] = {{"journal", 0, true, &journal}};
     _cleanup_json_ struct json_object *st = NULL;
     char path[4096], err[512];
     history h = {0};
     bool json = false;
-    int c, r;
+    int r;
 
-    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'J':
-            journal = optarg;
-            break;
-        case 'j':
-            json = true;
-            break;
-        case 'S':
-            ctx->socket = optarg;
-            break;
-        case 'h':
-            printf("Usage: vnumactl history DOMAIN [--journal PATH] [--json] [--socket PATH]\n");
-            return VNUMACTL_EXIT_OK;
-        default:
-            return vnumactl_usage_error(ctx, argv);
-        }
-    }
+    r = vnumactl_options(argc, argv, ctx, &json, extra, 1);
+    if (r >= 0)
+        return r;
     if (optind + 1 != argc) {
         fprintf(stderr,
                 "vnumactl: history: %s\nUsage: vnumactl history DOMAIN [--journal PATH] "

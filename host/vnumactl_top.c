@@ -657,58 +657,49 @@ out:
     return VNUMACTL_EXIT_OK;
 }
 
+/* A value top's options do not take: said, with the usage line; 2. */
+static int bad_value(const vnumactl_ctx *ctx, const char *opt, const char *value, const char *want)
+{
+    fprintf(stderr, "vnumactl: top: %s '%s': %s\nUsage: vnumactl top %s\n", opt, value, want,
+            ctx->args);
+    return VNUMACTL_EXIT_USAGE;
+}
+
 int vnumactl_top(int argc, char **argv, vnumactl_ctx *ctx)
 {
-    static const struct option opts[] = {
-        {"delay", required_argument, NULL, 'd'},
-        {"iterations", required_argument, NULL, 'n'},
-        {"batch", no_argument, NULL, 'b'},
-        {"sort", required_argument, NULL, 'o'},
-        {"socket", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const char *delay_s = NULL, *iterations_s = NULL, *batch_s = NULL, *sort_s = NULL;
+    const vnumactl_opt extra[] = {
+        {"delay", 'd', true, &delay_s},
+        {"iterations", 'n', true, &iterations_s},
+        {"batch", 'b', false, &batch_s},
+        {"sort", 0, true, &sort_s},
     };
-    top_view v = {.sort = SORT_NAME, .socket = ctx->socket};
+    top_view v = {.sort = SORT_NAME};
     double delay = 2;
     long iterations = 0;
-    bool batch = false;
-    int c, r;
+    bool batch;
+    int r;
 
-    while ((c = getopt_long(argc, argv, "d:n:bh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            if (vn_parse_double(optarg, 0.2, 3600, &delay) < 0)
-                return vnumactl_usage_error(ctx, argv);
-            break;
-        case 'n': {
-            uint64_t n;
-            if (vn_parse_u64(optarg, 1, 1000000, &n) < 0)
-                return vnumactl_usage_error(ctx, argv);
-            iterations = (long)n;
-            break;
-        }
-        case 'b':
-            batch = true;
-            break;
-        case 'o': {
-            unsigned s;
-            for (s = 0; s < SORT_MAX && strcmp(optarg, sort_names[s]); s++)
-                ;
-            if (s == SORT_MAX)
-                return vnumactl_usage_error(ctx, argv);
-            v.sort = (top_sort)s;
-            break;
-        }
-        case 'S':
-            v.socket = optarg;
-            break;
-        case 'h':
-            printf("Usage: vnumactl top [-d SECONDS] [-n ITERATIONS] [--batch] [--sort "
-                   "name|locality|moving|busy|memory] [--socket PATH]\n");
-            return VNUMACTL_EXIT_OK;
-        default:
-            return vnumactl_usage_error(ctx, argv);
-        }
+    r = vnumactl_options(argc, argv, ctx, NULL, extra, VN_ARRAY_SIZE(extra));
+    if (r >= 0)
+        return r;
+    v.socket = ctx->socket;
+    if (delay_s && vn_parse_double(delay_s, 0.2, 3600, &delay) < 0)
+        return bad_value(ctx, "--delay", delay_s, "seconds from 0.2 to 3600");
+    if (iterations_s) {
+        uint64_t n;
+        if (vn_parse_u64(iterations_s, 1, 1000000, &n) < 0)
+            return bad_value(ctx, "--iterations", iterations_s, "a count from 1 to 1000000");
+        iterations = (long)n;
+    }
+    batch = batch_s != NULL;
+    if (sort_s) {
+        unsigned k;
+        for (k = 0; k < SORT_MAX && strcmp(sort_s, sort_names[k]); k++)
+            ;
+        if (k == SORT_MAX)
+            return bad_value(ctx, "--sort", sort_s, "name, locality, moving, busy or memory");
+        v.sort = (top_sort)k;
     }
     if (optind < argc) {
         fprintf(stderr, "vnumactl: top: unexpected argument '%s'\n", argv[optind]);
