@@ -13,6 +13,7 @@
 #include "model.h"
 #include "util.h"
 #include "version.h"
+#include "virt_libvirt.h"
 
 #define METRICS_LABEL_MAX (SNAP_NAME_MAX * 6 + 1) /* every byte may become \" or U+FFFD */
 

@@ -21,6 +21,7 @@
 #include "state.h"
 #include "topology.h"
 #include "virt.h"
+#include "virt_libvirt.h"
 
 /* Why a domain got no sample in a pass (vnuma_domain_skips_total{reason}). */
 typedef enum metrics_skip {

@@ -25,6 +25,7 @@
 #include "rules.h"
 #include "util.h"
 #include "virt.h"
+#include "virt_libvirt.h"
 
 /* ---- history ---- */
 

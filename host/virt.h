@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Everything vnumad asks of libvirt, behind one small interface: the event
- * loop, the connection and its events, and the domain calls the sample, act
- * and record stages need. host/virt.c is the only file that includes
- * <libvirt/libvirt.h>. Every call returns 0 or -errno:
+ * Everything vnumad asks of the virtualization host, behind one small interface: the
+ * connection and its events, and the domain calls the sample, act and record stages need.
+ * virt.c sends each call to the implementation in use (virt_ops below): libvirt's
+ * (virt_libvirt.c, the only file that includes <libvirt/libvirt.h> but the event loop's) or a
+ * test's fake host. Every call returns 0 or -errno:
  *   -ESRCH    the domain is gone or not running
  *   -ENOENT   no such metadata / object
  *   -ENOTCONN the connection to libvirtd is lost (reconnect)
@@ -20,41 +21,6 @@
 
 #include "cpuset.h"
 #include "model.h"
-
-/* ---- call counters ---- */
-
-/* Every libvirt call vnumad makes, counted by kind (vnuma_libvirt_calls_total{call}): the
- * cost of a pass in libvirtd and the QEMU monitors, which a test keeps at its minimum. */
-typedef enum virt_call {
-    VIRT_CALL_LIST,          /* virConnectListAllDomains */
-    VIRT_CALL_LOOKUP,        /* virDomainLookupByUUIDString */
-    VIRT_CALL_IS_ACTIVE,     /* virDomainIsActive */
-    VIRT_CALL_IS_PERSISTENT, /* virDomainIsPersistent */
-    VIRT_CALL_XML,           /* virDomainGetXMLDesc, live */
-    VIRT_CALL_XML_INACTIVE,  /* virDomainGetXMLDesc, persistent */
-    VIRT_CALL_METADATA_GET,  /* virDomainGetMetadata, the operator's <balancer> */
-    VIRT_CALL_STATE_GET,     /* virDomainGetMetadata, vnumad's <state> */
-    VIRT_CALL_STATE_SET,     /* virDomainSetMetadata, vnumad's <state> */
-    VIRT_CALL_QMP,           /* virDomainQemuMonitorCommand, QMP */
-    VIRT_CALL_HMP,           /* virDomainQemuMonitorCommand, HMP */
-    VIRT_CALL_INFO,          /* virDomainGetInfo */
-    VIRT_CALL_VCPUS,         /* virDomainGetVcpus */
-    VIRT_CALL_PIN_VCPU,      /* virDomainPinVcpuFlags */
-    VIRT_CALL_EMULATOR_GET,  /* virDomainGetEmulatorPinInfo */
-    VIRT_CALL_PIN_EMULATOR,  /* virDomainPinEmulator */
-    VIRT_CALL_IOTHREADS,     /* virDomainGetIOThreadInfo */
-    VIRT_CALL_PIN_IOTHREAD,  /* virDomainPinIOThread */
-    VIRT_CALL_NUMA_GET,      /* virDomainGetNumaParameters (two calls each time) */
-    VIRT_CALL_NUMA_SET,      /* virDomainSetNumaParameters */
-    VIRT_CALL_JOB,           /* virDomainGetJobInfo */
-    VIRT_CALL_STATS,         /* virDomainListGetStats, the vCPU group (KVM's halt polling) */
-    VIRT_CALL_MAX,
-} virt_call;
-
-/* The call's name in the metrics ("qmp", "xml", ...). */
-const char *virt_call_name(virt_call c);
-/* Calls made so far, by kind (all threads). */
-void virt_call_counts(uint64_t out[VIRT_CALL_MAX]);
 
 /* ---- connection ---- */
 
@@ -124,10 +90,6 @@ int virt_dom_job(virt_dom *d, bool *ret_running);
  * had both counters (0: TCG, a QEMU without query-stats, or a job that kept them out).
  */
 int virt_dom_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned *found);
-/* The parsing of virt_dom_vcpu_poll: "vcpu.N.halt_poll_success_ns.sum" plus
- * "vcpu.N.halt_poll_fail_ns.sum" of n names and values into poll_ns; returns *found. */
-unsigned virt_vcpu_poll_parse(const char *const *names, const uint64_t *values, size_t n,
-                              uint64_t *poll_ns, unsigned max);
 
 /* Live XML of the domain (malloc'd). */
 int virt_dom_xml(virt_dom *d, char **ret);
@@ -171,3 +133,45 @@ int virt_pin_iothread(virt_dom *d, unsigned id, const vn_cpuset *cpus);
 int virt_numa_get(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len);
 /* Change the live nodeset (works for mode restrictive only, libvirt refuses otherwise). */
 int virt_numa_set_nodeset(virt_dom *d, const char *nodeset);
+
+/* ---- the implementation ---- */
+
+/*
+ * What vnumad asks of the virtualization host, as a table (as numa_ops is for the kernel):
+ * libvirt's (virt_libvirt_ops, virt.c: the default) or a test's fake host. Each member does what
+ * the virt_* function of the same name says above; the virt_* functions call the table in use
+ * (virt_ops.c).
+ */
+typedef struct virt_ops {
+    const char *(*last_error)(void);
+    int (*open)(const char *uri, const virt_callbacks *cb, virt_conn **ret);
+    void (*close)(virt_conn *c);
+    int (*list_running)(virt_conn *c, virt_dom_id **ret, size_t *ret_n);
+    int (*dom_open)(virt_conn *c, const char *uuid, virt_dom **ret);
+    int (*dom_ref)(virt_dom *d, virt_dom **ret);
+    void (*dom_free)(virt_dom *d);
+    int (*dom_ident)(virt_dom *d, virt_dom_id *ret);
+    bool (*dom_active)(virt_dom *d);
+    int (*dom_job)(virt_dom *d, bool *ret_running);
+    int (*dom_vcpu_poll)(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned *found);
+    int (*dom_xml)(virt_dom *d, char **ret);
+    bool (*dom_persistent)(virt_dom *d);
+    int (*dom_xml_inactive)(virt_dom *d, char **ret);
+    int (*metadata_get)(virt_dom *d, char **ret);
+    int (*state_get)(virt_dom *d, char **ret);
+    int (*state_set)(virt_dom *d, const char *xml);
+    int (*qmp)(virt_dom *d, const char *cmd, char **ret_reply);
+    int (*hmp)(virt_dom *d, const char *cmd, char **ret_reply);
+    int (*vcpus)(virt_dom *d, virt_vcpu **ret, unsigned *ret_n);
+    int (*pin_vcpu)(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus);
+    int (*emulator_pin)(virt_dom *d, vn_cpuset *ret);
+    int (*pin_emulator)(virt_dom *d, const vn_cpuset *cpus);
+    int (*iothreads)(virt_dom *d, unsigned **ret_ids, vn_cpuset **ret_pins, unsigned *ret_n);
+    int (*pin_iothread)(virt_dom *d, unsigned id, const vn_cpuset *cpus);
+    int (*numa_get)(virt_dom *d, vn_mem_mode *ret_mode, char *nodeset, size_t len);
+    int (*numa_set_nodeset)(virt_dom *d, const char *nodeset);
+} virt_ops;
+
+/* Every virt_* call goes to `ops` from now on (NULL: libvirt's again). Before any connection
+ * is opened: a handle belongs to the implementation that made it. */
+void virt_use(const virt_ops *ops);

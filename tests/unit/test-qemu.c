@@ -17,6 +17,7 @@
 #include "tap.h"
 #include "util.h"
 #include "virt.h"
+#include "virt_libvirt.h"
 
 #define QMP_DIR "tests/data/qmp"
 

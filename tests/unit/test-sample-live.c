@@ -27,6 +27,7 @@
 #include "topology.h"
 #include "util.h"
 #include "virt.h"
+#include "virt_libvirt.h"
 
 #define CELL_BYTES (64 * VN_MIB)
 #define PAGE       4096u
