@@ -28,12 +28,15 @@ typedef struct vnumad {
     const char *config_path;
     topology *topo;
     const numa_ops *numa;
+    /* where the host's /proc/stat and /sys are read ("/"; a test's fake host: its tree) */
+    const char *root;
     virt_conn *conn;
     bool connected;
     double backoff_s;
     int reconnect_timer;
     int pass_timer;
     int soon_timer;
+    bool pass_due; /* an event asked for a pass soon (soon_timer runs) */
     uint64_t pass;
     dom_state *doms[MAX_DOMAINS];
     size_t nr_doms;

@@ -58,6 +58,7 @@ static void warn_host_conflicts(vnumad *dm)
 
 static void schedule_pass_soon(vnumad *dm)
 {
+    dm->pass_due = true;
     loop_update_timer(dm->soon_timer, (int)(dm->cfg.event_delay_s * 1000));
 }
 
@@ -268,6 +269,7 @@ static void on_pass_timer(int timer, void *opaque)
 
 static void on_soon_timer(int timer, void *opaque)
 {
+    ((vnumad *)opaque)->pass_due = false;
     loop_update_timer(timer, -1);
     pass_and_rearm(opaque); /* the periodic pass counts from here */
 }
@@ -324,21 +326,21 @@ static void on_signal(int watch, int fd, int events, void *opaque)
 /* ---- main ---- */
 
 /*
- * This host's id, stamped on the originals vnumad saves (host/metadata.h): /etc/machine-id,
+ * This host's id, stamped on the originals vnumad saves (host/metadata.h): the machine id,
  * stable across reboots and daemon restarts. Not libvirt's host UUID: without SMBIOS (some
  * clouds, nested hosts) libvirtd makes up a new one at each start, and vnumad would take its
  * own originals for another host's after a libvirtd restart.
  */
-static void read_host_id(vnumad *dm)
+static void read_host_id(vnumad *dm, const char *path)
 {
-    _cleanup_fclose_ FILE *f = fopen(VN_MACHINE_ID, "re");
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
     char line[64] = "";
 
     if (!f || !fgets(line, sizeof(line), f) || strlen(line) != 33 || line[32] != '\n' ||
         strspn(line, "0123456789abcdef") != 32) {
         log_warn(
             "Cannot read a machine id from %s: originals saved on another host are recognised only when the domain arrives by live migration",
-            VN_MACHINE_ID);
+            path);
         return;
     }
     _Static_assert(sizeof(dm->host_id) > 32, "a machine id is 32 hex digits");
@@ -365,34 +367,28 @@ static void shutdown_restore(vnumad *dm)
     }
 }
 
-int daemon_main(const daemon_config *cfg, const char *config_path)
+int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
+                 const daemon_host *host)
 {
-    vnumad dm;
     sigset_t mask;
-    char err[512];
     int r;
 
-    memset(&dm, 0, sizeof(dm));
-    dm.pass_soon = daemon_pass_soon;
-    dm.cfg = *cfg;
-    dm.config_path = config_path;
-    dm.numa = &numa_libnuma;
-    dm.backoff_s = BACKOFF_MIN_S;
-    dm.sigfd = -1;
-    dm.topo = calloc(1, sizeof(*dm.topo));
-    if (!dm.topo)
-        return 1;
-    r = topo_load(TOPO_SOURCE_LIVE, NULL, NULL, dm.topo, err, sizeof(err));
-    if (r < 0) {
-        log_err("Cannot read the host topology: %s", err);
-        return 1;
-    }
-    log_info("Host topology: %u NUMA node(s), %u CPUs", dm.topo->nr_nodes, dm.topo->nr_cpus);
-    read_host_id(&dm);
+    memset(dm, 0, sizeof(*dm));
+    dm->pass_soon = daemon_pass_soon;
+    dm->cfg = *cfg;
+    dm->config_path = config_path;
+    dm->topo = host->topo;
+    dm->numa = host->numa;
+    dm->root = host->root;
+    dm->backoff_s = BACKOFF_MIN_S;
+    dm->sigfd = dm->sig_watch = dm->pool_watch = -1;
+    dm->reconnect_timer = dm->pass_timer = dm->soon_timer = dm->tick_timer = -1;
+    log_info("Host topology: %u NUMA node(s), %u CPUs", dm->topo->nr_nodes, dm->topo->nr_cpus);
+    read_host_id(dm, host->machine_id);
     r = loop_init();
     if (r < 0) {
         log_err("Cannot start the event loop: %s", loop_last_error());
-        return 1;
+        return r;
     }
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
@@ -400,51 +396,134 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     sigaddset(&mask, SIGHUP);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    dm.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (dm.sigfd < 0 || (dm.sig_watch = loop_add_fd(dm.sigfd, LOOP_READABLE, on_signal, &dm)) < 0) {
+    dm->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (dm->sigfd < 0 ||
+        (dm->sig_watch = loop_add_fd(dm->sigfd, LOOP_READABLE, on_signal, dm)) < 0) {
         log_err("Cannot watch signals: %s", strerror(errno));
-        return 1;
+        return -EIO;
     }
-    r = publish_open_journal(&dm);
+    r = publish_open_journal(dm);
     if (r < 0) {
-        dm.stats.errors[METRICS_ERR_JOURNAL]++;
+        dm->stats.errors[METRICS_ERR_JOURNAL]++;
         log_warn("Cannot open the journal in %s: %s; decisions are kept in memory only",
-                 dm.cfg.state_dir, strerror(-r));
+                 dm->cfg.state_dir, strerror(-r));
     }
-    r = control_open(dm.cfg.socket_path, commands_table, &dm, &dm.ctl);
+    r = control_open(dm->cfg.socket_path, commands_table, dm, &dm->ctl);
     if (r < 0) {
-        log_err("Cannot listen on %s: %s", dm.cfg.socket_path, strerror(-r));
-        return 1;
+        log_err("Cannot listen on %s: %s", dm->cfg.socket_path, strerror(-r));
+        return r;
     }
-    act_budget_init(&dm.budget, dm.cfg.rate_limit_mib, dm.cfg.interval_s, vn_mono_s());
-    r = pass_init(&dm);
+    act_budget_init(&dm->budget, dm->cfg.rate_limit_mib, dm->cfg.interval_s, vn_mono_s());
+    r = pass_init(dm);
     if (r < 0) {
         log_err("Cannot start the worker threads: %s", strerror(-r));
-        return 1;
+        return r;
     }
-    dm.reconnect_timer = loop_add_timer(-1, on_reconnect_timer, &dm);
-    dm.pass_timer = loop_add_timer((int)(dm.cfg.interval_s * 1000), on_pass_timer, &dm);
-    dm.soon_timer = loop_add_timer(-1, on_soon_timer, &dm);
-    if (dm.reconnect_timer < 0 || dm.pass_timer < 0 || dm.soon_timer < 0) {
+    dm->reconnect_timer = loop_add_timer(-1, on_reconnect_timer, dm);
+    dm->pass_timer = loop_add_timer((int)(dm->cfg.interval_s * 1000), on_pass_timer, dm);
+    dm->soon_timer = loop_add_timer(-1, on_soon_timer, dm);
+    if (dm->reconnect_timer < 0 || dm->pass_timer < 0 || dm->soon_timer < 0) {
         log_err("Cannot create timers");
-        return 1;
+        return -EIO;
     }
     log_info("vnumad started: interval %.1f s, migration limit %u MiB/s, QMP %s, socket %s",
-             dm.cfg.interval_s, dm.cfg.rate_limit_mib, dm.cfg.use_qmp ? "on" : "off",
-             dm.cfg.socket_path);
-    if (!dm.cfg.use_qmp)
+             dm->cfg.interval_s, dm->cfg.rate_limit_mib, dm->cfg.use_qmp ? "on" : "off",
+             dm->cfg.socket_path);
+    if (!dm->cfg.use_qmp)
         log_warn(
             "QMP is off: cells, guest RAM layout and memory placement are unknown; vnumad pins vCPUs only and moves no memory");
-    holds_enable(dm.cfg.test_holds);
-    if (dm.cfg.test_holds)
+    holds_enable(dm->cfg.test_holds);
+    if (dm->cfg.test_holds)
         log_warn(
             "test_holds = yes: vnumactl hold can park a pass (for tests, never in production)");
-    warn_host_conflicts(&dm);
+    warn_host_conflicts(dm);
     /* systemd (Type=notify): ready once vnumactl can reach us; libvirtd may come later */
     r = notify_send("READY=1");
     if (r < 0)
         log_warn("Cannot tell systemd that vnumad is ready: %s", strerror(-r));
-    connect_now(&dm);
+    connect_now(dm);
+    return 0;
+}
+
+void daemon_pass_now(vnumad *dm)
+{
+    pass_and_rearm(dm);
+}
+
+static void on_drain_tick(int timer, void *opaque)
+{
+    (void)timer;
+    (void)opaque;
+}
+
+/* The works still out (a record's write after an opt-out outside a pass): their done() runs,
+ * or timeout_s passes (a hung domain's work stays out). */
+static void drain_works(vnumad *dm, double timeout_s)
+{
+    double end = vn_mono_s() + timeout_s;
+    int t = loop_add_timer(100, on_drain_tick, NULL); /* a wake-up to look at the clock */
+
+    while (workers_out(dm->pool) && vn_mono_s() < end)
+        if (loop_run_once() < 0)
+            break;
+    if (t >= 0)
+        loop_remove_timer(t);
+}
+
+void daemon_stop(vnumad *dm)
+{
+    (void)notify_send("STOPPING=1");
+    if (dm->pool) {
+        pass_drain(dm, shutdown_restore);
+        domains_consider_drain(dm, CONSIDER_DRAIN_S);
+        drain_works(dm, CONSIDER_DRAIN_S);
+    }
+    control_close(dm->ctl);
+    dm->ctl = NULL;
+    if (dm->conn && !dm->nr_considering) /* else a worker still waits in a call on it */
+        drop_connection(dm);
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (!dm->doms[i]->busy) /* one with a work still out stays: the process is ending */
+            domains_state_free(dm->doms[i]);
+    dm->nr_doms = 0;
+    workers_stop(dm->pool);
+    dm->pool = NULL;
+    if (dm->journal)
+        fclose(dm->journal);
+    dm->journal = NULL;
+    /* what the loop watches for this daemon (a test starts the next one in the same process) */
+    int timers[] = {dm->reconnect_timer, dm->pass_timer, dm->soon_timer, dm->tick_timer};
+    for (size_t i = 0; i < VN_ARRAY_SIZE(timers); i++)
+        if (timers[i] >= 0)
+            loop_remove_timer(timers[i]);
+    if (dm->sig_watch >= 0)
+        loop_remove_fd(dm->sig_watch);
+    if (dm->pool_watch >= 0)
+        loop_remove_fd(dm->pool_watch);
+    if (dm->sigfd >= 0)
+        close(dm->sigfd);
+    log_flush_suppressed(true);
+    log_info("vnumad stopped");
+}
+
+int daemon_main(const daemon_config *cfg, const char *config_path)
+{
+    daemon_host host = {.numa = &numa_libnuma, .root = "/", .machine_id = VN_MACHINE_ID};
+    _cleanup_free_ topology *topo = calloc(1, sizeof(*topo));
+    vnumad dm;
+    char err[512];
+    int r;
+
+    if (!topo)
+        return 1;
+    r = topo_load(TOPO_SOURCE_LIVE, NULL, NULL, topo, err, sizeof(err));
+    if (r < 0) {
+        log_err("Cannot read the host topology: %s", err);
+        return 1;
+    }
+    host.topo = topo;
+    if (daemon_start(&dm, cfg, config_path, &host) < 0)
+        return 1;
     while (!dm.quit) {
         r = loop_run_once();
         if (r < 0) {
@@ -452,20 +531,6 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
             break;
         }
     }
-    (void)notify_send("STOPPING=1");
-    pass_drain(&dm, shutdown_restore);
-    domains_consider_drain(&dm, CONSIDER_DRAIN_S);
-    control_close(dm.ctl);
-    if (dm.conn && !dm.nr_considering) /* else a worker still waits in a call on it */
-        drop_connection(&dm);
-    for (size_t i = 0; i < dm.nr_doms; i++)
-        if (!dm.doms[i]->busy) /* one with a work still out stays: the process is ending */
-            domains_state_free(dm.doms[i]);
-    workers_stop(dm.pool);
-    if (dm.journal)
-        fclose(dm.journal);
-    free(dm.topo);
-    log_flush_suppressed(true);
-    log_info("vnumad stopped");
+    daemon_stop(&dm);
     return r < 0 ? 1 : 0;
 }

@@ -10,7 +10,30 @@
 
 #include <stdbool.h>
 
+#include "core.h"
+#include "numa_ops.h"
 #include "state.h"
+#include "topology.h"
 
-/* Run until SIGTERM/SIGINT; returns the process exit status. */
+/* Run until SIGTERM/SIGINT on the live host; returns the process exit status. */
 int daemon_main(const daemon_config *cfg, const char *config_path);
+
+/* What a daemon runs on: the live host (daemon_main), or a test's fake host
+ * (tests/unit/fakehost.h), whose libvirt and clock are installed with virt_use and
+ * vn_clock_use before the start. */
+typedef struct daemon_host {
+    topology *topo;         /* the host's topology (the caller's, outlives the daemon) */
+    const numa_ops *numa;   /* the kernel's NUMA calls */
+    const char *root;       /* where /proc/stat and /sys are read: "/" */
+    const char *machine_id; /* this host's id: /etc/machine-id */
+} daemon_host;
+
+/* The daemon started on `host`: signals, journal, control socket, workers, timers, then the
+ * connection (libvirt's event loop runs in the caller: loop_run_once). 0 or -errno (logged);
+ * daemon_stop() in both cases. */
+int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
+                 const daemon_host *host);
+/* A pass now, as the timers run one (after a pass that runs: when it ends). */
+void daemon_pass_now(vnumad *dm);
+/* Restore on exit (restore_on_exit), close, stop the workers, leave the loop as it was. */
+void daemon_stop(vnumad *dm);

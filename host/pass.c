@@ -460,7 +460,7 @@ static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
     if (!ps->nr_wait)
         return;
     double left = ps->opened + window - vn_mono_s();
-    if (left > 0) {
+    if (left > 0 && !vn_clock_skip(left)) { /* (a fake clock jumps over it at once) */
         int t = loop_add_timer((int)(left * 1000) + 1, on_window, dm);
         if (t >= 0) {
             dm->waiting++;
@@ -592,9 +592,9 @@ static void pass_begin(vnumad *dm, pass_set *set, double now)
     dm->pass++;
     dm->moves_pending = false;
     set->s.pass = dm->pass;
-    (void)topo_refresh_free(dm->topo, NULL);
+    (void)topo_refresh_free(dm->topo, dm->root);
     act_budget_refill(&dm->budget, now);
-    if (!dm->load[dm->load_cur].valid && hostload_read("/", &dm->load[dm->load_cur]) < 0)
+    if (!dm->load[dm->load_cur].valid && hostload_read(dm->root, &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
 }
 
@@ -603,7 +603,7 @@ static void pass_begin(vnumad *dm, pass_set *set, double now)
 static void pass_other_load(vnumad *dm, snapshot *s)
 {
     dm->load_cur ^= 1;
-    if (hostload_read("/", &dm->load[dm->load_cur]) < 0)
+    if (hostload_read(dm->root, &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
     if (dm->pinned_in_window) {

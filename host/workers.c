@@ -230,6 +230,21 @@ void workers_restart_clocks(workers *p, double now_s)
     pthread_mutex_unlock(&p->lock);
 }
 
+unsigned workers_out(workers *p)
+{
+    unsigned n = 0;
+
+    pthread_mutex_lock(&p->lock);
+    for (const work *w = p->queue; w; w = w->next)
+        n++;
+    for (const work *w = p->running; w; w = w->next)
+        n += !w->late;
+    for (const work *w = p->finished; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
 unsigned workers_threads(workers *p)
 {
     pthread_mutex_lock(&p->lock);

@@ -48,6 +48,9 @@ unsigned workers_expire(workers *p, double now_s, double timeout_s);
 /* Every running work that is not late counts its time from now_s: while a test holds vnumad
  * (host/holds.h) no work is late, and none is the moment it is released. */
 void workers_restart_clocks(workers *p, double now_s);
+/* Works submitted whose done() has not run yet, but the late ones (at shutdown: what is still
+ * worth waiting for). */
+unsigned workers_out(workers *p);
 /* Threads now (for the metrics and tests), and works running late. */
 unsigned workers_threads(workers *p);
 unsigned workers_late(workers *p);
