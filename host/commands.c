@@ -24,6 +24,7 @@
 #include "sample.h"
 #include "snapshot.h"
 #include "util.h"
+#include "workers.h"
 
 static int no_domain(const char *name, char *errclass, size_t classlen, char *err, size_t errlen)
 {
@@ -347,54 +348,103 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
     return 0;
 }
 
+/*
+ * vnumactl advise: what decide would do for the domain now, a dry run on a fresh sample. The
+ * sample blocks on the domain (libvirt, QEMU), so it runs on a worker, into a copy of the
+ * domain's sampling state (sample_state_copy): the loop goes on meanwhile, and the next
+ * pass's busy window and caches are as if nobody had asked. The reply is sent when the work
+ * is back (control_defer).
+ */
+typedef struct advise_work {
+    work w;
+    vnumad *dm;
+    control_reply *reply;
+    virt_dom *d;
+    dom_state *copy;
+    bool use_qmp;
+    snap_domain sd;
+    int r;
+    char err[CONTROL_ERR_MAX];
+} advise_work;
+
+static void advise_run(work *w)
+{
+    advise_work *aw = (advise_work *)w;
+
+    aw->r = sample_domain(aw->d, aw->copy, aw->dm->topo, aw->dm->numa, aw->use_qmp, vn_mono_s(),
+                          &aw->sd, aw->err, sizeof(aw->err));
+}
+
+static void advise_done(work *w, bool late)
+{
+    advise_work *aw = (advise_work *)w;
+    vnumad *dm = aw->dm;
+    struct json_object *result = NULL;
+    snapshot s = {.pass = dm->pass, .nr_domains = 1};
+    plan p = {0};
+    int r = aw->r;
+
+    (void)late;
+    if (r == 0) {
+        s.domains = calloc(1, sizeof(*s.domains));
+        if (!s.domains) {
+            r = -ENOMEM;
+        } else {
+            s.domains[0] = aw->sd;
+            memset(&aw->sd, 0, sizeof(aw->sd));
+            s.domains[0].mode = VN_MODE_ADVISE; /* what auto would do, whatever the mode */
+            r = decide(dm->topo, &s, &dm->cfg.decide, &p);
+            if (r == 0 && !(result = record_plan_json(dm->topo, &p)))
+                r = -ENOMEM;
+            plan_clear(&p);
+            snapshot_clear(&s);
+        }
+    }
+    control_reply_done(aw->reply, r, result, r < 0 && aw->r < 0 ? "Internal" : "",
+                       aw->r < 0 ? aw->err : "");
+    snap_domain_clear(&aw->sd);
+    sample_state_free(aw->copy);
+    virt_dom_free(aw->d);
+    free(aw);
+}
+
 static int ctl_advise(void *opaque, const control_request *req, struct json_object **ret,
                       char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
     const char *domain = req->domain;
     dom_state *st = domains_find_by_name(dm, domain);
-    snapshot s;
-    plan p = {0};
-    virt_dom *d = NULL;
-    int r;
+    advise_work *aw;
 
+    (void)ret;
     if (!st)
         return no_domain(domain, errclass, classlen, err, errlen);
-    if (st->busy) {
+    if (st->busy) { /* a work owns its sampling state now: no copy of it */
         snprintf(errclass, classlen, "Busy");
         snprintf(err, errlen, "domain '%s' is being sampled or does not answer; try again", domain);
         return -EBUSY;
     }
-    if (!dm->connected || virt_dom_open(dm->conn, st->uuid, &d) < 0) {
+    aw = calloc(1, sizeof(*aw));
+    if (!aw)
+        return -ENOMEM;
+    if (!dm->connected || virt_dom_open(dm->conn, st->uuid, &aw->d) < 0) {
+        free(aw);
         snprintf(errclass, classlen, "Internal");
         snprintf(err, errlen, "cannot reach domain '%s' through libvirt", domain);
         return -EIO;
     }
-    memset(&s, 0, sizeof(s));
-    s.pass = dm->pass;
-    s.domains = calloc(1, sizeof(*s.domains));
-    if (!s.domains) {
-        virt_dom_free(d);
+    aw->copy = sample_state_copy(st);
+    if (!aw->copy) {
+        virt_dom_free(aw->d);
+        free(aw);
         return -ENOMEM;
     }
-    r = sample_domain(d, st, dm->topo, dm->numa, dm->cfg.use_qmp, vn_mono_s(), &s.domains[0], err,
-                      errlen);
-    virt_dom_free(d);
-    if (r < 0) {
-        snapshot_clear(&s);
-        snprintf(errclass, classlen, "Internal");
-        return r;
-    }
-    s.nr_domains = 1;
-    /* a dry run: advise what auto would do, whatever the mode */
-    s.domains[0].mode = VN_MODE_ADVISE;
-    r = decide(dm->topo, &s, &dm->cfg.decide, &p);
-    snapshot_clear(&s);
-    if (r < 0)
-        return r;
-    *ret = record_plan_json(dm->topo, &p);
-    plan_clear(&p);
-    return *ret ? 0 : -ENOMEM;
+    aw->w = (work){.run = advise_run, .done = advise_done};
+    aw->dm = dm;
+    aw->use_qmp = dm->cfg.use_qmp;
+    aw->reply = control_defer(req);
+    workers_submit(dm->pool, &aw->w);
+    return CONTROL_DEFERRED;
 }
 
 static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_object **ret,

@@ -33,6 +33,7 @@ typedef struct control_client {
     int fd;
     int watch;
     int timer;
+    bool deferred; /* the handler answers later (control_reply_done) */
     size_t len;
     char buf[CONTROL_REQUEST_MAX];
 } control_client;
@@ -155,11 +156,34 @@ static void client_free(control_client *c)
     free(c);
 }
 
+/* The reply to a request: rc 0, result (taken over; NULL: {}), or the handler's error. */
+static void client_reply(control_client *c, int rc, struct json_object *result, char *errclass,
+                         char *err)
+{
+    _cleanup_json_ struct json_object *reply = NULL, *res = result;
+
+    errclass[CONTROL_ERRCLASS_MAX - 1] = '\0';
+    err[CONTROL_ERR_MAX - 1] = '\0';
+    if (rc < 0) {
+        (void)send_error(c->fd, errclass[0] ? errclass : "Internal", err[0] ? err : strerror(-rc),
+                         true);
+        return;
+    }
+    reply = json_object_new_object();
+    if (!reply || (!res && !(res = json_object_new_object()))) {
+        (void)send_error(c->fd, "Internal", strerror(ENOMEM), true);
+        return;
+    }
+    json_object_object_add(reply, "return", VN_TAKE_PTR(res));
+    if (send_json(c->fd, reply, true) < 0)
+        (void)send_error(c->fd, "Internal", "cannot serialize the reply", true);
+}
+
 /* Validate the request line (n bytes, newline excluded), run its command, send the reply. */
 static void client_handle(control_client *c, const char *line, size_t n)
 {
     _cleanup_tokener_ struct json_tokener *tok = NULL;
-    _cleanup_json_ struct json_object *req = NULL, *result = NULL, *reply = NULL;
+    _cleanup_json_ struct json_object *req = NULL, *result = NULL;
     const control_command *cmd = NULL;
     const char *command = NULL, *domain = NULL, *stage = NULL;
     control_request args;
@@ -252,23 +276,33 @@ static void client_handle(control_client *c, const char *line, size_t n)
     }
     args.domain = domain;
     args.stage = stage;
+    args.client = c;
 
     r = cmd->fn(c->srv->opaque, &args, &result, errclass, sizeof(errclass), err, sizeof(err));
-    errclass[sizeof(errclass) - 1] = '\0';
-    err[sizeof(err) - 1] = '\0';
-    if (r < 0) {
-        (void)send_error(c->fd, errclass[0] ? errclass : "Internal", err[0] ? err : strerror(-r),
-                         true);
+    if (r == CONTROL_DEFERRED && c->deferred)
         return;
-    }
-    reply = json_object_new_object();
-    if (!reply || (!result && !(result = json_object_new_object()))) {
-        (void)send_error(c->fd, "Internal", strerror(ENOMEM), true);
-        return;
-    }
-    json_object_object_add(reply, "return", VN_TAKE_PTR(result));
-    if (send_json(c->fd, reply, true) < 0)
-        (void)send_error(c->fd, "Internal", "cannot serialize the reply", true);
+    client_reply(c, r, VN_TAKE_PTR(result), errclass, err);
+}
+
+control_reply *control_defer(const control_request *req)
+{
+    req->client->deferred = true;
+    return (control_reply *)req->client;
+}
+
+void control_reply_done(control_reply *reply, int rc, struct json_object *result,
+                        const char *errclass, const char *err)
+{
+    control_client *c = (control_client *)reply;
+    char class_buf[CONTROL_ERRCLASS_MAX], err_buf[CONTROL_ERR_MAX];
+
+    snprintf(class_buf, sizeof(class_buf), "%s", errclass ? errclass : "");
+    snprintf(err_buf, sizeof(err_buf), "%s", err ? err : "");
+    if (c->fd >= 0)
+        client_reply(c, rc, result, class_buf, err_buf);
+    else if (result)
+        json_object_put(result);
+    client_free(c);
 }
 
 static void client_readable(int watch, int fd, int events, void *opaque)
@@ -297,6 +331,12 @@ static void client_readable(int watch, int fd, int events, void *opaque)
         c->len += (size_t)n;
         if (nl) {
             client_handle(c, c->buf, (size_t)(nl - c->buf));
+            if (c->deferred) { /* answered later: nothing more is read, no timeout */
+                loop_remove_fd(c->watch);
+                loop_remove_timer(c->timer);
+                c->watch = c->timer = -1;
+                return;
+            }
             break;
         }
         if (c->len == sizeof(c->buf)) {
@@ -509,8 +549,16 @@ void control_close(control_server *s)
 
     if (!s)
         return;
-    for (unsigned i = 0; i < CONTROL_MAX_CLIENTS; i++)
-        client_free(s->clients[i]);
+    for (unsigned i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+        control_client *c = s->clients[i];
+        if (c && c->deferred) { /* its handler's work frees it (control_reply_done) */
+            (void)close(c->fd);
+            c->fd = -1;
+            c->srv = NULL;
+            continue;
+        }
+        client_free(c);
+    }
     if (s->watch >= 0)
         loop_remove_fd(s->watch);
     if (s->retry_timer >= 0)

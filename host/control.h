@@ -25,8 +25,9 @@ struct json_object;
 
 /* A request as the handlers see it: validated, strings NUL-free and bounded. */
 typedef struct control_request {
-    const char *domain; /* NULL when none; never NULL when the command needs_domain */
-    const char *stage;  /* NULL when none; only for a command that takes_stage */
+    const char *domain;            /* NULL when none; never NULL when the command needs_domain */
+    const char *stage;             /* NULL when none; only for a command that takes_stage */
+    struct control_client *client; /* the server's (control_defer) */
 } control_request;
 
 /*
@@ -49,6 +50,21 @@ typedef struct control_command {
 } control_command;
 
 typedef struct control_server control_server;
+
+/*
+ * A reply sent later: a handler whose answer needs blocking work (a libvirt call, a QEMU
+ * command) takes the request's reply with control_defer(), hands the work to a worker thread
+ * and returns CONTROL_DEFERRED; the loop goes on, and once the work is back the handler's
+ * code sends the reply with control_reply_done() (on the loop thread). The client waits
+ * without a timeout of the server's (vnumactl has its own).
+ */
+typedef struct control_reply control_reply;
+#define CONTROL_DEFERRED 1
+control_reply *control_defer(const control_request *req);
+/* Send the reply (rc 0: result, taken over, NULL sent as {}; rc < 0: the error as a
+ * handler's) and close the client. After control_close() it only frees. */
+void control_reply_done(control_reply *reply, int rc, struct json_object *result,
+                        const char *errclass, const char *err);
 
 /*
  * Listen on `path` and serve `cmds` (a table ended by a NULL name; it must

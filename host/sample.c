@@ -504,6 +504,40 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
     return 0;
 }
 
+dom_state *sample_state_copy(const dom_state *st)
+{
+    dom_state *c = malloc(sizeof(*c));
+
+    if (!c)
+        return NULL;
+    memcpy(c, st, sizeof(*c));
+    c->dom = NULL;
+    c->link = NULL;
+    c->hints = NULL;
+    c->last_record = NULL;
+    memset(c->history, 0, sizeof(c->history));
+    c->xml = st->xml ? strdup(st->xml) : NULL;
+    c->qv = st->qv && st->nr_qv ? malloc(st->nr_qv * sizeof(*c->qv)) : NULL;
+    if ((st->xml && !c->xml) || (st->qv && st->nr_qv && !c->qv)) {
+        sample_state_free(c);
+        return NULL;
+    }
+    if (c->qv)
+        memcpy(c->qv, st->qv, st->nr_qv * sizeof(*c->qv));
+    else
+        c->nr_qv = 0;
+    return c;
+}
+
+void sample_state_free(dom_state *copy)
+{
+    if (!copy)
+        return;
+    free(copy->xml);
+    free(copy->qv);
+    free(copy);
+}
+
 int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
                   double now_s, snap_domain *out, char *err, size_t errlen)
 {

@@ -80,6 +80,14 @@ int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, c
                        size_t errlen);
 
 /*
+ * A copy of st to sample for a dry run (vnumactl advise): its own live XML and vCPU threads,
+ * no handle, agent link, hints or records; sampling it leaves st as it was (the next pass's
+ * busy window included). NULL when out of memory; sample_state_free() frees it.
+ */
+dom_state *sample_state_copy(const dom_state *st);
+void sample_state_free(dom_state *copy);
+
+/*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,
  * current pins, memory binding, pages per node). Uses and updates st (cached RAM
  * layout, previous CPU times, counters). use_qmp=false: no monitor commands; the domain
