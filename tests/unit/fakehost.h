@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The fake host of the unit tests: vnumad's whole daemon (host/daemon.h) runs on it in one
+ * process, in milliseconds and deterministically, with no libvirtd, QEMU or second NUMA node.
+ *
+ *   libvirt    a virt_ops table (host/virt.h): domains with their XML, <balancer> and <state>
+ *              elements, vCPUs (CPU time, pins), emulator pins; lifecycle and metadata
+ *              events delivered on vnumad's loop as libvirt's are; libvirtd stopped and started;
+ *              any call failed with an errno, hung until released, or hooked
+ *   the clock  a fake vn_clock_ops (lib/clock.h): it moves when the test moves it, and when
+ *              vnumad waits out a CPU time window; each vCPU's CPU time grows with it at the
+ *              busy fraction the test set, so the busy vnumad measures is exact
+ *   the host   a synthetic two-node topology (node 0: CPUs 0-1, node 1: CPUs 2-3) and a host
+ *              tree (/proc/stat with no other load, each node's meminfo, a machine id)
+ *
+ * QMP is off on the fake host (cells, RAM layout and page moves are test-act's, test-sample's
+ * and the e2e tests'): a domain is one cell whose vCPUs vnumad pins. Everything here is called
+ * from the test's thread, which runs vnumad's loop, except the fake libvirt calls (vnumad's
+ * workers make them) and the hooks (on the thread of the call).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "daemon.h"
+#include "virt.h"
+
+#define FAKE_MAX_DOMS  8
+#define FAKE_MAX_VCPUS 8
+
+/* The calls of the fake libvirt, for failures, hangs, hooks and counts. */
+typedef enum fake_call {
+    FAKE_OPEN,
+    FAKE_LIST,
+    FAKE_LOOKUP,
+    FAKE_IDENT,
+    FAKE_JOB,
+    FAKE_XML,
+    FAKE_XML_INACTIVE,
+    FAKE_METADATA,
+    FAKE_STATE_GET,
+    FAKE_STATE_SET,
+    FAKE_VCPUS,
+    FAKE_PIN_VCPU,
+    FAKE_EMULATOR_PIN,
+    FAKE_PIN_EMULATOR,
+    FAKE_NUMA_GET,
+    FAKE_OTHER, /* QMP, IOThreads, nodeset: what a QMP-less domain is never asked */
+    FAKE_CALL_MAX,
+} fake_call;
+
+typedef struct fake_dom fake_dom;
+typedef void (*fake_hook)(fake_dom *fd, fake_call call, void *arg);
+
+/* Install the fake libvirt and clock, write the host tree; *host is what daemon_start takes.
+ * Once per process. */
+void fake_host_init(daemon_host *host);
+/* The fake host's tree (a directory under /tmp, removed at exit). */
+const char *fake_host_root(void);
+/* A daemon configuration for the fake host: QMP off, its socket, state and config file in
+ * the tree, every pass run by the test (long interval, no event delay). */
+void fake_host_config(daemon_config *cfg);
+/* Forget every domain and undo every failure, hang and hook (between tests). */
+void fake_host_reset(void);
+
+/* ---- domains ---- */
+
+/* A running domain with nr_vcpus vCPUs pinned nowhere (all host CPUs), persistent, with this
+ * <balancer> element (NULL: none) and no <state>. No event is sent. */
+fake_dom *fake_dom_add(const char *name, unsigned nr_vcpus, const char *balancer);
+/* The domain's uuid into buf (false: too small); its number of vCPUs. */
+bool fake_dom_uuid(fake_dom *fd, char *buf, size_t len);
+unsigned fake_dom_nr_vcpus(fake_dom *fd);
+/* The operator's pin of vCPU v in the domain's definition (and live, as at its start). */
+void fake_dom_define_pin(fake_dom *fd, unsigned v, const char *cpus);
+/* The operator's emulator pin in the domain's definition (and live). */
+void fake_dom_define_emulator(fake_dom *fd, const char *cpus);
+/* The live emulator pin as a list, into buf. */
+const char *fake_dom_emulator(fake_dom *fd, char *buf, size_t len);
+/* The live pin of vCPU v now ("0-3"), as another host or the operator set it. */
+void fake_dom_set_pin(fake_dom *fd, unsigned v, const char *cpus);
+/* The live pin of vCPU v as a list ("0-1"), into buf. */
+const char *fake_dom_pin(fake_dom *fd, unsigned v, char *buf, size_t len);
+/* Each vCPU's busy fraction from now on (its CPU time grows by busy x the clock's moves). */
+void fake_dom_set_busy(fake_dom *fd, double busy);
+/* The operator's <balancer> element replaced (NULL: removed). No event is sent. */
+void fake_dom_set_balancer(fake_dom *fd, const char *xml);
+/* vnumad's <state> element replaced (NULL: removed), as another host's vnumad left it. */
+void fake_dom_set_state(fake_dom *fd, const char *xml);
+/* vnumad's <state> element as vnumad last wrote it (NULL: none); the caller frees it. */
+char *fake_dom_state(fake_dom *fd);
+/* libvirt runs a job on the domain (an incoming migration, a save) or no longer. */
+void fake_dom_set_job(fake_dom *fd, bool running);
+/* The domain stops (every call on it fails with -ESRCH) / starts again with a new id. */
+void fake_dom_stop(fake_dom *fd);
+void fake_dom_start(fake_dom *fd);
+/* How many times vnumad made `call` on the domain. */
+unsigned fake_dom_calls(fake_dom *fd, fake_call call);
+/* `call` on the domain fails with r (-errno) from now on; 0: it works again. */
+void fake_dom_fail(fake_dom *fd, fake_call call, int r);
+/* `call` on the domain hangs (a QEMU or libvirtd that does not answer): it blocks until
+ * fake_dom_release(), and the fake clock jumps an hour ahead when it starts (it has hung past
+ * any timeout of vnumad's). fake_dom_hung() says whether a call is hanging now. */
+void fake_dom_hang(fake_dom *fd, fake_call call);
+bool fake_dom_hung(fake_dom *fd);
+void fake_dom_release(fake_dom *fd);
+/* fn(fd, call, arg) at each `call` on the domain, before it does anything (on the calling
+ * thread; NULL: no hook). */
+void fake_dom_hook(fake_dom *fd, fake_call call, fake_hook fn, void *arg);
+
+/* ---- events, libvirtd, clock ---- */
+
+/* An event, delivered to vnumad on its loop's next iteration (as libvirt's). */
+void fake_event_lifecycle(fake_dom *fd, virt_lifecycle ev, bool migrated);
+void fake_event_metadata(fake_dom *fd);
+/* libvirtd stops: the connection's close callback comes, every call fails with -ENOTCONN
+ * and connecting fails until fake_libvirtd_start(). */
+void fake_libvirtd_stop(void);
+void fake_libvirtd_start(void);
+/* How many connections vnumad has opened. */
+unsigned fake_connections(void);
+/* The fake clock moves s seconds ahead. */
+void fake_clock_advance(double s);

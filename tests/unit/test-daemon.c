@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Whole passes of vnumad's daemon on the fake host (fakehost.h): daemon_start, libvirt's event
+ * loop, the workers, the passes, the records, as vnumad runs them, with libvirt, the clock
+ * and the host faked. One test per path of the core: opt-in, opt-out and restore, libvirtd
+ * lost and back, migration arrival, a domain destroyed mid-pass, a hung QEMU, SIGHUP reload,
+ * `vnumactl advise`. Each waits for what it expects (a timeout only says it never happened);
+ * none depends on how fast the machine is. The same paths on the real stack: tests/e2e/.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core.h"
+#include "daemon.h"
+#include "domains.h"
+#include "fakehost.h"
+#include "loop.h"
+#include "metadata.h"
+#include "record.h"
+#include "tap.h"
+
+#define WAIT_S 120.0 /* real seconds: only says "it never happened" */
+
+static daemon_host host;
+static vnumad dm;
+static char config_path[256];
+
+/* ---- driving the loop ---- */
+
+static double real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_wake(int timer, void *opaque)
+{
+    (void)timer;
+    (void)opaque;
+}
+
+/* Runs vnumad's loop until cond(arg); false when it never came. */
+static bool run_until(bool (*cond)(void *), void *arg)
+{
+    double end = real_now() + WAIT_S;
+    int t = loop_add_timer(5, on_wake, NULL);
+
+    while (!cond(arg) && real_now() < end)
+        if (loop_run_once() < 0)
+            break;
+    loop_remove_timer(t);
+    return cond(arg);
+}
+
+/* nothing out: no event's read, no pass running or due, no work of a pass, no domain held
+ * (a record's write is out with its domain held) */
+static bool settled(void *arg)
+{
+    (void)arg;
+    if (dm.nr_considering || dm.in_pass || dm.waiting || dm.pass_again || dm.pass_due)
+        return false;
+    for (size_t i = 0; i < dm.nr_doms; i++)
+        if (dm.doms[i]->busy && !dm.doms[i]->hung_since_s) /* (one not answering stays held) */
+            return false;
+    return true;
+}
+
+/* One pass as the timer runs it, an interval after the last (the busy fractions are measured
+ * over it), and the loop until everything it started is in. */
+static void pass_after(double s)
+{
+    fake_clock_advance(s);
+    daemon_pass_now(&dm);
+    (void)run_until(settled, NULL);
+}
+
+static void pass(void)
+{
+    pass_after(5.0);
+}
+
+static void start(const daemon_config *cfg)
+{
+    if (daemon_start(&dm, cfg, config_path[0] ? config_path : NULL, &host) < 0)
+        abort();
+}
+
+static void stop(void)
+{
+    daemon_stop(&dm);
+    fake_host_reset();
+    config_path[0] = '\0';
+}
+
+/* ---- what vnumad did ---- */
+
+static bool is_tracked(void *fd)
+{
+    char uuid[SNAP_UUID_MAX];
+
+    return fake_dom_uuid(fd, uuid, sizeof(uuid)) && domains_find(&dm, uuid);
+}
+
+static bool not_tracked(void *fd)
+{
+    return !is_tracked(fd);
+}
+
+/* every vCPU pinned inside one node of the fake host (0-1 or 2-3), all on the same one */
+static bool pinned_to_one_node(void *arg)
+{
+    fake_dom *fd = arg;
+    char first[32], buf[32];
+
+    fake_dom_pin(fd, 0, first, sizeof(first));
+    if (strcmp(first, "0-1") != 0 && strcmp(first, "2-3") != 0)
+        return false;
+    for (unsigned v = 1; v < fake_dom_nr_vcpus(fd); v++)
+        if (strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), first) != 0)
+            return false;
+    return true;
+}
+
+static bool all_pins_are(fake_dom *fd, const char *cpus)
+{
+    char buf[32];
+
+    for (unsigned v = 0; v < fake_dom_nr_vcpus(fd); v++)
+        if (strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), cpus) != 0)
+            return false;
+    return true;
+}
+
+/* The last <decision> vnumad wrote into the domain's <state>: its "action" (and "reason"). */
+static bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t rlen)
+{
+    char *state = fake_dom_state(fd), *start, *end;
+    json_object *o, *v;
+    bool ok = false;
+
+    action[0] = reason[0] = '\0';
+    if (!state || !(start = strstr(state, "<decision")) || !(start = strchr(start, '>')) ||
+        !(end = strstr(++start, "</decision>"))) {
+        free(state);
+        return false;
+    }
+    *end = '\0';
+    o = json_tokener_parse(start);
+    if (o && json_object_object_get_ex(o, "action", &v)) {
+        snprintf(action, alen, "%s", json_object_get_string(v));
+        if (json_object_object_get_ex(o, "reason", &v))
+            snprintf(reason, rlen, "%s", json_object_get_string(v));
+        ok = true;
+    }
+    json_object_put(o);
+    free(state);
+    return ok;
+}
+
+/* The originals in the domain's <state> (saved false: none). */
+static dom_originals state_originals(fake_dom *fd)
+{
+    dom_originals o = {0};
+    char *state = fake_dom_state(fd);
+
+    if (state)
+        (void)meta_parse_state(state, &o);
+    free(state);
+    return o;
+}
+
+static bool decision_restored(void *fd)
+{
+    char action[32], reason[64];
+
+    return last_decision(fd, action, sizeof(action), reason, sizeof(reason)) &&
+           strcmp(action, "restored") == 0;
+}
+
+static const char *AUTO = "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\"/>";
+
+/* ---- opt-in, and what is not vnumad's ---- */
+
+/* A busy domain that opted in is pinned to one node in the pass its tracking asked for, its
+ * originals saved first; one that did not opt in is never read past its <balancer> nor
+ * touched. */
+static void test_opt_in(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *b;
+    char action[32], reason[64];
+    dom_originals o;
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    b = fake_dom_add("fake-b", 2, NULL);
+    fake_dom_set_busy(a, 1.0);
+    fake_dom_set_busy(b, 1.0);
+    start(&cfg);
+    CHECK(run_until(pinned_to_one_node, a),
+          "opt-in: a busy domain that opted in is pinned to one node");
+    (void)run_until(settled, NULL);
+    o = state_originals(a);
+    CHECK(o.saved && o.nr_vcpus == 2 && cpuset_weight(&o.vcpu_pin[0]) == 4,
+          "opt-in: its originals (all 4 CPUs) are in its <state> (%d, %u vCPUs)", o.saved,
+          o.nr_vcpus);
+    CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
+              strcmp(action, "acted") == 0,
+          "opt-in: its <state> says the pass acted (%s, %s)", action, reason);
+    CHECK(!is_tracked(b) && all_pins_are(b, "0-3") && fake_dom_calls(b, FAKE_VCPUS) == 0 &&
+              fake_dom_calls(b, FAKE_PIN_VCPU) == 0 && fake_dom_calls(b, FAKE_STATE_SET) == 0,
+          "opt-in: a domain without <balancer> is not tracked, read or touched");
+    pass();
+    CHECK(pinned_to_one_node(a) && fake_dom_calls(b, FAKE_VCPUS) == 0,
+          "opt-in: the next pass keeps it there, and still leaves the other alone");
+    stop();
+}
+
+/* ---- opt-out ---- */
+
+/* Removing <balancer> (or mode="off") gives the domain its original pins back, drops the
+ * originals and records "restored"; the domain is no longer tracked. */
+static void test_opt_out(const char *how, const char *balancer)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    char action[32], reason[64];
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    if (!CHECK(run_until(pinned_to_one_node, a), "opt-out (%s): pinned first", how)) {
+        stop();
+        return;
+    }
+    fake_dom_set_balancer(a, balancer);
+    fake_event_metadata(a);
+    CHECK(run_until(not_tracked, a), "opt-out (%s): the domain is no longer tracked", how);
+    (void)run_until(decision_restored, a);
+    CHECK(all_pins_are(a, "0-3"), "opt-out (%s): its vCPUs have their original pins back", how);
+    CHECK(!state_originals(a).saved, "opt-out (%s): no originals are left in its <state>", how);
+    CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
+              strcmp(action, "restored") == 0 && strstr(reason, "opted out"),
+          "opt-out (%s): its <state> says restored (%s, %s)", how, action, reason);
+    unsigned pins = fake_dom_calls(a, FAKE_PIN_VCPU);
+    pass();
+    CHECK(fake_dom_calls(a, FAKE_PIN_VCPU) == pins && all_pins_are(a, "0-3"),
+          "opt-out (%s): the next pass leaves it alone", how);
+    stop();
+}
+
+/* The operator's pins in the persistent XML: an emulator pin is the operator's and never
+ * changed; a vCPU pin is the starting point (docs/operations.md), re-pinned within the
+ * domain's bounds and given back on opt-out. Without an emulator pin of the operator's, the
+ * emulator goes with the vCPUs and comes back too. */
+static void test_operator_pins(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *b;
+    char buf[32], emu[32];
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    b = fake_dom_add("fake-b", 2, AUTO);
+    fake_dom_define_pin(a, 0, "3");
+    fake_dom_define_emulator(a, "3");
+    fake_dom_set_busy(a, 1.0);
+    fake_dom_set_busy(b, 1.0);
+    start(&cfg);
+    CHECK(run_until(pinned_to_one_node, a) && run_until(pinned_to_one_node, b),
+          "operator pins: both domains are pinned to a node");
+    (void)run_until(settled, NULL);
+    CHECK(strcmp(fake_dom_emulator(a, emu, sizeof(emu)), "3") == 0 &&
+              fake_dom_calls(a, FAKE_PIN_EMULATOR) == 0,
+          "operator pins: the emulator the operator pinned to CPU 3 stays there (%s)", emu);
+    fake_dom_pin(b, 0, buf, sizeof(buf));
+    CHECK(strcmp(fake_dom_emulator(b, emu, sizeof(emu)), buf) == 0,
+          "operator pins: an emulator without the operator's pin goes with the vCPUs (%s, %s)", emu,
+          buf);
+    fake_dom_set_balancer(a, NULL);
+    fake_dom_set_balancer(b, NULL);
+    fake_event_metadata(a);
+    fake_event_metadata(b);
+    CHECK(run_until(decision_restored, a) && run_until(decision_restored, b),
+          "operator pins: both opt out");
+    CHECK(strcmp(fake_dom_pin(a, 0, buf, sizeof(buf)), "3") == 0 &&
+              strcmp(fake_dom_pin(a, 1, buf, sizeof(buf)), "0-3") == 0 &&
+              strcmp(fake_dom_emulator(a, emu, sizeof(emu)), "3") == 0,
+          "operator pins: after the opt-out vCPU 0 and the emulator are on CPU 3 and vCPU 1 on "
+          "0-3, as defined");
+    CHECK(strcmp(fake_dom_emulator(b, emu, sizeof(emu)), "0-3") == 0,
+          "operator pins: the other's emulator is back on 0-3 (%s)", emu);
+    stop();
+}
+
+/* ---- libvirtd lost and back ---- */
+
+static unsigned connections_before;
+
+static bool not_connected(void *arg)
+{
+    (void)arg;
+    return !dm.connected;
+}
+
+static bool reconnected(void *arg)
+{
+    (void)arg;
+    return dm.connected && fake_connections() > connections_before;
+}
+
+/* libvirtd stops and starts again: vnumad reconnects (with backoff while it is down), forgets
+ * what stopped meanwhile, tracks what opted in meanwhile (no event reached it), and balances on
+ * the new connection. */
+static void test_reconnect(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *c;
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    (void)run_until(pinned_to_one_node, a);
+    (void)run_until(settled, NULL);
+    connections_before = fake_connections();
+    fake_libvirtd_stop();
+    CHECK(run_until(not_connected, NULL), "reconnect: vnumad sees the connection lost");
+    /* while libvirtd is down: a stops, c starts with <balancer> (no event reaches vnumad) */
+    fake_dom_stop(a);
+    c = fake_dom_add("fake-c", 2, AUTO);
+    fake_dom_set_busy(c, 1.0);
+    fake_libvirtd_start();
+    CHECK(run_until(reconnected, NULL), "reconnect: vnumad connects again once libvirtd is back");
+    CHECK(run_until(is_tracked, c), "reconnect: the domain that opted in meanwhile is tracked");
+    CHECK(!is_tracked(a), "reconnect: the domain that stopped meanwhile is forgotten");
+    CHECK(run_until(pinned_to_one_node, c),
+          "reconnect: the new domain is balanced on the new connection");
+    stop();
+}
+
+/* ---- migration arrival ---- */
+
+#define OTHER_HOST "ffffffffffffffffffffffffffffffff"
+
+/* A domain arrives by live migration with the other host's pins (CPU 1) and the originals
+ * that host saved (CPU 1 too): neither is ever put back here. While the migration runs
+ * nothing is written; once it finished, this host's originals (its definition: all CPUs) are
+ * taken and written; an opt-out gives it those. */
+static void test_arrival(void)
+{
+    daemon_config cfg;
+    dom_originals foreign = {.saved = true, .nr_vcpus = 2}, o;
+    char *state = NULL;
+    fake_dom *a;
+
+    fake_host_config(&cfg);
+    start(&cfg);
+    a = fake_dom_add("fake-arrives", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    snprintf(foreign.host, sizeof(foreign.host), "%s", OTHER_HOST);
+    cpuset_set(&foreign.vcpu_pin[0], 1);
+    cpuset_set(&foreign.vcpu_pin[1], 1);
+    if (meta_format_state(&foreign, 0, NULL, NULL, &state) < 0)
+        abort();
+    fake_dom_set_state(a, state);
+    free(state);
+    fake_dom_set_pin(a, 0, "1");
+    fake_dom_set_pin(a, 1, "1");
+    fake_dom_set_job(a, true); /* the incoming migration: libvirt's job on the domain */
+    unsigned writes = fake_dom_calls(a, FAKE_STATE_SET);
+    fake_event_lifecycle(a, VIRT_EVENT_STARTED, true);
+    (void)run_until(settled, NULL);
+    pass();
+    CHECK(is_tracked(a) && fake_dom_calls(a, FAKE_STATE_SET) == writes &&
+              fake_dom_calls(a, FAKE_PIN_VCPU) == 0,
+          "arrival: tracked, but nothing is written or pinned while the migration runs");
+    fake_dom_set_job(a, false);
+    fake_event_lifecycle(a, VIRT_EVENT_RESUMED, true);
+    (void)run_until(settled, NULL);
+    pass();
+    CHECK(pinned_to_one_node(a), "arrival: once it runs here the next pass balances it");
+    o = state_originals(a);
+    CHECK(o.saved && strcmp(o.host, "0123456789abcdef0123456789abcdef") == 0 &&
+              cpuset_weight(&o.vcpu_pin[0]) == 4 && cpuset_weight(&o.vcpu_pin[1]) == 4,
+          "arrival: its <state> holds this host's originals (its definition), not the other's "
+          "(host %.8s, vCPU 0 on %u CPUs)",
+          o.host, cpuset_weight(&o.vcpu_pin[0]));
+    fake_dom_set_balancer(a, NULL);
+    fake_event_metadata(a);
+    (void)run_until(decision_restored, a);
+    CHECK(
+        all_pins_are(a, "0-3"),
+        "arrival: the opt-out gives it this host's definition (0-3), never the other host's CPU 1");
+    stop();
+}
+
+/* ---- a domain destroyed mid-pass ---- */
+
+/* the hook: the domain is destroyed as vnumad reads its vCPUs (libvirt says so by event) */
+static void destroy_now(fake_dom *fd, fake_call call, void *arg)
+{
+    (void)call;
+    (void)arg;
+    fake_dom_hook(fd, FAKE_VCPUS, NULL, NULL);
+    fake_dom_stop(fd);
+    fake_event_lifecycle(fd, VIRT_EVENT_STOPPED, false);
+}
+
+/* A domain destroyed while its sample is out: the pass records it gone and goes on with the
+ * others; the domain is forgotten once its work is back (freed then, not before). */
+static void test_destroyed_mid_pass(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *b;
+    char action[32], reason[64];
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    b = fake_dom_add("fake-b", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    fake_dom_set_busy(b, 1.0);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    fake_dom_set_pin(b, 0, "0-3"); /* moved away by someone: b has something to do */
+    fake_dom_set_pin(b, 1, "0-3");
+    fake_dom_hook(a, FAKE_VCPUS, destroy_now, NULL);
+    uint64_t before = dm.pass;
+    pass();
+    CHECK(dm.pass == before + 1 && run_until(not_tracked, a),
+          "destroyed mid-pass: the pass ends and the domain is forgotten");
+    CHECK(pinned_to_one_node(b), "destroyed mid-pass: the other domain is balanced in that pass");
+    CHECK(dm.stats.skips[METRICS_SKIP_DOMAIN_GONE] >= 1,
+          "destroyed mid-pass: counted as gone (%llu)",
+          (unsigned long long)dm.stats.skips[METRICS_SKIP_DOMAIN_GONE]);
+    CHECK(!last_decision(a, action, sizeof(action), reason, sizeof(reason)),
+          "destroyed mid-pass: nothing is written into a domain that is gone");
+    pass();
+    CHECK(!is_tracked(a), "destroyed mid-pass: the next pass does not bring it back");
+    stop();
+}
+
+/* ---- a hung QEMU ---- */
+
+static bool answers(void *fd)
+{
+    char uuid[SNAP_UUID_MAX];
+    dom_state *st;
+
+    return fake_dom_uuid(fd, uuid, sizeof(uuid)) && (st = domains_find(&dm, uuid)) && !st->busy;
+}
+
+/* A domain whose call never returns: the pass gives it up after the domain timeout and ends;
+ * the next passes skip it (not answering) without calling it; once the call returns, it is
+ * sampled again. */
+static void test_hung(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    unsigned calls;
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-hangs", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    (void)run_until(pinned_to_one_node, a);
+    (void)run_until(settled, NULL);
+    fake_dom_hang(a, FAKE_VCPUS);
+    uint64_t skipped = dm.stats.skips[METRICS_SKIP_NOT_ANSWERING];
+    pass();
+    CHECK(fake_dom_hung(a) && settled(NULL) &&
+              dm.stats.skips[METRICS_SKIP_NOT_ANSWERING] == skipped + 1,
+          "hung: the pass gives it up as not answering and ends while its call still hangs");
+    skipped = dm.stats.skips[METRICS_SKIP_NOT_ANSWERING];
+    calls = fake_dom_calls(a, FAKE_VCPUS);
+    pass();
+    CHECK(dm.stats.skips[METRICS_SKIP_NOT_ANSWERING] == skipped + 1 &&
+              fake_dom_calls(a, FAKE_VCPUS) == calls,
+          "hung: the next pass skips it as not answering, without a call (skipped %llu -> %llu, "
+          "calls %u -> %u)",
+          (unsigned long long)skipped,
+          (unsigned long long)dm.stats.skips[METRICS_SKIP_NOT_ANSWERING], calls,
+          fake_dom_calls(a, FAKE_VCPUS));
+    fake_dom_release(a);
+    CHECK(run_until(answers, a), "hung: once its call returns the domain is vnumad's again");
+    pass();
+    CHECK(fake_dom_calls(a, FAKE_VCPUS) > calls, "hung: and the next pass samples it");
+    stop();
+}
+
+/* ---- SIGHUP ---- */
+
+static void write_config(const char *busy_threshold)
+{
+    FILE *f = fopen(config_path, "we");
+
+    if (!f)
+        abort();
+    fprintf(
+        f,
+        "interval = 3600\nevent_delay = 0\nqmp = no\nlog_level = %s\nsocket = %s/run/vnumad.sock\n"
+        "state_dir = %s/state\nbusy_threshold = %s\n",
+        getenv("VN_TEST_DEBUG") ? "debug" : "err", fake_host_root(), fake_host_root(),
+        busy_threshold);
+    if (fclose(f) != 0)
+        abort();
+}
+
+static bool hup_read(void *arg)
+{
+    sigset_t pending;
+
+    (void)arg;
+    return sigpending(&pending) == 0 && !sigismember(&pending, SIGHUP);
+}
+
+static bool threshold_is(void *want)
+{
+    return dm.cfg.decide.busy_threshold == *(double *)want;
+}
+
+/* during a pass: a SIGHUP as vnumad reads the vCPUs, the configuration seen as it pins */
+static double threshold_at_pin = -1;
+
+static void hup_now(fake_dom *fd, fake_call call, void *arg)
+{
+    (void)arg;
+    fake_dom_hook(fd, call, NULL, NULL);
+    kill(getpid(), SIGHUP);
+}
+
+static void note_threshold(fake_dom *fd, fake_call call, void *arg)
+{
+    (void)fd;
+    (void)call;
+    (void)arg;
+    threshold_at_pin = dm.cfg.decide.busy_threshold;
+}
+
+/* SIGHUP reloads the configuration file; a bad one is refused (the running one stays); one
+ * that comes during a pass takes effect after it (the pass's works read the configuration). */
+static void test_reload(void)
+{
+    daemon_config cfg;
+    char err[256];
+    double want;
+    fake_dom *a;
+
+    snprintf(config_path, sizeof(config_path), "%s/vnumad.conf", fake_host_root());
+    write_config("0.3");
+    fake_host_config(&cfg);
+    if (daemon_config_load(config_path, false, &cfg, err, sizeof(err)) < 0) {
+        CHECK(0, "reload: the test's configuration loads (%s)", err);
+        return;
+    }
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    write_config("0.7");
+    kill(getpid(), SIGHUP);
+    want = 0.7;
+    CHECK(run_until(threshold_is, &want),
+          "reload: SIGHUP reads the file again (busy_threshold 0.7)");
+    write_config("7");
+    kill(getpid(), SIGHUP);
+    CHECK(run_until(hup_read, NULL) && dm.cfg.decide.busy_threshold == 0.7,
+          "reload: a bad file is refused and the running configuration stays (%g)",
+          dm.cfg.decide.busy_threshold);
+    write_config("0.4");
+    fake_dom_set_pin(a, 0, "0-3"); /* something to pin in the next pass */
+    fake_dom_set_pin(a, 1, "0-3");
+    fake_dom_hook(a, FAKE_VCPUS, hup_now, NULL);
+    fake_dom_hook(a, FAKE_PIN_VCPU, note_threshold, NULL);
+    pass();
+    CHECK(threshold_at_pin == 0.7,
+          "reload: a SIGHUP during a pass leaves that pass its configuration (%g)",
+          threshold_at_pin);
+    want = 0.4;
+    CHECK(run_until(threshold_is, &want), "reload: and takes effect after the pass (%g)",
+          dm.cfg.decide.busy_threshold);
+    stop();
+}
+
+/* ---- vnumactl advise ---- */
+
+typedef struct ctl_call {
+    char request[256];
+    char reply[16384];
+    atomic_bool done;
+} ctl_call;
+
+/* vnumactl's side: one request line, the reply until the server closes */
+static void *ctl_thread(void *arg)
+{
+    ctl_call *c = arg;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    size_t len = 0;
+    ssize_t n;
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dm.cfg.socket_path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        write(fd, c->request, strlen(c->request)) == (ssize_t)strlen(c->request))
+        while (len + 1 < sizeof(c->reply) &&
+               (n = read(fd, c->reply + len, sizeof(c->reply) - len - 1)) > 0)
+            len += (size_t)n;
+    c->reply[len] = '\0';
+    if (fd >= 0)
+        close(fd);
+    atomic_store(&c->done, true);
+    return NULL;
+}
+
+static bool ctl_done(void *arg)
+{
+    return atomic_load(&((ctl_call *)arg)->done);
+}
+
+/* the advise's sample parks in its vCPU read until the test lets it go */
+static atomic_bool advise_parked, advise_go, advise_on_loop;
+static pthread_t loop_thread;
+
+static void park_advise(fake_dom *fd, fake_call call, void *arg)
+{
+    struct timespec ts = {0, 1000 * 1000};
+
+    (void)arg;
+    fake_dom_hook(fd, call, NULL, NULL);
+    if (pthread_equal(pthread_self(), loop_thread)) { /* parking here would stop the loop */
+        atomic_store(&advise_on_loop, true);
+        return;
+    }
+    atomic_store(&advise_parked, true);
+    while (!atomic_load(&advise_go))
+        nanosleep(&ts, NULL);
+}
+
+static bool parked(void *arg)
+{
+    (void)arg;
+    return atomic_load(&advise_parked);
+}
+
+static int last_busy_vcpus(fake_dom *fd)
+{
+    char uuid[SNAP_UUID_MAX];
+    dom_state *st;
+
+    if (!fake_dom_uuid(fd, uuid, sizeof(uuid)) || !(st = domains_find(&dm, uuid)) ||
+        !st->last_record || st->last_record->nr_cells < 1)
+        return -1;
+    return st->last_record->cells[0].busy_vcpus;
+}
+
+/* `vnumactl advise` samples off the loop (the loop serves events while its sample is out)
+ * and into its own copy: the next pass measures the busy fractions since the last pass, as if
+ * nobody had asked. Here the vCPUs were idle for 9 s, advise came, then they ran 1 s: the
+ * pass sees 10 % busy (no busy vCPU at a 0.5 threshold), not the 100 % of the last second. */
+static void test_advise(void)
+{
+    daemon_config cfg;
+    ctl_call call = {0};
+    pthread_t th;
+    fake_dom *a;
+
+    fake_host_config(&cfg);
+    cfg.decide.busy_threshold = 0.5;
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    (void)run_until(pinned_to_one_node, a);
+    (void)run_until(settled, NULL);
+    pass();
+    CHECK(last_busy_vcpus(a) == 2, "advise: busy vCPUs before (%d)", last_busy_vcpus(a));
+    fake_dom_set_busy(a, 0);
+    fake_clock_advance(9.0);
+    snprintf(call.request, sizeof(call.request),
+             "{\"command\":\"advise\",\"domain\":\"fake-a\"}\n");
+    fake_dom_hook(a, FAKE_VCPUS, park_advise, NULL);
+    if (pthread_create(&th, NULL, ctl_thread, &call) != 0)
+        abort();
+    loop_thread = pthread_self();
+    CHECK(run_until(parked, NULL) && !atomic_load(&advise_on_loop),
+          "advise: its sample reads the domain on a worker, not on the loop");
+    ctl_call status = {.request = "{\"command\":\"status\"}\n"};
+    pthread_t th2;
+    if (pthread_create(&th2, NULL, ctl_thread, &status) != 0)
+        abort();
+    CHECK(run_until(ctl_done, &status) && strstr(status.reply, "\"return\"") &&
+              !atomic_load(&call.done),
+          "advise: while its sample is out the loop answers another client (status)");
+    pthread_join(th2, NULL);
+    atomic_store(&advise_go, true);
+    CHECK(run_until(ctl_done, &call) && strstr(call.reply, "\"return\"") &&
+              strstr(call.reply, "fake-a"),
+          "advise: the reply is the plan for the domain (%.80s)", call.reply);
+    pthread_join(th, NULL);
+    fake_dom_set_busy(a, 1.0);
+    pass_after(1.0);
+    CHECK(last_busy_vcpus(a) == 0,
+          "advise: the next pass measures since the last pass, not since the advise (%d busy "
+          "vCPUs)",
+          last_busy_vcpus(a));
+    stop();
+}
+
+int main(void)
+{
+    fake_host_init(&host);
+    test_opt_in();
+    test_opt_out("element removed", NULL);
+    test_opt_out("mode off", "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"off\"/>");
+    test_operator_pins();
+    test_reconnect();
+    test_arrival();
+    test_destroyed_mid_pass();
+    test_hung();
+    test_reload();
+    test_advise();
+    return tap_done();
+}
