@@ -235,8 +235,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The whole daemon on the fake host (tests/unit/fakehost.h).
-$(BUILD)/tests/test-daemon: $(BUILD)/tests/unit/fakehost.o
--include $(BUILD)/tests/unit/fakehost.d
+$(BUILD)/tests/test-daemon: $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o
+-include $(BUILD)/tests/unit/fakehost.d $(BUILD)/tests/unit/fakehost_virt.d
 
 # Benchmarks (scripts in tests/bench/ build what they need through these rules).
 $(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Between the fake host's files (fakehost.h): fakehost.c (the host, the clock, the domains and
+ * what the test does to them) and fakehost_virt.c (the fake libvirt vnumad calls).
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "fakehost.h"
+#include "topology.h"
+
+#define FAKE_HANG_JUMP_S (24 * 3600.0) /* past any timeout vnumad has */
+#define FAKE_EVENTS_MAX  64
+
+struct fake_dom {
+    bool used;
+    char uuid[SNAP_UUID_MAX];
+    char name[SNAP_NAME_MAX];
+    int id;
+    bool running;
+    bool job;       /* libvirt runs a job on it */
+    char *balancer; /* the operator's <balancer>, NULL: none */
+    char *state;    /* vnumad's <state>, NULL: none */
+    unsigned nr_vcpus;
+    double busy;
+    uint64_t cpu_ns[FAKE_MAX_VCPUS];
+    vn_cpuset pin[FAKE_MAX_VCPUS];     /* live */
+    vn_cpuset defined[FAKE_MAX_VCPUS]; /* the definition's (all CPUs: none) */
+    vn_cpuset emulator;
+    vn_cpuset emulator_defined; /* the definition's (all CPUs: none) */
+    int fail[FAKE_CALL_MAX];
+    bool hang[FAKE_CALL_MAX];
+    unsigned hanging;
+    unsigned calls[FAKE_CALL_MAX];
+    fake_hook hook[FAKE_CALL_MAX];
+    void *hook_arg[FAKE_CALL_MAX];
+};
+
+/* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */
+typedef struct fake_handle {
+    fake_dom *fd;
+    unsigned conn_gen;
+} fake_handle;
+
+typedef enum fake_event_kind { FE_LIFECYCLE, FE_METADATA, FE_CLOSED } fake_event_kind;
+
+typedef struct fake_event {
+    fake_event_kind kind;
+    char uuid[SNAP_UUID_MAX], name[SNAP_NAME_MAX];
+    virt_lifecycle ev;
+    bool migrated;
+} fake_event;
+
+typedef struct fake_host_state {
+    pthread_mutex_t lock;
+    pthread_cond_t released;
+    char root[64];
+    topology topo;
+    vn_cpuset all;
+    fake_dom doms[FAKE_MAX_DOMS];
+    unsigned next_id;
+    uint64_t mono_ns;
+    bool down;         /* libvirtd stopped */
+    unsigned conn_gen; /* the open connection's generation; 0: none open */
+    unsigned opened;   /* connections opened */
+    virt_callbacks cb; /* the open connection's */
+    int pipe[2];       /* events for the loop */
+    int watch;
+    fake_event events[FAKE_EVENTS_MAX];
+    unsigned nr_events;
+} fake_host_state;
+
+/* The fake host's state: one per process, under fh.lock (fakehost.c owns it). */
+extern fake_host_state fh;
+
+/* Moves the fake clock; each running vCPU's CPU time grows with it. Called with fh.lock. */
+void fake_clock_move(uint64_t ns);
+/* An event for vnumad's loop (delivered by the fake libvirt's watch on fh.pipe). */
+void fake_queue_event(const fake_event *e);
+/* The fake libvirt (fakehost_virt.c). */
+extern const virt_ops fake_virt;
