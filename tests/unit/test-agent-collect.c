@@ -14,6 +14,7 @@
 #include "agent-fixture.h"
 #include "collect.h"
 #include "proto.h"
+#include "scan-fixture.h"
 #include "serve.h"
 #include "tap.h"
 
@@ -35,60 +36,18 @@ static void put_stat(int pid, int tid, const char *comm, unsigned long flags, un
 }
 
 /* fake memory: every page of pid 100 on node 1 at guest-physical 128 MiB + offset, of
- * pid 200 on node 0 at 0 + offset */
-static int fake_query(pid_t pid, unsigned long n, void **pages, int *status)
+ * pid 200 on node 0 at 0 + offset; none idle */
+static int node_of(pid_t pid)
 {
-    (void)pages;
-    for (unsigned long i = 0; i < n; i++)
-        status[i] = pid == 100 ? 1 : 0;
-    return 0;
+    return pid == 100 ? 1 : 0;
 }
 
-static pid_t fake_pm_pid;
-static int fake_open_pagemap(const char *r, pid_t pid)
+static uint64_t pagemap_entry(pid_t pid, uint64_t vaddr)
 {
-    (void)r;
-    fake_pm_pid = pid;
-    return open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
+    uint64_t base = pid == 100 ? (128ULL << 20) / 4096 : 16;
 
-static int fake_read_pagemap(int fd, uint64_t vaddr, size_t n, uint64_t *out)
-{
-    uint64_t base = fake_pm_pid == 100 ? (128ULL << 20) / 4096 : 16;
-    (void)fd;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (1ULL << 63) | (1ULL << 55) | (base + (vaddr - 0x10000000) / 4096 + i);
-    return 0;
+    return (1ULL << 63) | (1ULL << 55) | (base + (vaddr - 0x10000000) / 4096);
 }
-
-static int fake_clear(const char *r, pid_t pid)
-{
-    (void)r;
-    (void)pid;
-    return 0;
-}
-
-static int fake_idle_test(uint64_t pfn, bool *idle)
-{
-    (void)pfn;
-    *idle = false;
-    return 0;
-}
-
-static int fake_idle_mark(uint64_t pfn)
-{
-    (void)pfn;
-    return 0;
-}
-
-static const scan_ops fake_ops = {
-    .query_nodes = fake_query,
-    .read_pagemap = fake_read_pagemap,
-    .open_pagemap = fake_open_pagemap,
-    .clear_soft_dirty = fake_clear,
-    .idle_test = fake_idle_test,
-    .idle_mark = fake_idle_mark,
-};
 
 static void fixture(unsigned long t100, unsigned long t200)
 {
@@ -112,8 +71,8 @@ static void test_collect(void)
     put("sys/devices/system/node/online", "0-1\n");
     put("sys/devices/system/cpu/online", "0-1\n");
     fixture(1000, 10);
-    CHECK(collector_init(&coll, root, &fake_ops, SCAN_HEAT_SOFTDIRTY) == 0 && coll.nr_nodes == 2 &&
-              coll.nr_cpus == 2,
+    CHECK(collector_init(&coll, root, &fake_scan_ops, SCAN_HEAT_SOFTDIRTY) == 0 &&
+              coll.nr_nodes == 2 && coll.nr_cpus == 2,
           "collector: 2 nodes, 2 CPUs from the fixture");
     CHECK(collector_run(&coll, &cfg, 1000, &hints) == 0 && hints.seq == 1 &&
               hints.uptime_ms == 10000,
@@ -230,6 +189,8 @@ static void test_serve(void)
 
 int main(void)
 {
+    fake_scan.node = node_of;
+    fake_scan.pagemap = pagemap_entry;
     int r;
 
     if (!fixture_root_make("collect")) {

@@ -14,73 +14,33 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "scan-fixture.h"
 #include "scan.h"
 #include "scanrule.h"
 #include "tap.h"
 
 /* ---- fake operations: every page on node `fake_node`, PFN = vaddr / 4096 + fake_pfn_base ---- */
 
-static unsigned long fake_max_query, fake_queries;
 static int fake_node = 1;
 static uint64_t fake_pfn_base = 0x10000; /* 256 MiB guest-physical */
 static uint64_t fake_flags = 1ULL << 63;
-static int fake_clears;
 
-static int fake_query(pid_t pid, unsigned long n, void **pages, int *status)
+static int node_all(pid_t pid)
 {
     (void)pid;
-    (void)pages;
-    fake_queries++;
-    if (n > fake_max_query)
-        fake_max_query = n;
-    for (unsigned long i = 0; i < n; i++)
-        status[i] = fake_node;
-    return 0;
+    return fake_node;
 }
 
-static int fake_read_pagemap(int fd, uint64_t vaddr, size_t n, uint64_t *out)
+static uint64_t pagemap_entry(pid_t pid, uint64_t vaddr)
 {
-    (void)fd;
-    for (size_t i = 0; i < n; i++)
-        out[i] = fake_flags | ((vaddr / 4096 + i) % 0x8000 + fake_pfn_base);
-    return 0;
-}
-
-static int fake_open_pagemap(const char *root, pid_t pid)
-{
-    (void)root;
     (void)pid;
-    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return fake_flags | ((vaddr / 4096) % 0x8000 + fake_pfn_base);
 }
 
-static int fake_clear(const char *root, pid_t pid)
+static bool odd_idle(uint64_t pfn)
 {
-    (void)root;
-    (void)pid;
-    fake_clears++;
-    return 0;
+    return pfn % 2; /* odd PFNs idle: half the pages accessed */
 }
-
-static int fake_idle_test(uint64_t pfn, bool *ret)
-{
-    *ret = pfn % 2; /* odd PFNs idle: half the pages accessed */
-    return 0;
-}
-
-static int fake_idle_mark(uint64_t pfn)
-{
-    (void)pfn;
-    return 0;
-}
-
-static const scan_ops fake_ops = {
-    .query_nodes = fake_query,
-    .read_pagemap = fake_read_pagemap,
-    .open_pagemap = fake_open_pagemap,
-    .clear_soft_dirty = fake_clear,
-    .idle_test = fake_idle_test,
-    .idle_mark = fake_idle_mark,
-};
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
@@ -92,7 +52,7 @@ static void test_rule4_budget(void)
      * scanned (its unconditional scan), and so is every window of the big one */
     procfs_region maps[21];
     scan_proc *sp = scan_proc_new(1, 1, 2);
-    scan_ctx ctx = {.root = "", .ops = &fake_ops, .heat = SCAN_HEAT_SOFTDIRTY, .nr_nodes = 2};
+    scan_ctx ctx = {.root = "", .ops = &fake_scan_ops, .heat = SCAN_HEAT_SOFTDIRTY, .nr_nodes = 2};
     scan_stats st = {0};
     bool ok_budget = true;
     unsigned collections = 0;
@@ -107,7 +67,7 @@ static void test_rule4_budget(void)
     CHECK(sp && scan_proc_update_regions(sp, maps, 21) == 0 && sp->nr_regions == 21,
           "21 regions tracked");
     sp->softdirty_clear_ms = 1; /* heat is tracked: "touched" means accessed */
-    fake_max_query = 0;
+    fake_scan.max_query = 0;
     for (; collections < 12; collections++) {
         scan_stats one = {0};
         if (scan_proc_collect(sp, &ctx, 256 * MiB, &one) < 0)
@@ -124,9 +84,9 @@ static void test_rule4_budget(void)
             all &= sp->regions[i].scanned;
         CHECK(all, "rule 4: every region, touched or not, was scanned within 12 collections");
     }
-    CHECK(fake_max_query <= LOCK_HOLD_MAX_PAGES && fake_max_query > 0,
+    CHECK(fake_scan.max_query <= LOCK_HOLD_MAX_PAGES && fake_scan.max_query > 0,
           "rule 5: no move_pages call covers more than %d pages (max %lu)", LOCK_HOLD_MAX_PAGES,
-          fake_max_query);
+          fake_scan.max_query);
     {
         uint64_t np[2];
         scan_proc_node_pages(sp, np);
@@ -144,7 +104,7 @@ static void test_rule4_untouched_skipped(void)
         {.start = 2 * GiB, .end = 2 * GiB + 64 * MiB, .readable = true, .writable = true},
     };
     scan_proc *sp = scan_proc_new(1, 1, 2);
-    scan_ctx ctx = {.root = "", .ops = &fake_ops, .heat = SCAN_HEAT_SOFTDIRTY, .nr_nodes = 2};
+    scan_ctx ctx = {.root = "", .ops = &fake_scan_ops, .heat = SCAN_HEAT_SOFTDIRTY, .nr_nodes = 2};
     scan_stats st = {0};
 
     (void)scan_proc_update_regions(sp, maps, 2);
@@ -169,7 +129,7 @@ static void test_ranges(void)
     procfs_region map = {
         .start = 1 * GiB, .end = 1 * GiB + 8 * MiB, .readable = true, .writable = true};
     scan_proc *sp = scan_proc_new(1, 1, 2);
-    scan_ctx ctx = {.root = "", .ops = &fake_ops, .heat = SCAN_HEAT_RESIDENCY, .nr_nodes = 2};
+    scan_ctx ctx = {.root = "", .ops = &fake_scan_ops, .heat = SCAN_HEAT_RESIDENCY, .nr_nodes = 2};
     scan_stats st = {0};
     scan_range r[8];
     size_t n;
@@ -291,6 +251,9 @@ out:
 
 int main(void)
 {
+    fake_scan.node = node_all;
+    fake_scan.pagemap = pagemap_entry;
+    fake_scan.idle = odd_idle;
     test_rule4_budget();
     test_rule4_untouched_skipped();
     test_ranges();

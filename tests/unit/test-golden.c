@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "decide.h"
+#include "metrics-fixture.h"
 #include "metrics.h"
 #include "model.h"
 #include "record.h"
@@ -138,24 +139,12 @@ static void golden_metrics(void)
                "synthetic 2-node topology (%s)", err))
         return;
     for (unsigned i = 0; i < 2; i++) {
-        dom_state *st = calloc(1, sizeof(*st));
+        dom_state *st = fixture_metrics_dom(names[i], i, i ? VN_MODE_ADVISE : VN_MODE_AUTO);
         if (!st)
             return;
-        snprintf(st->name, sizeof(st->name), "%s", names[i]);
-        snprintf(st->uuid, sizeof(st->uuid), "00000000-0000-0000-0000-%012u", i);
-        st->cfg.valid = true;
-        st->cfg.mode = i ? VN_MODE_ADVISE : VN_MODE_AUTO;
         st->count.bytes_moved = 4096 * 3 * i;
         st->count.pages_moved = 3 * i;
         st->count.pins = 2;
-        st->nr_view = 2;
-        for (unsigned k = 0; k < 2; k++) {
-            st->view[k].cell = k;
-            st->view[k].target = (int)k;
-            st->view[k].locality = 87.5;
-            st->view[k].mem[k] = 1 << 20;
-            st->view[k].vcpus[k] = 2;
-        }
         doms[i] = st;
     }
     h.connected = true;

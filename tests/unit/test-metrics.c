@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "metrics-fixture.h"
 #include "metrics.h"
 #include "model.h"
 #include "tap.h"
@@ -120,22 +121,14 @@ int main(int argc, char **argv)
                "synthetic 2-node topology (%s)", err))
         return tap_done();
     for (size_t i = 0; i < nr; i++) {
-        dom_state *st = calloc(1, sizeof(*st));
-        snprintf(st->name, sizeof(st->name), "%s", hostile[i]);
-        snprintf(st->uuid, sizeof(st->uuid), "00000000-0000-0000-0000-%012zu", i);
+        dom_state *st =
+            fixture_metrics_dom(hostile[i], (unsigned)i, i % 2 ? VN_MODE_ADVISE : VN_MODE_AUTO);
+        if (!st)
+            abort();
         st->cfg.valid = i != 2;
-        st->cfg.mode = i % 2 ? VN_MODE_ADVISE : VN_MODE_AUTO;
         st->placement_auto = i == 3;
         st->count.bytes_moved = 4096 * i;
         st->count.pages_moved = i;
-        st->nr_view = 2;
-        for (unsigned k = 0; k < 2; k++) {
-            st->view[k].cell = k;
-            st->view[k].target = (int)k;
-            st->view[k].locality = 87.5;
-            st->view[k].mem[k] = 1 << 20;
-            st->view[k].vcpus[k] = 2;
-        }
         if (i == 1) {
             st->hints = calloc(1, sizeof(*st->hints));
             st->hints_at_s = 100;
