@@ -358,7 +358,7 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
 typedef struct advise_work {
     work w;
     vnumad *dm;
-    control_reply *reply;
+    control_reply *reply; /* NULL once answered (a late work answers at once) */
     virt_dom *d;
     dom_state *copy;
     bool use_qmp;
@@ -375,6 +375,18 @@ static void advise_run(work *w)
                           &aw->sd, aw->err, sizeof(aw->err));
 }
 
+/* A pass found the sample running past the domain timeout (the domain does not answer): the
+ * client hears so now; the work is freed when its call returns. */
+static void advise_late(work *w)
+{
+    advise_work *aw = (advise_work *)w;
+    char err[CONTROL_ERR_MAX];
+
+    snprintf(err, sizeof(err), "domain '%s' does not answer", aw->copy->name);
+    control_reply_done(aw->reply, -EBUSY, NULL, "Busy", err);
+    aw->reply = NULL;
+}
+
 static void advise_done(work *w, bool late)
 {
     advise_work *aw = (advise_work *)w;
@@ -385,6 +397,8 @@ static void advise_done(work *w, bool late)
     int r = aw->r;
 
     (void)late;
+    if (!aw->reply) /* answered when it went late */
+        r = -ECANCELED;
     if (r == 0) {
         s.domains = calloc(1, sizeof(*s.domains));
         if (!s.domains) {
@@ -400,8 +414,9 @@ static void advise_done(work *w, bool late)
             snapshot_clear(&s);
         }
     }
-    control_reply_done(aw->reply, r, result, r < 0 && aw->r < 0 ? "Internal" : "",
-                       aw->r < 0 ? aw->err : "");
+    if (aw->reply)
+        control_reply_done(aw->reply, r, result, r < 0 && aw->r < 0 ? "Internal" : "",
+                           aw->r < 0 ? aw->err : "");
     snap_domain_clear(&aw->sd);
     sample_state_free(aw->copy);
     virt_dom_free(aw->d);
@@ -439,7 +454,7 @@ static int ctl_advise(void *opaque, const control_request *req, struct json_obje
         free(aw);
         return -ENOMEM;
     }
-    aw->w = (work){.run = advise_run, .done = advise_done};
+    aw->w = (work){.run = advise_run, .done = advise_done, .on_late = advise_late};
     aw->dm = dm;
     aw->use_qmp = dm->cfg.use_qmp;
     aw->reply = control_defer(req);

@@ -456,6 +456,11 @@ static void test_destroyed_mid_pass(void)
 
 /* ---- a hung QEMU ---- */
 
+static bool hung_dom(void *fd)
+{
+    return fake_dom_hung(fd);
+}
+
 static bool answers(void *fd)
 {
     char uuid[SNAP_UUID_MAX];
@@ -712,10 +717,28 @@ static void test_advise(void)
     pthread_join(th, NULL);
     fake_dom_set_busy(a, 1.0);
     pass_after(1.0);
-    CHECK(last_busy_vcpus(a) == 0,
+    int busy_after = last_busy_vcpus(a);
+    /* a domain that does not answer: the client hears so once a pass finds the call hung */
+    ctl_call hung_call = {0};
+    snprintf(hung_call.request, sizeof(hung_call.request),
+             "{\"command\":\"advise\",\"domain\":\"fake-a\"}\n");
+    fake_dom_hang(a, FAKE_VCPUS);
+    if (pthread_create(&th, NULL, ctl_thread, &hung_call) != 0)
+        abort();
+    (void)run_until(hung_dom, a);
+    pass();
+    CHECK(run_until(ctl_done, &hung_call) && strstr(hung_call.reply, "\"Busy\"") &&
+              strstr(hung_call.reply, "does not answer"),
+          "advise: a domain whose call hangs gets Busy, does not answer, once a pass finds it "
+          "(%.100s)",
+          hung_call.reply);
+    pthread_join(th, NULL);
+    fake_dom_release(a);
+    (void)run_until(answers, a);
+    CHECK(busy_after == 0,
           "advise: the next pass measures since the last pass, not since the advise (%d busy "
           "vCPUs)",
-          last_busy_vcpus(a));
+          busy_after);
     stop();
 }
 
