@@ -75,7 +75,7 @@ typedef struct act_result {
 
 /*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
- * sd->cells[k]. Memory moves walk st->ram[] in windows of the plan's
+ * sd->cells[k]. Memory moves walk st->sample.ram[] in windows of the plan's
  * batch_pages, moving the pages found on the source node, while the budget
  * lasts and the target's free memory stays above `reserve` bytes (checked with
  * ops->node_free before every batch). Fills *res; returns 0 or the -errno of

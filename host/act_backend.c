@@ -60,7 +60,7 @@ bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
         pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
         sc->mem_pinned != MEM_PIN_NONE || sc->binding.mode != VN_MEM_NONE)
         return false;
-    return st->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
+    return st->mover.memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
 }
 
 int act_unbind_memfd(const numa_ops *ops, dom_state *st)
@@ -70,12 +70,14 @@ int act_unbind_memfd(const numa_ops *ops, dom_state *st)
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
         const ram_range *ram;
         int r;
-        if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = act_find_ram(st, k)) || st->pid <= 0)
+        if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = act_find_ram(st, k)) ||
+            st->sample.pid <= 0)
             continue;
-        r = backend_policy(ops, st->pid, ram->hva, ram->size, &st->orig.memfd_policy[k], NULL);
+        r = backend_policy(ops, st->sample.pid, ram->hva, ram->size, &st->orig.memfd_policy[k],
+                           NULL);
         if (r < 0 && !first)
             first = r;
-        st->memfd_bound[k] = 0;
+        st->mover.memfd_bound[k] = 0;
     }
     return first;
 }
@@ -98,19 +100,19 @@ int act_bind_backends(dom_state *st, const topology *t, const snap_domain *sd,
         vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
         bool first;
         int node;
-        if (st->pid <= 0 || !act_policy_due(t, st, &sd->cells[k], pc))
+        if (st->sample.pid <= 0 || !act_policy_due(t, st, &sd->cells[k], pc))
             continue;
         node = (int)t->nodes[pc->target_node].os_index;
         cpuset_set(&want.nodes, (unsigned)node);
         first = !(st->orig.memfd_cells & (1ULL << pc->cell_id));
-        r = backend_policy(ops, st->pid, ram->hva, ram->size, &want, first ? &old : NULL);
+        r = backend_policy(ops, st->sample.pid, ram->hva, ram->size, &want, first ? &old : NULL);
         if (r < 0)
             return r;
         if (first) {
             st->orig.memfd_policy[pc->cell_id] = old;
             st->orig.memfd_cells |= 1ULL << pc->cell_id;
         }
-        st->memfd_bound[pc->cell_id] = node + 1;
+        st->mover.memfd_bound[pc->cell_id] = node + 1;
         res->memfd_bound++;
     }
     return 0;

@@ -39,9 +39,9 @@ void act_budget_refill(act_budget *b, double now_s)
 
 const ram_range *act_find_ram(const dom_state *st, unsigned cell)
 {
-    for (unsigned i = 0; i < st->nr_ram; i++)
-        if (st->ram[i].cell == cell)
-            return &st->ram[i];
+    for (unsigned i = 0; i < st->sample.nr_ram; i++)
+        if (st->sample.ram[i].cell == cell)
+            return &st->sample.ram[i];
     return NULL;
 }
 
@@ -50,11 +50,11 @@ void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmova
 {
     if (!unmovable || moved || ri >= 64)
         return;
-    if (!(st->mem_refused & (1ULL << ri)))
+    if (!(st->mover.mem_refused & (1ULL << ri)))
         log_warn(
             "Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to it until QEMU restarts",
-            st->ram[ri].cell, st->name, (unsigned long long)unmovable);
-    st->mem_refused |= 1ULL << ri;
+            st->sample.ram[ri].cell, st->name, (unsigned long long)unmovable);
+    st->mover.mem_refused |= 1ULL << ri;
     cr->refused = true;
 }
 
@@ -215,7 +215,7 @@ static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget
  * only for itself until the movers are joined. */
 typedef struct cell_mover {
     const dom_state *st; /* pid, ram[], mem_refused: read only */
-    uint64_t *resume;    /* st->move_resume: only the entries of this cell's ranges */
+    uint64_t *resume;    /* st->mover.move_resume: only the entries of this cell's ranges */
     const topology *t;
     const plan_cell *pc;
     const numa_ops *ops;
@@ -243,16 +243,16 @@ static void cell_mover_run(cell_mover *cm)
         cm->r = -ENOMEM;
         return;
     }
-    for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++) {
-        const ram_range *ram = &st->ram[ri];
+    for (unsigned ri = 0; ri < st->sample.nr_ram && ri < 64; ri++) {
+        const ram_range *ram = &st->sample.ram[ri];
         uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
-        if (ram->cell != pc->cell_id || (st->mem_refused & (1ULL << ri)))
+        if (ram->cell != pc->cell_id || (st->mover.mem_refused & (1ULL << ri)))
             continue; /* another cell's, or its pages would not move: it stays */
         for (unsigned m = 0; m < pc->nr_moves; m++) {
             const plan_move *mv = &pc->moves[m];
             uint64_t before = cr->bytes_moved;
             move_req req = {
-                .pid = st->pid,
+                .pid = st->sample.pid,
                 .domain = st->name,
                 .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
                 .shared = ram->shared,
@@ -347,7 +347,7 @@ int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, cons
     double spent = 0;
     int r = 0;
 
-    if (st->pid <= 0)
+    if (st->sample.pid <= 0)
         return 0;
     if (!movers)
         return -ENOMEM;
@@ -358,7 +358,7 @@ int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, cons
         planned[pool.nr] = VN_MAX(cell_planned_bytes(pc), 1);
         total += planned[pool.nr];
         movers[pool.nr] = (cell_mover){.st = st,
-                                       .resume = st->move_resume,
+                                       .resume = st->mover.move_resume,
                                        .t = t,
                                        .pc = pc,
                                        .ops = ops,
@@ -394,7 +394,7 @@ int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, cons
         st->count.pages_moved += cm->count.pages_moved;
         st->count.bytes_moved += cm->count.bytes_moved;
         st->count.pages_unmovable += cm->count.pages_unmovable;
-        for (unsigned ri = 0; ri < st->nr_ram && ri < 64; ri++)
+        for (unsigned ri = 0; ri < st->sample.nr_ram && ri < 64; ri++)
             if (cm->range_refused[ri])
                 act_mem_refused(st, ri, cm->range_moved[ri], cm->range_refused[ri], cm->cr);
         if (cm->r < 0 && r == 0)

@@ -22,7 +22,7 @@ void act_budget_refill(act_budget *b, double now_s);
  * After a pass tried to move range ram[ri] of the domain (`moved` pages moved, `unmovable`
  * refused): when none moved and some would not (a long-term pin the XML does not show:
  * io_uring registered buffers, RDMA), the range is taken as pinned for the rest of this QEMU
- * run (st->mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
+ * run (st->mover.mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
  * tried again. Sets cr->refused then. A pass that moved some pages changes nothing.
  */
 void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,

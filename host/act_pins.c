@@ -52,7 +52,7 @@ int act_pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *cpu
 
     if (r < 0 || vcpu >= STATE_MAX_VCPUS)
         return r;
-    r = act_thread_affinity(st->vcpu_tid[vcpu], cpus);
+    r = act_thread_affinity(st->sample.vcpu_tid[vcpu], cpus);
     if (r > 0)
         st->count.affinity_fixups++;
     return r < 0 ? r : 0;

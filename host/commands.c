@@ -52,7 +52,7 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
 static void cell_last(const topology *t, struct json_object *c, const dom_state *st, unsigned cell,
                       uint64_t span)
 {
-    const record_decision *r = st->last_record;
+    const record_decision *r = st->publish.last_record;
     struct json_object *nodes;
 
     if (span) {
@@ -77,7 +77,7 @@ static void cell_last(const topology *t, struct json_object *c, const dom_state 
 /* The latest decision record's gist: when, what and why (vnumactl top's last column). */
 static struct json_object *last_decision(const dom_state *st)
 {
-    const record_decision *r = st->last_record;
+    const record_decision *r = st->publish.last_record;
     struct json_object *o;
 
     if (!r)
@@ -112,16 +112,19 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                                  : NULL);
     /* why the cells show no memory, while vnumad cannot find it (sample.c) */
     json_object_object_add(o, "memory_error",
-                           st->ram_failures ? json_object_new_string(st->ram_error) : NULL);
-    json_object_object_add(agent, "connected", json_object_new_boolean(st->agent_connected));
+                           st->sample.ram_failures ? json_object_new_string(st->sample.ram_error)
+                                                   : NULL);
+    json_object_object_add(agent, "connected", json_object_new_boolean(st->guest.connected));
     json_object_object_add(
         agent, "hint_age_s",
-        st->hints ? json_object_new_double(round((vn_mono_s() - st->hints_at_s) * 10) / 10) : NULL);
-    json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->agent.hint_sets));
-    if (st->hints) {
+        st->guest.hints
+            ? json_object_new_double(round((vn_mono_s() - st->guest.hints_at_s) * 10) / 10)
+            : NULL);
+    json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->guest.stats.hint_sets));
+    if (st->guest.hints) {
         struct json_object *procs = json_object_new_array();
-        for (unsigned i = 0; i < st->hints->nr_processes && i < 16; i++) {
-            const proto_process *pr = &st->hints->processes[i];
+        for (unsigned i = 0; i < st->guest.hints->nr_processes && i < 16; i++) {
+            const proto_process *pr = &st->guest.hints->processes[i];
             struct json_object *o2 = json_object_new_object();
             json_object_object_add(o2, "pid", json_object_new_int(pr->pid));
             json_object_object_add(o2, "comm", json_object_new_string(pr->comm));
@@ -131,21 +134,23 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
         }
         json_object_object_add(agent, "top", procs);
     }
-    json_object_object_add(agent, "processes",
-                           json_object_new_int(st->hints ? (int)st->hints->nr_processes : 0));
+    json_object_object_add(
+        agent, "processes",
+        json_object_new_int(st->guest.hints ? (int)st->guest.hints->nr_processes : 0));
     {
         struct json_object *errs = json_object_new_object();
         for (unsigned k = 1; k < PROTO_ERR_MAX; k++)
-            if (st->agent.errors[k])
+            if (st->guest.stats.errors[k])
                 json_object_object_add(errs, proto_error_name((proto_error)k),
-                                       json_object_new_uint64(st->agent.errors[k]));
-        if (st->agent.dropped_entries)
+                                       json_object_new_uint64(st->guest.stats.errors[k]));
+        if (st->guest.stats.dropped_entries)
             json_object_object_add(errs, "out-of-bounds",
-                                   json_object_new_uint64(st->agent.dropped_entries));
+                                   json_object_new_uint64(st->guest.stats.dropped_entries));
         json_object_object_add(agent, "errors", errs);
-        json_object_object_add(
-            agent, "last_error",
-            st->agent.last_error[0] ? json_object_new_string(st->agent.last_error) : NULL);
+        json_object_object_add(agent, "last_error",
+                               st->guest.stats.last_error[0]
+                                   ? json_object_new_string(st->guest.stats.last_error)
+                                   : NULL);
     }
     json_object_object_add(o, "agent", agent);
     json_object_object_add(o, "age_passes", json_object_new_int((int)st->age_passes));
@@ -237,9 +242,10 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
 
 static void add_history(struct json_object *arr, const dom_state *st)
 {
-    for (unsigned i = 0; i < st->nr_history; i++) {
-        unsigned idx = (st->history_head + STATE_HISTORY - 1 - i) % STATE_HISTORY;
-        struct json_object *r = st->history[idx] ? json_tokener_parse(st->history[idx]) : NULL;
+    for (unsigned i = 0; i < st->publish.nr_history; i++) {
+        unsigned idx = (st->publish.history_head + STATE_HISTORY - 1 - i) % STATE_HISTORY;
+        struct json_object *r =
+            st->publish.history[idx] ? json_tokener_parse(st->publish.history[idx]) : NULL;
         if (r)
             json_object_array_add(arr, r);
     }
@@ -317,8 +323,8 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
         return no_domain(domain, errclass, classlen, err, errlen);
     o = json_object_new_object();
     lines = json_object_new_array();
-    if (st->last_record)
-        rec = record_decision_json(dm->topo, st->last_record);
+    if (st->publish.last_record)
+        rec = record_decision_json(dm->topo, st->publish.last_record);
     snprintf(buf, sizeof(buf),
              "domain %s: mode %s%s, %u passes old (rule 3: early migration "
              "for the first %u passes, then a two-stage filter)",
@@ -333,8 +339,8 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
         snprintf(buf, sizeof(buf), "left alone after a permanent error: %s", st->error);
         json_object_array_add(lines, json_object_new_string(buf));
     }
-    for (unsigned i = 0; st->last_record && i < st->last_record->nr_cells; i++)
-        explain_cell(dm, &st->last_record->cells[i], lines);
+    for (unsigned i = 0; st->publish.last_record && i < st->publish.last_record->nr_cells; i++)
+        explain_cell(dm, &st->publish.last_record->cells[i], lines);
     snprintf(buf, sizeof(buf),
              "rules 4 and 5 (scan budget, short lock holds): memory sampled with %llu windowed "
              "move_pages queries of at most %d pages so far%s",

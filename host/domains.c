@@ -49,19 +49,19 @@ dom_state *domains_find_by_name(vnumad *dm, const char *name)
 /* Forget the domain's hint set, if any. */
 static void hints_drop(dom_state *st)
 {
-    if (st->hints) {
-        proto_hints_free(st->hints);
-        free(st->hints);
-        st->hints = NULL;
+    if (st->guest.hints) {
+        proto_hints_free(st->guest.hints);
+        free(st->guest.hints);
+        st->guest.hints = NULL;
     }
 }
 
 void domains_agent_drop(dom_state *st)
 {
-    agentlink_close(st->link);
-    st->link = NULL;
-    st->link_closed = false;
-    st->agent_connected = false;
+    agentlink_close(st->guest.link);
+    st->guest.link = NULL;
+    st->guest.link_closed = false;
+    st->guest.connected = false;
     hints_drop(st);
 }
 
@@ -71,10 +71,10 @@ void domains_state_free(dom_state *st)
         return;
     domains_agent_drop(st);
     for (unsigned i = 0; i < STATE_HISTORY; i++)
-        free(st->history[i]);
-    free(st->last_record);
-    free(st->qv);
-    free(st->xml);
+        free(st->publish.history[i]);
+    free(st->publish.last_record);
+    free(st->sample.qv);
+    free(st->sample.xml);
     virt_dom_free(st->dom);
     munmap(st, sizeof(*st));
 }
@@ -113,33 +113,33 @@ void domains_forget(vnumad *dm, dom_state *st)
 static void state_reset_run(dom_state *st, int id)
 {
     st->id = id;
-    st->pid = 0;
+    st->sample.pid = 0;
     st->age_passes = 0;
     st->preferred_node = -1;
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
         st->last_candidate[k] = -1;
-    st->ram_for_id = -1;
-    st->nr_ram = 0;
-    st->ram_failures = 0;
-    st->ram_retry_age = 0;
-    st->ram_error[0] = '\0';
+    st->sample.ram_for_id = -1;
+    st->sample.nr_ram = 0;
+    st->sample.ram_failures = 0;
+    st->sample.ram_retry_age = 0;
+    st->sample.ram_error[0] = '\0';
     sample_mem_changed(st);
-    memset(st->move_resume, 0, sizeof(st->move_resume));
-    st->nr_prev = 0;
-    st->prev_sample_s = 0;
-    memset(st->prev_poll_ns, 0xff, sizeof(st->prev_poll_ns));
-    st->kvm_poll = 0;
+    memset(st->mover.move_resume, 0, sizeof(st->mover.move_resume));
+    st->sample.nr_prev = 0;
+    st->sample.prev_sample_s = 0;
+    memset(st->sample.prev_poll_ns, 0xff, sizeof(st->sample.prev_poll_ns));
+    st->sample.kvm_poll = 0;
     st->permanent_error = false;
     st->error[0] = '\0';
-    st->qom_created = false;
-    st->pub_key[0] = '\0';
-    st->pub_at_s = 0;
+    st->publish.qom_created = false;
+    st->publish.pub_key[0] = '\0';
+    st->publish.pub_at_s = 0;
     domains_agent_drop(st);
     st->nr_view = 0;
-    memset(st->memfd_bound, 0, sizeof(st->memfd_bound));
+    memset(st->mover.memfd_bound, 0, sizeof(st->mover.memfd_bound));
     st->cputune_known = false;
     st->arrived = false;
-    st->bound_logged = false;
+    st->sample.bound_logged = false;
     sample_vcpus_stale(st);
     sample_xml_stale(st);
     virt_dom_free(st->dom);
@@ -150,10 +150,10 @@ static void state_reset_run(dom_state *st, int id)
  * live XML its first sample read (no read of its own). */
 void domains_check_placement(dom_state *st)
 {
-    if (st->placement_checked || !st->xml)
+    if (st->placement_checked || !st->sample.xml)
         return;
     st->placement_checked = true;
-    st->placement_auto = conflicts_placement_auto(st->xml);
+    st->placement_auto = conflicts_placement_auto(st->sample.xml);
     if (st->placement_auto)
         log_warn(
             "Domain '%s' has placement='auto' (numad-driven placement at start); vnumad moves it afterwards, so the two disagree: use placement='static' for opted-in domains (docs/operations.md)",
@@ -166,7 +166,7 @@ static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
 {
     dom_state *st = opaque;
 
-    st->agent_connected = true;
+    st->guest.connected = true;
     log_info("vnuma-agent %s of '%s' connected (protocol %u, %u guest nodes, %u vCPUs)",
              hello->agent, st->name, hello->version, hello->nodes, hello->vcpus);
 }
@@ -178,19 +178,21 @@ static void on_agent_hints(void *opaque, proto_hints *h)
     char err[256] = "";
     int dropped;
 
-    for (unsigned i = 0; i < st->nr_ram; i++)
-        ram[i] = (proto_gpa_range){.gpa = st->ram[i].gpa, .length = st->ram[i].size};
+    for (unsigned i = 0; i < st->sample.nr_ram; i++)
+        ram[i] = (proto_gpa_range){.gpa = st->sample.ram[i].gpa, .length = st->sample.ram[i].size};
     /* lies the codec cannot see: vCPUs, nodes and ranges the domain does not have */
-    dropped = proto_hints_check_bounds(h, st->nr_prev, st->nr_ram ? st->nr_ram : 1, ram, st->nr_ram,
-                                       err, sizeof(err));
+    dropped =
+        proto_hints_check_bounds(h, st->sample.nr_prev, st->sample.nr_ram ? st->sample.nr_ram : 1,
+                                 ram, st->sample.nr_ram, err, sizeof(err));
     if (dropped > 0) {
-        st->agent.dropped_entries += (uint64_t)dropped;
-        snprintf(st->agent.last_error, sizeof(st->agent.last_error), "out of bounds: %.200s", err);
+        st->guest.stats.dropped_entries += (uint64_t)dropped;
+        snprintf(st->guest.stats.last_error, sizeof(st->guest.stats.last_error),
+                 "out of bounds: %.200s", err);
         log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped, st->name, err);
     }
     hints_drop(st);
-    st->hints = h;
-    st->hints_at_s = vn_mono_s();
+    st->guest.hints = h;
+    st->guest.hints_at_s = vn_mono_s();
 }
 
 /* The hints go with the link at once (what status and the metrics show must never be
@@ -200,8 +202,8 @@ static void on_agent_closed(void *opaque)
 {
     dom_state *st = opaque;
 
-    st->agent_connected = false;
-    st->link_closed = true;
+    st->guest.connected = false;
+    st->guest.link_closed = true;
     hints_drop(st);
 }
 
@@ -235,10 +237,10 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
     int r;
 
     /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale */
-    if (st->link || !dm->cfg.use_qmp || !st->cfg.valid || !st->xml ||
-        agentlink_find_channel(st->xml, path, sizeof(path), &open) < 0 || !open)
+    if (st->guest.link || !dm->cfg.use_qmp || !st->cfg.valid || !st->sample.xml ||
+        agentlink_find_channel(st->sample.xml, path, sizeof(path), &open) < 0 || !open)
         return;
-    r = agentlink_open(path, &cb, &st->agent, &st->link);
+    r = agentlink_open(path, &cb, &st->guest.stats, &st->guest.link);
     if (r < 0)
         log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));
 }

@@ -363,16 +363,16 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
     for (size_t i = 0; i < nr; i++) {
         fputs("vnuma_agent_connected", f);
         dom_labels(f, doms[i]);
-        fprintf(f, "} %d\n", doms[i]->agent_connected ? 1 : 0);
+        fprintf(f, "} %d\n", doms[i]->guest.connected ? 1 : 0);
     }
     family(f, "vnuma_agent_hint_age_seconds", "gauge",
            "Age of the latest valid hint set from the guest agent (absent: none yet); hints "
            "older than 3 intervals are not used.");
     for (size_t i = 0; i < nr; i++) {
         double age;
-        if (!doms[i]->hints)
+        if (!doms[i]->guest.hints)
             continue;
-        age = now_mono - doms[i]->hints_at_s;
+        age = now_mono - doms[i]->guest.hints_at_s;
         fputs("vnuma_agent_hint_age_seconds", f);
         dom_labels(f, doms[i]);
         fprintf(f, "} %.3f\n", age > 0 ? age : 0);
@@ -382,13 +382,13 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
     for (size_t i = 0; i < nr; i++) {
         fputs("vnuma_agent_hint_sets_total", f);
         dom_labels(f, doms[i]);
-        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->agent.hint_sets);
+        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.hint_sets);
     }
     family(f, "vnuma_agent_errors_total", "counter",
            "Input refused from the guest agent, by kind (docs/PROTOCOL.md), entries outside "
            "the domain (out-of-bounds) and error replies (agent-error).");
     for (size_t i = 0; i < nr; i++) {
-        const agentlink_stats *a = &doms[i]->agent;
+        const agentlink_stats *a = &doms[i]->guest.stats;
         for (unsigned e = 1; e < PROTO_ERR_MAX; e++) {
             fputs("vnuma_agent_errors_total", f);
             dom_labels(f, doms[i]);

@@ -88,7 +88,7 @@ static bool memfd_needs_bind(const topology *t, const dom_state *st, const snap_
     return false;
 }
 
-/* The record's action (docs/records.md); st->last_record is still the previous pass's. */
+/* The record's action (docs/records.md); st->publish.last_record is still the previous pass's. */
 static const char *pass_action(const dom_state *st, const plan_domain *pd, const act_result *res,
                                bool acted, int r)
 {
@@ -98,7 +98,7 @@ static const char *pass_action(const dom_state *st, const plan_domain *pd, const
         return plan_domain_has_actions(pd) ? "advised" : "none";
     if (!acted)
         return "none";
-    return record_continues(st->last_record, pd, res) ? "moving" : "acted";
+    return record_continues(st->publish.last_record, pd, res) ? "moving" : "acted";
 }
 
 /* ---- act ---- */
@@ -416,14 +416,15 @@ static void sample_done(work *w, bool late)
 /* What the loop does for a sampled domain: hints in, the agent asked for the next ones. */
 static void pass_sampled(vnumad *dm, dom_state *st, snap_domain *sd, double now)
 {
-    if (st->hints && now - st->hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
-        hints_apply(st->hints, st->ram, st->nr_ram, sd) < 0)
+    if (st->guest.hints &&
+        now - st->guest.hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
+        hints_apply(st->guest.hints, st->sample.ram, st->sample.nr_ram, sd) < 0)
         log_warn("Out of memory applying the hints of '%s'", st->name);
-    if (st->link) {
+    if (st->guest.link) {
         proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
                              .max_processes = 16,
                              .scan_budget_mib = 256};
-        (void)agentlink_request_hints(st->link, &g, now);
+        (void)agentlink_request_hints(st->guest.link, &g, now);
     }
 }
 
@@ -525,7 +526,7 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
         }
         /* the agent channel: after the sample, which read the live XML (the loop must not
          * wait for libvirt) */
-        if (ps->in_st[i]->link_closed)
+        if (ps->in_st[i]->guest.link_closed)
             domains_agent_drop(ps->in_st[i]);
         domains_check_placement(ps->in_st[i]);
         domains_agent_connect(dm, ps->in_st[i]);

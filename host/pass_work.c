@@ -214,7 +214,7 @@ static void write_done(work *w, bool late)
     if (dw->r < 0) {
         if (dw->r != -EBUSY)
             dw->dm->stats.errors[METRICS_ERR_METADATA]++;
-        dw->st->pub_key[0] = '\0'; /* written again next pass */
+        dw->st->publish.pub_key[0] = '\0'; /* written again next pass */
     }
     pass_release(dw->dm, dw->st);
     pass_work_free(dw);

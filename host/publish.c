@@ -38,17 +38,17 @@ static void history_push(dom_state *st, const char *json, bool repeats)
 
     if (!copy)
         return;
-    if (repeats && st->nr_history) {
-        unsigned newest = (st->history_head + STATE_HISTORY - 1) % STATE_HISTORY;
-        free(st->history[newest]);
-        st->history[newest] = copy;
+    if (repeats && st->publish.nr_history) {
+        unsigned newest = (st->publish.history_head + STATE_HISTORY - 1) % STATE_HISTORY;
+        free(st->publish.history[newest]);
+        st->publish.history[newest] = copy;
         return;
     }
-    free(st->history[st->history_head]);
-    st->history[st->history_head] = copy;
-    st->history_head = (st->history_head + 1) % STATE_HISTORY;
-    if (st->nr_history < STATE_HISTORY)
-        st->nr_history++;
+    free(st->publish.history[st->publish.history_head]);
+    st->publish.history[st->publish.history_head] = copy;
+    st->publish.history_head = (st->publish.history_head + 1) % STATE_HISTORY;
+    if (st->publish.nr_history < STATE_HISTORY)
+        st->publish.nr_history++;
 }
 
 /* ---- the metrics file (docs/operations.md) ---- */
@@ -128,11 +128,11 @@ static bool record_repeats(const vnumad *dm, const dom_state *st, const record_d
 {
     char key[JOURNAL_KEY_MAX], last[JOURNAL_KEY_MAX];
 
-    if (!st->last_record || strcmp(rec->action, "acted") == 0 ||
+    if (!st->publish.last_record || strcmp(rec->action, "acted") == 0 ||
         strcmp(rec->action, "moving") == 0 || strcmp(rec->action, "restored") == 0)
         return false;
     journal_key(dm->topo, rec, key, sizeof(key));
-    journal_key(dm->topo, st->last_record, last, sizeof(last));
+    journal_key(dm->topo, st->publish.last_record, last, sizeof(last));
     return strcmp(key, last) == 0;
 }
 
@@ -160,12 +160,13 @@ static bool record_due(const vnumad *dm, dom_state *st, const record_decision *r
                    strcmp(rec->action, "restored") == 0;
 
     journal_key(dm->topo, rec, key, sizeof(key));
-    if (!carried && !st->orig_unwritten && st->pub_at_s > 0 && now >= st->pub_at_s &&
-        now - st->pub_at_s < RECORD_HEARTBEAT_S && strcmp(key, st->pub_key) == 0)
+    if (!carried && !st->orig_unwritten && st->publish.pub_at_s > 0 &&
+        now >= st->publish.pub_at_s && now - st->publish.pub_at_s < RECORD_HEARTBEAT_S &&
+        strcmp(key, st->publish.pub_key) == 0)
         return false;
-    _Static_assert(sizeof(st->pub_key) >= JOURNAL_KEY_MAX, "pub_key holds a journal key");
-    memcpy(st->pub_key, key, sizeof(key));
-    st->pub_at_s = now;
+    _Static_assert(sizeof(st->publish.pub_key) >= JOURNAL_KEY_MAX, "pub_key holds a journal key");
+    memcpy(st->publish.pub_key, key, sizeof(key));
+    st->publish.pub_at_s = now;
     st->orig_unwritten = false;
     return true;
 }
@@ -188,7 +189,7 @@ static void record_qom(bool use_qmp, virt_dom *d, dom_state *st, const char *jso
             json_object_put(args);
             return;
         }
-        if (st->qom_created) {
+        if (st->publish.qom_created) {
             json_object_object_add(cmd, "execute", json_object_new_string("qom-set"));
             json_object_object_add(args, "path", json_object_new_string("/objects/vnuma-decision"));
             json_object_object_add(args, "property", json_object_new_string("identity"));
@@ -205,12 +206,12 @@ static void record_qom(bool use_qmp, virt_dom *d, dom_state *st, const char *jso
         free(reply);
         reply = NULL;
         if (r == 0) {
-            st->qom_created = true;
+            st->publish.qom_created = true;
             return;
         }
         /* object-add fails when it exists already (a restarted vnumad), qom-set when
          * QEMU forgot it: switch and try once more */
-        st->qom_created = !st->qom_created;
+        st->publish.qom_created = !st->publish.qom_created;
     }
     log_debug("Failed to publish the decision of '%s' in QEMU: %s", st->name, virt_last_error());
 }
@@ -270,10 +271,10 @@ static void log_decision(vnumad *dm, const dom_state *st, const record_decision 
 /* Keep rec as the domain's last record (the journal's duplicate check, vnumactl explain). */
 static void keep_last(dom_state *st, const record_decision *rec)
 {
-    if (!st->last_record)
-        st->last_record = malloc(sizeof(*st->last_record));
-    if (st->last_record)
-        *st->last_record = *rec;
+    if (!st->publish.last_record)
+        st->publish.last_record = malloc(sizeof(*st->publish.last_record));
+    if (st->publish.last_record)
+        *st->publish.last_record = *rec;
 }
 
 /* Every opted-in domain gets a record every pass, "no change" included. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Where each guest cell's RAM is inside the QEMU process (sample.c's cache, dom_state.ram[]):
- * the boot RAM of each cell with vCPUs (query-memdev, HMP "info mtree -f", "gpa2hva"), the
- * backends of memory-only cells, memory devices (query-memory-devices), and each range's
- * page size (/proc/PID/maps, statfs of its map_files entry). QEMU's replies are parsed by
+ * Where each guest cell's RAM is inside the QEMU process (sample.c's cache,
+ * dom_state.sample.ram[]): the boot RAM of each cell with vCPUs (query-memdev, HMP "info mtree -f",
+ * "gpa2hva"), the backends of memory-only cells, memory devices (query-memory-devices), and each
+ * range's page size (/proc/PID/maps, statfs of its map_files entry). QEMU's replies are parsed by
  * qemu.c.
  */
 #include "ramlayout.h"
@@ -235,41 +235,41 @@ unsigned ramlayout_backoff(unsigned failures)
 
 static void ram_failed(dom_state *st, const char *name, const char *why)
 {
-    unsigned wait = ramlayout_backoff(st->ram_failures);
+    unsigned wait = ramlayout_backoff(st->sample.ram_failures);
 
     st->count.memory_discovery_failures++;
-    st->ram_retry_age = st->age_passes + wait;
-    (void)snprintf(st->ram_error, sizeof(st->ram_error), "%s", why);
-    if (st->ram_failures++ == 0)
+    st->sample.ram_retry_age = st->age_passes + wait;
+    (void)snprintf(st->sample.ram_error, sizeof(st->sample.ram_error), "%s", why);
+    if (st->sample.ram_failures++ == 0)
         log_warn(
             "Cannot find the guest memory of '%s': %s; placing its vCPUs only, trying again in %u pass(es)",
             name, why, wait);
     else
         log_debug(
             "Still cannot find the guest memory of '%s' (attempt %u): %s; next try in %u passes",
-            name, st->ram_failures, why, wait);
+            name, st->sample.ram_failures, why, wait);
 }
 
 /*
  * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]) and of every memory-only cell
- * and memory device is in the QEMU process: cached in st->ram[] for the QEMU run, found again
- * when the cells change or a memory device came or went. 1 when st->ram[] is valid, 0 when it
- * could not be found (it waits for its retry: cells without page counts, decide's
+ * and memory device is in the QEMU process: cached in st->sample.ram[] for the QEMU run, found
+ * again when the cells change or a memory device came or went. 1 when st->sample.ram[] is valid, 0
+ * when it could not be found (it waits for its retry: cells without page counts, decide's
  * no-memory-info, vCPUs still placed), -ESRCH when the domain went away.
  */
 int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const unsigned *cell_ids,
                      unsigned nr_cells, bool guest_numa, char *err, size_t errlen)
 {
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-    bool ram_valid = st->ram_for_id == ident->id && st->nr_ram_boot == nr_cells;
+    bool ram_valid = st->sample.ram_for_id == ident->id && st->sample.nr_ram_boot == nr_cells;
     unsigned nr_ram = 0;
     int r;
 
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
-        ram_valid = st->ram[c].cell == cell_ids[c];
+        ram_valid = st->sample.ram[c].cell == cell_ids[c];
     if (ram_valid)
         return 1;
-    if (st->ram_failures && st->age_passes < st->ram_retry_age)
+    if (st->sample.ram_failures && st->age_passes < st->sample.ram_retry_age)
         return 0;
     r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, &nr_ram, err, errlen);
     if (r == -ESRCH)
@@ -278,23 +278,23 @@ int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const
         ram_failed(st, ident->name, err);
         return 0;
     }
-    if (st->ram_failures)
+    if (st->sample.ram_failures)
         log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
-                 st->ram_failures);
-    st->ram_failures = 0;
-    st->ram_error[0] = '\0';
-    memcpy(st->ram, ram, nr_ram * sizeof(ram[0]));
-    memset(st->mem_valid, 0, sizeof(st->mem_valid));
-    memset(st->move_resume, 0, sizeof(st->move_resume));
-    st->mem_refused = 0;
-    st->nr_ram = nr_ram;
-    st->nr_ram_boot = nr_cells;
+                 st->sample.ram_failures);
+    st->sample.ram_failures = 0;
+    st->sample.ram_error[0] = '\0';
+    memcpy(st->sample.ram, ram, nr_ram * sizeof(ram[0]));
+    memset(st->sample.mem_valid, 0, sizeof(st->sample.mem_valid));
+    memset(st->mover.move_resume, 0, sizeof(st->mover.move_resume));
+    st->mover.mem_refused = 0;
+    st->sample.nr_ram = nr_ram;
+    st->sample.nr_ram_boot = nr_cells;
     if (nr_ram > nr_cells)
         log_info("'%s' has %u more memory range(s) (memory-only cells, pc-dimm, virtio-mem): "
                  "sampled and moved with their cells",
                  ident->name, nr_ram - nr_cells);
-    st->ram_for_id = ident->id;
-    st->pid = 0; /* a new QEMU process: read its pid again */
+    st->sample.ram_for_id = ident->id;
+    st->sample.pid = 0; /* a new QEMU process: read its pid again */
     return 1;
 }
 
@@ -303,14 +303,14 @@ int ramlayout_locate_backends(virt_dom *d, dom_state *st)
     unsigned cells[SNAP_MAX_CELLS_PER_DOMAIN], n = 0;
     virt_dom_id ident;
     char err[STATE_ERROR_MAX];
-    bool known = st->pid > 0;
+    bool known = st->sample.pid > 0;
     int r;
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
         if (st->orig.memfd_cells & (1ULL << k)) {
             bool found = false;
-            for (unsigned i = 0; i < st->nr_ram && !found; i++)
-                found = st->ram[i].cell == k;
+            for (unsigned i = 0; i < st->sample.nr_ram && !found; i++)
+                found = st->sample.ram[i].cell == k;
             known &= found;
             cells[n++] = k;
         }
@@ -325,13 +325,13 @@ int ramlayout_locate_backends(virt_dom *d, dom_state *st)
         r = ramlayout_ensure(d, st, &ident, cells, n, false, err, sizeof(err));
     if (r <= 0)
         return r < 0 ? r : -ENOENT;
-    if (st->pid <= 0)
-        r = sample_qemu_pid(ident.name, &st->pid);
+    if (st->sample.pid <= 0)
+        r = sample_qemu_pid(ident.name, &st->sample.pid);
     return r < 0 ? r : 0;
 }
 
 void ramlayout_stale(dom_state *st)
 {
-    st->ram_for_id = -1;
-    st->ram_failures = 0; /* try at once, whatever failed before */
+    st->sample.ram_for_id = -1;
+    st->sample.ram_failures = 0; /* try at once, whatever failed before */
 }

@@ -19,8 +19,8 @@
 
 /*
  * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]), of every memory-only cell
- * and of every memory device is (st->ram[], cached for the QEMU run; found again when the
- * cells change or a memory device came or went). 1 when st->ram[] is valid, 0 when it could
+ * and of every memory device is (st->sample.ram[], cached for the QEMU run; found again when the
+ * cells change or a memory device came or went). 1 when st->sample.ram[] is valid, 0 when it could
  * not be found (said once, counted, retried with backoff), -ESRCH when the domain went away.
  */
 int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const unsigned *cell_ids,

@@ -13,7 +13,7 @@
  *   QMP query-stats     KVM's halt-polling time (KVM domains only)
  * and once per QEMU run: the vCPU threads and their guest cells (query-cpus-fast), where each
  * cell's RAM (boot backend, memory devices, memory-only cells) sits in the QEMU process
- * (ramlayout.c, cached in dom_state.ram[]).
+ * (ramlayout.c, cached in dom_state.sample.ram[]).
  *
  * QEMU's replies are parsed, strictly, by qemu.c.
  */
@@ -126,23 +126,23 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 static void mem_settle(dom_state *st, unsigned c, unsigned nr_nodes, uint64_t cell_pages,
                        const uint64_t pages[VN_MAX_NODES])
 {
-    bool settled = st->mem_valid[c];
+    bool settled = st->sample.mem_valid[c];
 
     for (unsigned n = 0; n < nr_nodes && settled; n++) {
-        uint64_t a = pages[n], b = st->mem_pages[c][n];
+        uint64_t a = pages[n], b = st->sample.mem_pages[c][n];
         settled = (a > b ? a - b : b - a) * 1000 <= cell_pages * SAMPLE_SETTLED_PERMILLE;
     }
-    st->mem_wait[c] =
-        settled ? (uint8_t)VN_MIN(2u * VN_MAX(st->mem_wait[c], 1u), (unsigned)SAMPLE_MEM_MAX_WAIT)
-                : 1;
-    st->mem_skipped[c] = 0;
-    st->mem_valid[c] = true;
-    memcpy(st->mem_pages[c], pages, sizeof(st->mem_pages[c]));
+    st->sample.mem_wait[c] = settled ? (uint8_t)VN_MIN(2u * VN_MAX(st->sample.mem_wait[c], 1u),
+                                                       (unsigned)SAMPLE_MEM_MAX_WAIT)
+                                     : 1;
+    st->sample.mem_skipped[c] = 0;
+    st->sample.mem_valid[c] = true;
+    memcpy(st->sample.mem_pages[c], pages, sizeof(st->sample.mem_pages[c]));
 }
 
 void sample_mem_changed(dom_state *st)
 {
-    memset(st->mem_valid, 0, sizeof(st->mem_valid));
+    memset(st->sample.mem_valid, 0, sizeof(st->sample.mem_valid));
 }
 
 /* True when rule 2 applies: memory bound to exactly one node. */
@@ -213,17 +213,17 @@ static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsign
 
     for (unsigned i = 0; i < nr_vcpus; i++)
         poll_ns[i] = UINT64_MAX;
-    if (st->kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
+    if (st->sample.kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
         return;
     if (virt_dom_vcpu_poll(d, by_number, STATE_MAX_VCPUS, &found) < 0 || found == 0) {
         /* kvm_poll counts the misses down from 0 while KVM was never seen: -3 is "none" */
-        if (st->kvm_poll <= 0 && --st->kvm_poll == -3)
+        if (st->sample.kvm_poll <= 0 && --st->sample.kvm_poll == -3)
             log_debug("No KVM halt-polling statistics for '%s' (TCG, or QEMU before 7.1): vCPU run "
                       "time is taken as it is",
                       st->name);
         return;
     }
-    st->kvm_poll = 1;
+    st->sample.kvm_poll = 1;
     for (unsigned i = 0; i < nr_vcpus; i++)
         if (vcpus[i].number < STATE_MAX_VCPUS)
             poll_ns[i] = by_number[vcpus[i].number];
@@ -234,11 +234,11 @@ static void remember_cpu_times(dom_state *st, const virt_vcpu *vcpus, unsigned n
                                const uint64_t *poll_ns, double now_s)
 {
     for (unsigned i = 0; i < nr_vcpus; i++) {
-        st->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
-        st->prev_poll_ns[vcpus[i].number] = poll_ns[i];
+        st->sample.prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        st->sample.prev_poll_ns[vcpus[i].number] = poll_ns[i];
     }
-    st->nr_prev = nr_vcpus;
-    st->prev_sample_s = now_s;
+    st->sample.nr_prev = nr_vcpus;
+    st->sample.prev_sample_s = now_s;
 }
 
 bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
@@ -249,12 +249,13 @@ bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
         return use_qmp;
     /* the vCPU threads and the RAM layout are learnt once per QEMU run (KVM's halt polling,
      * asked every pass, goes through libvirt's statistics: vcpu_poll) */
-    return st->vcpus_for_id != ident.id || !st->qv || st->ram_for_id != ident.id;
+    return st->sample.vcpus_for_id != ident.id || !st->sample.qv ||
+           st->sample.ram_for_id != ident.id;
 }
 
 bool sample_needs_window(const dom_state *st)
 {
-    return st->nr_prev == 0;
+    return st->sample.nr_prev == 0;
 }
 
 /* ---- the live XML ---- */
@@ -265,32 +266,33 @@ int sample_live_xml(virt_dom *d, dom_state *st, double now_s, const char **ret, 
     char *xml = NULL;
     int r;
 
-    if (!st->xml || now_s - st->xml_at_s >= SAMPLE_XML_REFRESH_S || now_s < st->xml_at_s) {
+    if (!st->sample.xml || now_s - st->sample.xml_at_s >= SAMPLE_XML_REFRESH_S ||
+        now_s < st->sample.xml_at_s) {
         r = virt_dom_xml(d, &xml);
         if (r < 0)
             return vn_fail(err, errlen, r, "reading the live XML failed: %s", virt_last_error());
-        free(st->xml);
-        st->xml = xml;
-        st->xml_at_s = now_s;
+        free(st->sample.xml);
+        st->sample.xml = xml;
+        st->sample.xml_at_s = now_s;
     }
-    *ret = st->xml;
+    *ret = st->sample.xml;
     return 0;
 }
 
 void sample_xml_stale(dom_state *st)
 {
-    free(st->xml);
-    st->xml = NULL;
+    free(st->sample.xml);
+    st->sample.xml = NULL;
 }
 
 /* ---- vCPU threads ---- */
 
 void sample_vcpus_stale(dom_state *st)
 {
-    free(st->qv);
-    st->qv = NULL;
-    st->nr_qv = 0;
-    st->vcpus_for_id = -1;
+    free(st->sample.qv);
+    st->sample.qv = NULL;
+    st->sample.nr_qv = 0;
+    st->sample.vcpus_for_id = -1;
 }
 
 /* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast. */
@@ -316,23 +318,23 @@ static int vcpus_learn(virt_dom *d, dom_state *st, int id, char *err, size_t err
         if (qv[i].cpu_index >= STATE_MAX_VCPUS)
             return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
                            qv[i].cpu_index, STATE_MAX_VCPUS - 1);
-        st->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
+        st->sample.vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
     }
-    st->qv = VN_TAKE_PTR(qv);
-    st->nr_qv = nr_qv;
-    st->vcpus_for_id = id;
+    st->sample.qv = VN_TAKE_PTR(qv);
+    st->sample.nr_qv = nr_qv;
+    st->sample.vcpus_for_id = id;
     return 0;
 }
 
 /* Each known vCPU thread's CPU time, CPU and affinity from /proc; -ESRCH when one is gone. */
 static int vcpus_from_proc(const dom_state *st, virt_vcpu *out)
 {
-    for (unsigned i = 0; i < st->nr_qv; i++) {
-        int r = sample_thread("/proc", st->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
+    for (unsigned i = 0; i < st->sample.nr_qv; i++) {
+        int r = sample_thread("/proc", st->sample.qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
                               &out[i].affinity);
         if (r < 0)
             return r;
-        out[i].number = st->qv[i].cpu_index;
+        out[i].number = st->sample.qv[i].cpu_index;
     }
     return 0;
 }
@@ -354,13 +356,13 @@ static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcp
 
     if (use_qmp) {
         for (int attempt = 0;; attempt++) {
-            if (st->vcpus_for_id != id || !st->qv) {
+            if (st->sample.vcpus_for_id != id || !st->sample.qv) {
                 r = vcpus_learn(d, st, id, err, errlen);
                 if (r < 0)
                     return r;
             }
             free(*vcpus);
-            *vcpus = calloc(st->nr_qv, sizeof(**vcpus));
+            *vcpus = calloc(st->sample.nr_qv, sizeof(**vcpus));
             if (!*vcpus)
                 return vn_fail(err, errlen, -ENOMEM, "out of memory");
             r = vcpus_from_proc(st, *vcpus);
@@ -371,7 +373,7 @@ static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcp
                 return vn_fail(err, errlen, r, "reading the vCPU threads failed: %s", strerror(-r));
             /* a vCPU thread is gone: unplugged, or QEMU stopped (the next query says) */
         }
-        n = st->nr_qv;
+        n = st->sample.nr_qv;
     } else {
         r = virt_vcpus(d, vcpus, &n);
         if (r < 0)
@@ -395,8 +397,8 @@ static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcp
     if (!use_qmp)
         return 0;
     for (unsigned i = 0; i < n; i++) {
-        (*cell_of)[i] = st->qv[i].node_id < 0 ? 0 : st->qv[i].node_id;
-        *guest_numa |= st->qv[i].node_id >= 0;
+        (*cell_of)[i] = st->sample.qv[i].node_id < 0 ? 0 : st->sample.qv[i].node_id;
+        *guest_numa |= st->sample.qv[i].node_id >= 0;
     }
     vcpu_poll(d, st, *vcpus, n, *poll_ns);
     return 0;
@@ -435,16 +437,16 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
     unsigned nr_cells = dom->nr_cells;
     int r;
 
-    if (st->pid <= 0) {
-        r = sample_qemu_pid(ident->name, &st->pid);
+    if (st->sample.pid <= 0) {
+        r = sample_qemu_pid(ident->name, &st->sample.pid);
         if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-            r = sample_pid_of_thread(st->vcpu_tid[vcpus[0].number], &st->pid);
+            r = sample_pid_of_thread(st->sample.vcpu_tid[vcpus[0].number], &st->sample.pid);
         if (r < 0)
             return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
                            strerror(-r));
     }
-    if (sample_mems_allowed(st->pid, t, &st->mems_allowed) < 0)
-        st->mems_allowed = 0; /* unknown: the configured nodes stand */
+    if (sample_mems_allowed(st->sample.pid, t, &st->sample.mems_allowed) < 0)
+        st->sample.mems_allowed = 0; /* unknown: the configured nodes stand */
 
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
@@ -452,15 +454,15 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
         unsigned seen = 0;
 
         /* its boot RAM (ram[c]), then its memory devices (ram[nr_cells...]) */
-        for (unsigned ri = 0; ri < st->nr_ram; ri++) {
-            ram_range *rr = &st->ram[ri];
+        for (unsigned ri = 0; ri < st->sample.nr_ram; ri++) {
+            ram_range *rr = &st->sample.ram[ri];
             uint64_t pages[VN_MAX_NODES] = {0}, nr_pages;
             unsigned q = 0;
 
-            if (ri < st->nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
+            if (ri < st->sample.nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
                 continue;
             if (rr->page_size == 0) {
-                r = ramlayout_page_size(st->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+                r = ramlayout_page_size(st->sample.pid, rr->hva, &rr->page_size, &rr->hugetlb);
                 if (r == -ESRCH)
                     return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
                 if (r < 0)
@@ -473,17 +475,18 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
             if (!seen++)
                 cell->page_size = rr->page_size; /* the cell's: its first range's */
             nr_pages = rr->size / rr->page_size;
-            all_refused &= ri < 64 && (st->mem_refused & (1ULL << ri));
+            all_refused &= ri < 64 && (st->mover.mem_refused & (1ULL << ri));
             if (binding_pins_memory(&cell->binding)) {
                 /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
                 pages[rule_binding_single_node(&cell->binding)] = nr_pages;
-            } else if (st->mem_valid[ri] && st->mem_skipped[ri] + 1 < st->mem_wait[ri]) {
+            } else if (st->sample.mem_valid[ri] &&
+                       st->sample.mem_skipped[ri] + 1 < st->sample.mem_wait[ri]) {
                 /* settled: the last counts stand (sample.h) */
-                memcpy(pages, st->mem_pages[ri], sizeof(pages));
-                st->mem_skipped[ri]++;
+                memcpy(pages, st->sample.mem_pages[ri], sizeof(pages));
+                st->sample.mem_skipped[ri]++;
                 st->count.memory_reuses++;
             } else {
-                r = sample_count_pages(ops, t, st->pid, rr->hva, rr->size, rr->page_size,
+                r = sample_count_pages(ops, t, st->sample.pid, rr->hva, rr->size, rr->page_size,
                                        st->count.passes * 0x9e3779b97f4a7c15ULL, pages, &q);
                 st->count.memory_scans += q;
                 if (r < 0)
@@ -498,7 +501,7 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
                         ? pages[n]
                         : (uint64_t)((unsigned __int128)pages[n] * rr->page_size / cell->page_size);
         }
-        if (seen && all_refused && st->mem_refused)
+        if (seen && all_refused && st->mover.mem_refused)
             cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: it stays */
     }
     return 0;
@@ -512,20 +515,22 @@ dom_state *sample_state_copy(const dom_state *st)
         return NULL;
     memcpy(c, st, sizeof(*c));
     c->dom = NULL;
-    c->link = NULL;
-    c->hints = NULL;
-    c->last_record = NULL;
-    memset(c->history, 0, sizeof(c->history));
-    c->xml = st->xml ? strdup(st->xml) : NULL;
-    c->qv = st->qv && st->nr_qv ? malloc(st->nr_qv * sizeof(*c->qv)) : NULL;
-    if ((st->xml && !c->xml) || (st->qv && st->nr_qv && !c->qv)) {
+    c->guest.link = NULL;
+    c->guest.hints = NULL;
+    c->publish.last_record = NULL;
+    memset(c->publish.history, 0, sizeof(c->publish.history));
+    c->sample.xml = st->sample.xml ? strdup(st->sample.xml) : NULL;
+    c->sample.qv =
+        st->sample.qv && st->sample.nr_qv ? malloc(st->sample.nr_qv * sizeof(*c->sample.qv)) : NULL;
+    if ((st->sample.xml && !c->sample.xml) ||
+        (st->sample.qv && st->sample.nr_qv && !c->sample.qv)) {
         sample_state_free(c);
         return NULL;
     }
-    if (c->qv)
-        memcpy(c->qv, st->qv, st->nr_qv * sizeof(*c->qv));
+    if (c->sample.qv)
+        memcpy(c->sample.qv, st->sample.qv, st->sample.nr_qv * sizeof(*c->sample.qv));
     else
-        c->nr_qv = 0;
+        c->sample.nr_qv = 0;
     return c;
 }
 
@@ -533,8 +538,8 @@ void sample_state_free(dom_state *copy)
 {
     if (!copy)
         return;
-    free(copy->xml);
-    free(copy->qv);
+    free(copy->sample.xml);
+    free(copy->sample.qv);
     free(copy);
 }
 
@@ -593,31 +598,32 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
         if (r < 0)
             return r;
         ram_ok = r > 0;
-        for (unsigned ri = st->nr_ram_boot; ram_ok && ri < st->nr_ram; ri++)
-            if (!(cell_mask & (1ULL << st->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
-                cell_mask |= 1ULL << st->ram[ri].cell;
-                cell_ids[nr_cells++] = st->ram[ri].cell;
+        for (unsigned ri = st->sample.nr_ram_boot; ram_ok && ri < st->sample.nr_ram; ri++)
+            if (!(cell_mask & (1ULL << st->sample.ram[ri].cell)) &&
+                nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
+                cell_mask |= 1ULL << st->sample.ram[ri].cell;
+                cell_ids[nr_cells++] = st->sample.ram[ri].cell;
             }
     }
 
     /* busy fractions: CPU time over wall time since the previous sample */
-    dt = now_s - st->prev_sample_s;
-    first = st->nr_prev == 0 || st->nr_prev != nr_vcpus || !(dt > 0);
+    dt = now_s - st->sample.prev_sample_s;
+    first = st->sample.nr_prev == 0 || st->sample.nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
-    if (st->pid <= 0 && sample_qemu_pid(ident.name, &st->pid) < 0)
-        st->pid = 0; /* no bound is known: the XML's stand */
-    int cgr = st->pid > 0 ? sample_cgroup_cpus("/", st->pid, &cg) : -ESRCH;
+    if (st->sample.pid <= 0 && sample_qemu_pid(ident.name, &st->sample.pid) < 0)
+        st->sample.pid = 0; /* no bound is known: the XML's stand */
+    int cgr = st->sample.pid > 0 ? sample_cgroup_cpus("/", st->sample.pid, &cg) : -ESRCH;
     bool cg_known = cgr == 0;
-    if (!st->bound_logged || (cg_known && !cpuset_equal(&cg, &st->bound))) {
+    if (!st->sample.bound_logged || (cg_known && !cpuset_equal(&cg, &st->sample.bound))) {
         char b[SAMPLE_SHOWN_BUF] = "";
         if (cg_known)
             (void)cpuset_format(&cg, b, sizeof(b));
-        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", st->name, (int)st->pid,
-                  cg_known ? b : strerror(-cgr));
-        st->bound_logged = true;
+        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", st->name,
+                  (int)st->sample.pid, cg_known ? b : strerror(-cgr));
+        st->sample.bound_logged = true;
         if (cg_known)
-            st->bound = cg;
+            st->sample.bound = cg;
     }
     allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes, cg_known ? &cg : NULL);
 
@@ -651,9 +657,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
             if ((unsigned)cell_of[i] != cell_ids[c])
                 continue;
-            if (!first && v->cpu_time_ns >= st->prev_cpu_ns[v->number]) {
-                uint64_t run = v->cpu_time_ns - st->prev_cpu_ns[v->number];
-                uint64_t was = st->prev_poll_ns[v->number];
+            if (!first && v->cpu_time_ns >= st->sample.prev_cpu_ns[v->number]) {
+                uint64_t run = v->cpu_time_ns - st->sample.prev_cpu_ns[v->number];
+                uint64_t was = st->sample.prev_poll_ns[v->number];
                 /* KVM's halt polling is not guest work */
                 if (poll_ns[i] != UINT64_MAX && was != UINT64_MAX && poll_ns[i] >= was)
                     run -= VN_MIN(run, poll_ns[i] - was);
@@ -684,9 +690,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     dom.priority = st->cfg.priority;
     dom.allowed_nodes = st->cfg.allowed_nodes;
     /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
-    if (use_qmp && st->mems_allowed) {
+    if (use_qmp && st->sample.mems_allowed) {
         uint64_t all = t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1;
-        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & st->mems_allowed;
+        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & st->sample.mems_allowed;
         if (want)
             dom.allowed_nodes = want;
     }

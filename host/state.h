@@ -99,24 +99,15 @@ typedef struct dom_counters {
     uint64_t pages_unmovable;           /* pages move_pages(2) left where they were */
 } dom_counters;
 
-typedef struct dom_state {
-    char uuid[SNAP_UUID_MAX];
-    char name[SNAP_NAME_MAX];
-    int id;                /* libvirt id when last seen running; -1 after it stopped */
+/*
+ * What sampling caches of a domain for its QEMU run (sample.c, sample_proc.c, ramlayout.c):
+ * the process, the RAM layout and the last page counts, the last CPU times, the vCPU threads,
+ * the live XML. Owned by a work while the domain is busy, by the loop otherwise.
+ */
+typedef struct dom_sample_cache {
     pid_t pid;             /* QEMU process */
     uint64_t mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
-    vn_balancer cfg;
-    bool paused;            /* vnumactl pause */
-    bool permanent_error;   /* stop touching the domain until it restarts */
-    bool placement_auto;    /* libvirt placement='auto' (numad-driven): warned once, in metrics */
-    bool placement_checked; /* ... checked (domains.c warn_placement_auto) */
-    char error[STATE_ERROR_MAX];
-
-    unsigned age_passes;
-    int preferred_node; /* topology node index, -1 none */
-    int last_candidate[SNAP_MAX_CELLS_PER_DOMAIN];
-
-    int ram_for_id; /* libvirt id the RAM layout belongs to */
+    int ram_for_id;        /* libvirt id the RAM layout belongs to */
     /* RAM discovery that failed for this QEMU run (sample.c): how often, the age_passes
      * before which it is not tried again, and why (shown by vnumactl status) */
     unsigned ram_failures;
@@ -131,12 +122,6 @@ typedef struct dom_state {
     uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */
     uint8_t mem_skipped[SNAP_MAX_CELLS_PER_DOMAIN]; /* passes since the last count */
     uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
-    /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
-    uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
-    /* ram[] cells move_pages(2) moved none of the pages of (a long-term pin: io_uring
-     * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them */
-    uint64_t mem_refused;
-
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
@@ -150,9 +135,6 @@ typedef struct dom_state {
      * thread, QOM path; read again on a new run, a vCPU hot(un)plug or a thread gone. Each
      * pass then reads the threads' CPU time, CPU and affinity from /proc, not libvirt. */
     int vcpus_for_id; /* libvirt id they belong to; -1 none */
-    /* the domain's libvirt handle for this QEMU run on this connection (pass.c), NULL none:
-     * looked up once, not every pass */
-    struct virt_dom *dom;
     unsigned nr_qv;
     struct qmp_vcpu *qv;
     /* The live XML, cached (sample_live_xml): read again when an event says it changed
@@ -160,23 +142,80 @@ typedef struct dom_state {
      * every SAMPLE_XML_REFRESH_S */
     char *xml;
     double xml_at_s;
+    bool bound_logged; /* the cgroup bound of this QEMU run was logged (sample.c) */
+    vn_cpuset bound;   /* ... and what it was */
+} dom_sample_cache;
 
+/* What the mover keeps of a domain for its QEMU run (act_move.c, act_backend.c). */
+typedef struct dom_mover {
+    /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
+    uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* ram[] cells move_pages(2) moved none of the pages of (a long-term pin: io_uring
+     * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them */
+    uint64_t mem_refused;
+    int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
+} dom_mover;
+
+/* What publishing keeps of a domain (publish.c): where its records went and its history. */
+typedef struct dom_published {
+    bool qom_created; /* the vnuma-decision object exists */
+    /* the gist of the record last written into QEMU and the live metadata, and when: a
+     * record that repeats it is written again only as a heartbeat */
+    char pub_key[160];
+    double pub_at_s;
+    /* the last decision record (host/record.h), NULL before the first: the journal's
+     * duplicate check and vnumactl explain read it */
+    struct record_decision *last_record;
+    unsigned nr_history; /* ring of compact JSON decision records */
+    unsigned history_head;
+    char *history[STATE_HISTORY];
+} dom_published;
+
+/* The domain's guest agent (domains.c, agentlink.c). */
+typedef struct dom_guest {
+    bool connected;         /* the guest opened org.vnuma.agent.0 */
+    struct agentlink *link; /* the channel to vnuma-agent, NULL if none */
+    bool link_closed;       /* the channel failed: close it next pass */
+    agentlink_stats stats;  /* what came over the channel */
+    proto_hints *hints;     /* the latest valid hint set, or NULL */
+    double hints_at_s;      /* monotonic time it arrived */
+} dom_guest;
+
+/*
+ * A tracked domain. Domain tracking (domains.c) owns the identity, the opt-in and the holds;
+ * each part below says whose it is.
+ */
+typedef struct dom_state {
+    char uuid[SNAP_UUID_MAX];
+    char name[SNAP_NAME_MAX];
+    int id; /* libvirt id when last seen running; -1 after it stopped */
+    vn_balancer cfg;
+    bool paused;            /* vnumactl pause */
+    bool permanent_error;   /* stop touching the domain until it restarts */
+    bool placement_auto;    /* libvirt placement='auto' (numad-driven): warned once, in metrics */
+    bool placement_checked; /* ... checked (domains.c warn_placement_auto) */
+    char error[STATE_ERROR_MAX];
+
+    /* the pass's: the domain's age and where decide placed it (rule 3) */
+    unsigned age_passes;
+    int preferred_node; /* topology node index, -1 none */
+    int last_candidate[SNAP_MAX_CELLS_PER_DOMAIN];
+
+    /* the domain's libvirt handle for this QEMU run on this connection (pass.c), NULL none:
+     * looked up once, not every pass */
+    struct virt_dom *dom;
+
+    dom_sample_cache sample; /* sampling's */
+    dom_mover mover;         /* the mover's */
+
+    /* the originals and the operator's pins (act_originals.c) */
     dom_originals orig;
+    bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
     /* This QEMU run came from another host (live migration, or originals another host
      * saved): its live pins are that host's, so its originals are taken from this host's
      * definition of it (act_operator_pins) before any change. Cleared by a restore. */
     bool arrived;
-    bool bound_logged;           /* the cgroup bound of this QEMU run was logged (sample.c) */
-    vn_cpuset bound;             /* ... and what it was */
     char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
-    dom_counters count;
-    bool qom_created; /* the vnuma-decision object exists */
-    /* the gist of the record last written into QEMU and the live metadata (publish.c), and
-     * when: a record that repeats it is written again only as a heartbeat */
-    char pub_key[160];
-    double pub_at_s;
-    bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
-    int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
     /* The operator's emulator and IOThread pins in this QEMU run (act_operator_pins): the
      * <cputune> of the persistent XML; vnumad never changes or restores them */
     bool cputune_known;
@@ -184,11 +223,15 @@ typedef struct dom_state {
     unsigned nr_iothread_explicit;
     unsigned iothread_explicit[STATE_MAX_IOTHREADS];
 
+    dom_counters count;    /* everyone's counters, for status and the metrics */
+    dom_published publish; /* publishing's */
+    dom_guest guest;       /* the guest agent's */
+
     /* Work on the domain is in flight (pass.c): the pass holds it (sampled, acted on) and
      * each work on a worker thread holds it too; while busy, the worker threads own the
-     * sampling and acting fields above, and the loop defers what would change or free the
-     * state (orphan: forgotten, freed when no longer busy; reconsider: its <balancer>
-     * changed, read again then). */
+     * sampling and acting parts, and the loop defers what would change or free the state
+     * (orphan: forgotten, freed when no longer busy; reconsider: its <balancer> changed, read
+     * again then). */
     unsigned busy;
     bool orphan;
     bool reconsider;
@@ -196,7 +239,7 @@ typedef struct dom_state {
     unsigned reconsider_how; /* ... as the strongest arrival an event asked for (domains.c) */
     double hung_since_s;     /* a work on it went late (no answer); 0 none */
 
-    /* what the last pass saw, for vnumactl status */
+    /* what the last pass saw, for vnumactl status (pass.c writes it) */
     uint64_t view_pass;
     unsigned nr_view;
     struct {
@@ -212,20 +255,6 @@ typedef struct dom_state {
         unsigned nr_hot;              /* guest-hint hot ranges decide got, */
         snap_hot_range hot[4];        /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
-
-    bool agent_connected;   /* the guest opened org.vnuma.agent.0 */
-    struct agentlink *link; /* the channel to vnuma-agent, NULL if none */
-    bool link_closed;       /* the channel failed: close it next pass */
-    agentlink_stats agent;  /* what came over the channel */
-    proto_hints *hints;     /* the latest valid hint set, or NULL */
-    double hints_at_s;      /* monotonic time it arrived */
-    /* the last decision record (host/record.h), NULL before the first: the journal's
-     * duplicate check and vnumactl explain read it */
-    struct record_decision *last_record;
-
-    unsigned nr_history; /* ring of compact JSON decision records */
-    unsigned history_head;
-    char *history[STATE_HISTORY];
 } dom_state;
 
 /* What an event makes stale (domains_stale): the live XML, the vCPU threads, the RAM layout. */

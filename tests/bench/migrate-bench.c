@@ -122,9 +122,9 @@ static void act_ctx_init(act_ctx *a, const bt_target *tg)
     config_defaults(&a->cfg);
     a->cfg.reserve_bytes = 0; /* only act.c's 16 MiB slack stays */
     a->cfg.reserve_fraction = 0;
-    a->st->pid = tg->pid;
-    a->st->nr_ram = 1;
-    a->st->ram[0] = (ram_range){.cell = 0, .gpa = 0, .hva = tg->hva, .size = tg->len};
+    a->st->sample.pid = tg->pid;
+    a->st->sample.nr_ram = 1;
+    a->st->sample.ram[0] = (ram_range){.cell = 0, .gpa = 0, .hva = tg->hva, .size = tg->len};
     a->cell.id = 0;
     a->cell.page_size = BT_PAGE;
     a->cell.binding.mode = VN_MEM_NONE;
@@ -147,7 +147,7 @@ static int act_move(act_ctx *a, int from, int to, uint32_t batch, act_budget *b,
     a->pc.target_node = ti;
     a->pc.current_node = fi;
     a->pc.batch_pages = batch;
-    a->mv = (plan_move){.from_node = fi, .to_node = ti, .bytes = a->st->ram[0].size};
+    a->mv = (plan_move){.from_node = fi, .to_node = ti, .bytes = a->st->sample.ram[0].size};
     return act_apply(NULL, a->st, a->t, &a->sd, &a->pd, ops, b, &a->cfg, res);
 }
 
@@ -411,9 +411,9 @@ static void mode_parallel(void)
     uint64_t part = tg.len / nc / BT_PAGE * BT_PAGE;
     memset(cells, 0, sizeof(cells));
     memset(pcs, 0, sizeof(pcs));
-    a.st->nr_ram = nc;
+    a.st->sample.nr_ram = nc;
     for (unsigned k = 0; k < nc; k++) {
-        a.st->ram[k] =
+        a.st->sample.ram[k] =
             (ram_range){.cell = k, .gpa = k * part, .hva = tg.hva + k * part, .size = part};
         cells[k].id = k;
         cells[k].page_size = BT_PAGE;

@@ -191,9 +191,10 @@ static void setup(dom_state *st, snap_domain *sd, snap_cell *cell, unsigned on1)
     memset(st, 0, sizeof(*st));
     memset(sd, 0, sizeof(*sd));
     memset(cell, 0, sizeof(*cell));
-    st->pid = 12345;
-    st->nr_ram = 1;
-    st->ram[0] = (ram_range){.cell = 0, .gpa = 0, .hva = FAKE_BASE, .size = FAKE_PAGES * PAGE};
+    st->sample.pid = 12345;
+    st->sample.nr_ram = 1;
+    st->sample.ram[0] =
+        (ram_range){.cell = 0, .gpa = 0, .hva = FAKE_BASE, .size = FAKE_PAGES * PAGE};
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_node[i] = (i % 4 == 0 && on1) ? 1 : 0;
     /* every 4th page on node 1 until `on1` are there */
@@ -380,7 +381,7 @@ int main(void)
 
     /* 6. no RAM layout (QMP off): nothing moves, no error */
     setup(st, &sd, &cell, 8192);
-    st->nr_ram = 0;
+    st->sample.nr_ram = 0;
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192,
@@ -405,8 +406,8 @@ int main(void)
           "a rate-limited move of 8192 pages takes 8 passes of 1024 and %u window queries in "
           "all (<= 32 windows + one re-query a pass, not a walk from page 0 every pass)",
           queries);
-    CHECK(st->move_resume[0] > 0, "the resume point is kept per cell (page %llu)",
-          (unsigned long long)st->move_resume[0]);
+    CHECK(st->mover.move_resume[0] > 0, "the resume point is kept per cell (page %llu)",
+          (unsigned long long)st->mover.move_resume[0]);
 
     /* 8. the pass's deadline: once past it, nothing more is queried or moved this pass */
     setup(st, &sd, &cell, 8192);
@@ -434,7 +435,7 @@ int main(void)
               st->count.pages_unmovable == 8192 && b.tokens == tokens0,
           "pinned pages: MPOL_MF_MOVE, 8192 unmovable counted (%llu), none moved or charged",
           (unsigned long long)res.cells[0].pages_unmovable);
-    CHECK(res.cells[0].refused && (st->mem_refused & 1),
+    CHECK(res.cells[0].refused && (st->mover.mem_refused & 1),
           "none moved: the cell's memory counts as pinned from now on");
     calls_query = calls_move = 0;
     for (int i = 0; i < 3; i++)
@@ -448,7 +449,7 @@ int main(void)
     act_budget_init(&b, 1024, 5, 0);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 4096 && res.cells[0].pages_unmovable == 4096 &&
-              !res.cells[0].refused && st->mem_refused == 0,
+              !res.cells[0].refused && st->mover.mem_refused == 0,
           "half pinned: 4096 move, 4096 counted unmovable, the cell stays movable (%llu moved, "
           "%llu unmovable)",
           (unsigned long long)res.cells[0].pages_moved,
@@ -474,8 +475,8 @@ int main(void)
     setup(st, &sd, &cell, 0);
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_node[i] = 1;
-    st->ram[0].page_size = 2 * VN_MIB;
-    st->ram[0].hugetlb = true;
+    st->sample.ram[0].page_size = 2 * VN_MIB;
+    st->sample.ram[0].hugetlb = true;
     cell.page_size = 2 * VN_MIB;
     one_move_plan(&pd, &pc, &mv, 128 * 2 * VN_MIB);
     pc.batch_pages = 16;
@@ -493,8 +494,8 @@ int main(void)
     setup(st, &sd, &cell, 0);
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_node[i] = 1;
-    st->ram[0].page_size = 2 * VN_MIB;
-    st->ram[0].hugetlb = true;
+    st->sample.ram[0].page_size = 2 * VN_MIB;
+    st->sample.ram[0].hugetlb = true;
     fake_huge[0] = 0;
     act_budget_init(&b, 1024, 5, 0);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
@@ -506,8 +507,8 @@ int main(void)
     setup(st, &sd, &cell, 0);
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_node[i] = 1;
-    st->ram[0].page_size = 1ULL << 30;
-    st->ram[0].size = 4ULL << 30;
+    st->sample.ram[0].page_size = 1ULL << 30;
+    st->sample.ram[0].size = 4ULL << 30;
     cell.page_size = 1ULL << 30;
     one_move_plan(&pd, &pc, &mv, 4ULL << 30);
     act_budget_init(&b, 100, 1, 0); /* 100 MiB a second, a bucket of 100 MiB */
@@ -524,12 +525,12 @@ int main(void)
     setup(st, &sd, &cell, 0);
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_node[i] = 1;
-    st->nr_ram = 2;
-    st->ram[0].size = FAKE_PAGES / 2 * PAGE;
-    st->ram[1] = (ram_range){.cell = 0,
-                             .gpa = 1ULL << 32,
-                             .hva = FAKE_BASE + FAKE_PAGES / 2 * PAGE,
-                             .size = FAKE_PAGES / 2 * PAGE};
+    st->sample.nr_ram = 2;
+    st->sample.ram[0].size = FAKE_PAGES / 2 * PAGE;
+    st->sample.ram[1] = (ram_range){.cell = 0,
+                                    .gpa = 1ULL << 32,
+                                    .hva = FAKE_BASE + FAKE_PAGES / 2 * PAGE,
+                                    .size = FAKE_PAGES / 2 * PAGE};
     one_move_plan(&pd, &pc, &mv, (FAKE_PAGES / 2 + 1000) * PAGE);
     act_budget_init(&b, 1024, 5, 0);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
@@ -539,7 +540,7 @@ int main(void)
     CHECK(r == 0 && res.cells[0].pages_moved == FAKE_PAGES / 2 + 1000 && dev_on0 == 1000,
           "boot RAM and a pc-dimm: all %u boot pages, then 1000 of the device's move (%u)",
           FAKE_PAGES / 2, dev_on0);
-    st->mem_refused = 1; /* the boot RAM would not move: the device still does */
+    st->mover.mem_refused = 1; /* the boot RAM would not move: the device still does */
     for (unsigned i = 0; i < FAKE_PAGES / 2; i++)
         fake_node[i] = 1;
     one_move_plan(&pd, &pc, &mv, 2000 * PAGE);
@@ -555,7 +556,7 @@ int main(void)
 
     /* 11. a shared (memfd) backend moves with MPOL_MF_MOVE_ALL: vhost-user maps it too */
     setup(st, &sd, &cell, 8192);
-    st->ram[0].shared = true;
+    st->sample.ram[0].shared = true;
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     act_budget_init(&b, 1024, 5, 0);
     r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
@@ -572,12 +573,12 @@ int main(void)
         setup(st, &sd, &cell, 0);
         memset(cells, 0, sizeof(cells));
         memset(pcs, 0, sizeof(pcs));
-        st->nr_ram = 2;
+        st->sample.nr_ram = 2;
         for (unsigned k = 0; k < 2; k++) {
-            st->ram[k] = (ram_range){.cell = k,
-                                     .gpa = k * (FAKE_PAGES / 2) * PAGE,
-                                     .hva = FAKE_BASE + k * (FAKE_PAGES / 2) * PAGE,
-                                     .size = (FAKE_PAGES / 2) * PAGE};
+            st->sample.ram[k] = (ram_range){.cell = k,
+                                            .gpa = k * (FAKE_PAGES / 2) * PAGE,
+                                            .hva = FAKE_BASE + k * (FAKE_PAGES / 2) * PAGE,
+                                            .size = (FAKE_PAGES / 2) * PAGE};
             unsigned on1 = k == 0 ? 6144 : 2048;
             for (unsigned i = 0; i < on1; i++)
                 fake_node[k * (FAKE_PAGES / 2) + i * 4] = 1;

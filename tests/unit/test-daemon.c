@@ -667,9 +667,9 @@ static int last_busy_vcpus(fake_dom *fd)
     dom_state *st;
 
     if (!fake_dom_uuid(fd, uuid, sizeof(uuid)) || !(st = domains_find(&dm, uuid)) ||
-        !st->last_record || st->last_record->nr_cells < 1)
+        !st->publish.last_record || st->publish.last_record->nr_cells < 1)
         return -1;
-    return st->last_record->cells[0].busy_vcpus;
+    return st->publish.last_record->cells[0].busy_vcpus;
 }
 
 /* `vnumactl advise` samples off the loop (the loop serves events while its sample is out)

@@ -130,10 +130,10 @@ int main(int argc, char **argv)
         st->count.bytes_moved = 4096 * i;
         st->count.pages_moved = i;
         if (i == 1) {
-            st->hints = calloc(1, sizeof(*st->hints));
-            st->hints_at_s = 100;
-            st->agent.errors[PROTO_ERR_SYNTAX] = 3;
-            st->agent.dropped_entries = 2;
+            st->guest.hints = calloc(1, sizeof(*st->guest.hints));
+            st->guest.hints_at_s = 100;
+            st->guest.stats.errors[PROTO_ERR_SYNTAX] = 3;
+            st->guest.stats.dropped_entries = 2;
         }
         doms[i] = st;
     }
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 
     free(text);
     for (size_t i = 0; i < nr; i++) {
-        free(doms[i]->hints);
+        free(doms[i]->guest.hints);
         free(doms[i]);
     }
     free(t);

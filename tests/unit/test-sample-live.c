@@ -48,14 +48,14 @@ static void state_init(dom_state *s, const virt_dom_id *id)
     sample_vcpus_stale(s);
     sample_xml_stale(s);
     memset(s, 0, sizeof(*s));
-    s->vcpus_for_id = -1;
+    s->sample.vcpus_for_id = -1;
     (void)snprintf(s->uuid, sizeof(s->uuid), "%s", id->uuid);
     (void)snprintf(s->name, sizeof(s->name), "%s", id->name);
     s->id = id->id;
     s->cfg.mode = VN_MODE_AUTO;
     s->cfg.valid = true;
     s->preferred_node = -1;
-    s->ram_for_id = -1;
+    s->sample.ram_for_id = -1;
     for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
         s->last_candidate[c] = -1;
 }
@@ -145,18 +145,19 @@ static void test_two_cell(virt_conn *c, const char *name)
     CHECK(st.count.memory_scans == 8,
           "%s: 8 page queries (4 windows per 64 MiB cell, got %" PRIu64 ")", name,
           st.count.memory_scans);
-    CHECK(st.ram_for_id == id.id && st.nr_ram == 2 && st.ram[0].size == CELL_BYTES &&
-              st.ram[1].size == CELL_BYTES && st.ram[0].hva && st.ram[1].hva &&
-              st.ram[1].gpa == CELL_BYTES && !st.ram[0].shared && st.pid > 0,
-          "%s: RAM layout cached (ram-node1 at gpa 0x%" PRIx64 ", pid %d)", name, st.ram[1].gpa,
-          (int)st.pid);
-    CHECK(st.nr_prev == 2 && st.prev_sample_s > 0, "%s: CPU times remembered", name);
+    CHECK(st.sample.ram_for_id == id.id && st.sample.nr_ram == 2 &&
+              st.sample.ram[0].size == CELL_BYTES && st.sample.ram[1].size == CELL_BYTES &&
+              st.sample.ram[0].hva && st.sample.ram[1].hva && st.sample.ram[1].gpa == CELL_BYTES &&
+              !st.sample.ram[0].shared && st.sample.pid > 0,
+          "%s: RAM layout cached (ram-node1 at gpa 0x%" PRIx64 ", pid %d)", name,
+          st.sample.ram[1].gpa, (int)st.sample.pid);
+    CHECK(st.sample.nr_prev == 2 && st.sample.prev_sample_s > 0, "%s: CPU times remembered", name);
     snap_domain_clear(&out);
 
     /* a second pass: busy fractions, the layout reused */
     (void)usleep(300 * 1000);
     scans = st.count.memory_scans;
-    st.ram[0].gpa = 0xdead; /* a marker: a rebuilt layout would overwrite it */
+    st.sample.ram[0].gpa = 0xdead; /* a marker: a rebuilt layout would overwrite it */
     r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
     if (CHECK(r == 0 && out.nr_cells == 2, "%s: sampled again (r=%d: %s)", name, r, err)) {
         bool in_range = true;
@@ -164,17 +165,17 @@ static void test_two_cell(virt_conn *c, const char *name)
             in_range &= out.cells[k].vcpus[0].busy >= 0 && out.cells[k].vcpus[0].busy <= 1;
         CHECK(in_range, "%s: busy fractions in 0..1 (%.3f, %.3f)", name, out.cells[0].vcpus[0].busy,
               out.cells[1].vcpus[0].busy);
-        CHECK(st.ram[0].gpa == 0xdead && st.count.memory_scans == scans + 8,
+        CHECK(st.sample.ram[0].gpa == 0xdead && st.count.memory_scans == scans + 8,
               "%s: layout cached, 8 more queries", name);
         /* KVM's halt-polling statistics are read (libvirt's vCPU statistics) under KVM; under
          * TCG they are missing, asked three times in all (a job may keep them out once) */
         if (kvm)
-            CHECK(st.kvm_poll == 1, "%s: KVM's halt-polling statistics read", name);
+            CHECK(st.sample.kvm_poll == 1, "%s: KVM's halt-polling statistics read", name);
         else
-            CHECK(st.kvm_poll == -2, "%s: no KVM statistics under TCG: missed twice (%d)", name,
-                  st.kvm_poll);
+            CHECK(st.sample.kvm_poll == -2, "%s: no KVM statistics under TCG: missed twice (%d)",
+                  name, st.sample.kvm_poll);
     }
-    st.ram[0].gpa = 0;
+    st.sample.ram[0].gpa = 0;
 
     /* a third pass: two counts agreed (the guest is idle), so they are reused */
     if (r == 0) {
@@ -201,13 +202,13 @@ static void test_two_cell(virt_conn *c, const char *name)
                   "%s: after sample_mem_changed() the next pass counts again (%" PRIu64 " queries)",
                   name, st.count.memory_scans - scans);
             if (kvm)
-                CHECK(st.kvm_poll == 1 && c1[VIRT_CALL_STATS] == c0[VIRT_CALL_STATS] + 1 &&
+                CHECK(st.sample.kvm_poll == 1 && c1[VIRT_CALL_STATS] == c0[VIRT_CALL_STATS] + 1 &&
                           c1[VIRT_CALL_QMP] == c0[VIRT_CALL_QMP],
                       "%s: KVM: one statistics call a pass, no QMP command for it", name);
             else
-                CHECK(st.kvm_poll == -3 && c1[VIRT_CALL_STATS] == c0[VIRT_CALL_STATS],
+                CHECK(st.sample.kvm_poll == -3 && c1[VIRT_CALL_STATS] == c0[VIRT_CALL_STATS],
                       "%s: TCG: after three misses the statistics are not asked again (%d)", name,
-                      st.kvm_poll);
+                      st.sample.kvm_poll);
         }
     }
     snap_domain_clear(&out);
@@ -315,7 +316,8 @@ static void test_no_numa(virt_conn *c, const char *name)
         CHECK(node_pages(&out.cells[0], node0) >= 2 * CELL_BYTES / PAGE * 9 / 10,
               "%s: pc.ram: %" PRIu64 " pages on node 0 (>= 90%% of 128 MiB)", name,
               node_pages(&out.cells[0], node0));
-        CHECK(st.nr_ram == 1 && st.ram[0].size == 2 * CELL_BYTES && st.ram[0].gpa == 0 &&
+        CHECK(st.sample.nr_ram == 1 && st.sample.ram[0].size == 2 * CELL_BYTES &&
+                  st.sample.ram[0].gpa == 0 &&
                   st.count.memory_scans == LOCK_HOLD_MAX_QUERIES_PER_CELL,
               "%s: one 128 MiB backend at gpa 0, sampled with stride 2 in %d queries (%" PRIu64 ")",
               name, LOCK_HOLD_MAX_QUERIES_PER_CELL, st.count.memory_scans);

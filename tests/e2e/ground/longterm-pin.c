@@ -101,9 +101,9 @@ static void state_for(dom_state *st, char *p)
 {
     memset(st, 0, sizeof(*st));
     snprintf(st->name, sizeof(st->name), "longterm-pin");
-    st->pid = getpid(); /* this process stands in for QEMU */
-    st->nr_ram = 1;
-    st->ram[0] =
+    st->sample.pid = getpid(); /* this process stands in for QEMU */
+    st->sample.nr_ram = 1;
+    st->sample.ram[0] =
         (ram_range){.cell = 0, .hva = (uint64_t)(uintptr_t)p, .size = RANGE, .page_size = PAGE};
 }
 
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
               res.cells[0].pages_unmovable == RANGE / PAGE && b.tokens == tokens0,
           "move to node %d: none moved, all %llu pages counted as refused, nothing charged (r=%d)",
           to, (unsigned long long)res.cells[0].pages_unmovable, r);
-    CHECK(res.cells[0].refused && (st->mem_refused & 1) && pages_on(p, from) == RANGE / PAGE,
+    CHECK(res.cells[0].refused && (st->mover.mem_refused & 1) && pages_on(p, from) == RANGE / PAGE,
           "the cell's memory is taken as pinned; all of it still on node %d (%lu pages)", from,
           pages_on(p, from));
 
