@@ -182,35 +182,28 @@ static void client_reply(control_client *c, int rc, struct json_object *result, 
 /* Validate the request line (n bytes, newline excluded), run its command, send the reply. */
 static void client_handle(control_client *c, const char *line, size_t n)
 {
-    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *req = NULL, *result = NULL;
     const control_command *cmd = NULL;
     const char *command = NULL, *domain = NULL, *stage = NULL;
     control_request args;
     char errclass[CONTROL_ERRCLASS_MAX] = "", err[CONTROL_ERR_MAX] = "", echo[CONTROL_ECHO_MAX + 1];
-    bool trailing_ok = true;
+    vn_json_doc doc;
     int r;
 
     if (memchr(line, '\0', n)) {
         bad_request(c->fd, "request contains a NUL byte");
         return;
     }
-    tok = json_tokener_new_ex(CONTROL_JSON_DEPTH);
-    if (!tok) {
+    switch (vn_json_parse(line, n, CONTROL_JSON_DEPTH, &doc)) {
+    case VN_JSON_OK:
+        req = doc.root;
+        break;
+    case VN_JSON_E_NOMEM:
         (void)send_error(c->fd, "Internal", strerror(ENOMEM), true);
         return;
-    }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    req = json_tokener_parse_ex(tok, line, (int)n);
-    if (req) /* only blanks may follow the value (CRLF clients) */
-        for (size_t i = json_tokener_get_parse_end(tok); i < n && trailing_ok; i++)
-            trailing_ok = line[i] == ' ' || line[i] == '\t' || line[i] == '\r';
-    if (!req || !trailing_ok) {
-        enum json_tokener_error je = json_tokener_get_error(tok);
+    default:
         bad_request(c->fd, "request is not one JSON value: %s",
-                    je == json_tokener_success    ? "trailing characters"
-                    : je == json_tokener_continue ? "incomplete"
-                                                  : json_tokener_error_desc(je));
+                    doc.error == VN_JSON_E_TRAILING ? "trailing characters" : doc.why);
         return;
     }
     if (!json_object_is_type(req, json_type_object)) {

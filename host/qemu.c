@@ -70,15 +70,6 @@ static bool skip_lit(const char **p, const char *end, const char *lit)
 
 /* ---- QMP replies ---- */
 
-/* json-c's gaps (lib/json.h) in a reply: the reason, or NULL. */
-static const char *qmp_lenient_syntax(const char *text, size_t len)
-{
-    size_t at;
-    vn_json_lenient l = vn_json_scan(text, len, &at, NULL);
-
-    return l == VN_JSON_STRICT ? NULL : vn_json_lenient_str(l);
-}
-
 /*
  * Parse a QMP reply strictly (depth, size, nothing after the value) and return the
  * top-level object and its "return" member (borrowed from the root). A QMP error reply
@@ -88,39 +79,36 @@ static const char *qmp_lenient_syntax(const char *text, size_t len)
 static int qmp_parse_reply(const char *reply, struct json_object **ret_root,
                            struct json_object **ret_return, char *err, size_t errlen)
 {
-    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
     struct json_object *ret = NULL, *e = NULL, *cls = NULL, *desc = NULL;
     char b1[QEMU_SHOWN_BUF], b2[QEMU_SHOWN_BUF];
-    enum json_tokener_error jerr;
-    const char *why;
-    size_t len, end;
+    vn_json_doc doc;
+    size_t len;
 
     if (!reply)
         return vn_fail(err, errlen, -EINVAL, "no reply");
     len = strnlen(reply, QMP_REPLY_MAX + 1);
     if (len > QMP_REPLY_MAX)
         return vn_fail(err, errlen, -EINVAL, "reply longer than %u bytes", QMP_REPLY_MAX);
-    if (vn_is_blank(reply, len))
-        return vn_fail(err, errlen, -EINVAL, "empty reply");
 
-    tok = json_tokener_new_ex(QMP_DEPTH_MAX);
-    if (!tok)
+    switch (vn_json_parse(reply, len, QMP_DEPTH_MAX, &doc)) {
+    case VN_JSON_OK:
+        root = doc.root;
+        break;
+    case VN_JSON_E_NOMEM:
         return vn_fail(err, errlen, -ENOMEM, "out of memory");
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    root = json_tokener_parse_ex(tok, reply, (int)len);
-    jerr = json_tokener_get_error(tok);
-    end = json_tokener_get_parse_end(tok);
-    if (jerr == json_tokener_continue)
+    case VN_JSON_E_EMPTY:
+        return vn_fail(err, errlen, -EINVAL, "empty reply");
+    case VN_JSON_E_TRUNCATED:
         return vn_fail(err, errlen, -EINVAL, "truncated reply");
-    if (jerr != json_tokener_success)
-        return vn_fail(err, errlen, -EINVAL, "malformed reply at byte %zu: %s", end,
-                       json_tokener_error_desc(jerr));
-    if (end > len || !vn_is_blank(reply + end, len - end))
-        return vn_fail(err, errlen, -EINVAL, "unexpected data after the reply at byte %zu", end);
-    why = qmp_lenient_syntax(reply, end);
-    if (why)
-        return vn_fail(err, errlen, -EINVAL, "malformed reply: %s", why);
+    case VN_JSON_E_TRAILING:
+        return vn_fail(err, errlen, -EINVAL, "unexpected data after the reply at byte %zu", doc.at);
+    case VN_JSON_E_LENIENT:
+    case VN_JSON_E_DUPLICATE:
+        return vn_fail(err, errlen, -EINVAL, "malformed reply: %s", doc.why);
+    default:
+        return vn_fail(err, errlen, -EINVAL, "malformed reply at byte %zu: %s", doc.at, doc.why);
+    }
     if (!json_object_is_type(root, json_type_object))
         return vn_fail(err, errlen, -EINVAL, "reply is not a JSON object");
 

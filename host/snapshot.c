@@ -58,7 +58,7 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
     for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
         const char *key = json_object_iter_peek_name(&it);
         struct json_object *v = json_object_iter_peek_value(&it);
-        size_t mark = path_push_key(c, key);
+        size_t mark = vn_path_push_key(c, key);
         uint64_t n, bytes;
         int idx = -1;
 
@@ -78,7 +78,7 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
                              " bytes of host node %s",
                              bytes, c->t->nodes[idx].mem_total, key);
         tmp[idx] = n;
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     memcpy(pages, tmp, sizeof(tmp));
     return 0;
@@ -101,7 +101,7 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     if (r < 0)
         return r;
     if (vcpu_seen[id / 64] & (1ULL << (id % 64))) {
-        (void)path_push_key(c, "id");
+        (void)vn_path_push_key(c, "id");
         return snap_fail(c, -EINVAL, "duplicate vCPU id %" PRIu64 " in this domain", id);
     }
     vc.id = (unsigned)id;
@@ -114,7 +114,7 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     r = snap_parse_cpulist(c, v, &vc.allowed);
     if (r < 0)
         return r;
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     vc.pinned = vc.allowed;
     r = snap_field_enter(c, obj, "pinned", false, &v, &mark);
     if (r > 0)
@@ -125,7 +125,7 @@ static int parse_vcpu(snap_ctx *c, struct json_object *obj, uint64_t *vcpu_seen,
     if (r < 0)
         return r;
     if (cpu >= 0 && !cpuset_isset(&c->t->cpus, (unsigned)cpu)) {
-        (void)path_push_key(c, "cpu");
+        (void)vn_path_push_key(c, "cpu");
         return snap_fail(c, -EINVAL, "CPU %" PRId64 " is not a CPU of the host topology", cpu);
     }
     vc.cpu = (int)cpu;
@@ -154,7 +154,7 @@ static int parse_hot_range(snap_ctx *c, struct json_object *obj, snap_hot_range 
     if (r < 0)
         return r;
     if (h.length == 0 || __builtin_add_overflow(h.gpa, h.length, &end)) {
-        (void)path_push_key(c, "length");
+        (void)vn_path_push_key(c, "length");
         if (h.length == 0)
             return snap_fail(c, -EINVAL, "a hot range cannot be empty");
         return snap_fail(c, -EINVAL, "gpa + length overflows a 64-bit address");
@@ -228,13 +228,13 @@ static int parse_list(snap_ctx *c, struct json_object *obj, const char *key, siz
             return snap_fail(c, -ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        size_t imark = path_push_index(c, i);
+        size_t imark = vn_path_push_index(c, i);
         r = parse_one(c, json_object_array_get_idx(v, i), (char *)arr + i * size);
         if (r < 0)
             return r;
-        path_pop(c, imark);
+        vn_path_pop(c, imark);
     }
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     *ret = VN_TAKE_PTR(arr);
     *ret_n = (unsigned)n;
     return 0;
@@ -301,7 +301,7 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     if (r < 0)
         return r;
     if (cell_seen[id / 64] & (1ULL << (id % 64))) {
-        (void)path_push_key(c, "id");
+        (void)vn_path_push_key(c, "id");
         return snap_fail(c, -EINVAL, "duplicate cell id %" PRIu64 " in this domain", id);
     }
     cell_seen[id / 64] |= 1ULL << (id % 64);
@@ -319,7 +319,7 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     if (r < 0)
         return r;
     if (out->page_size < SNAP_PAGE_SIZE_MIN || (out->page_size & (out->page_size - 1))) {
-        (void)path_push_key(c, "page_size");
+        (void)vn_path_push_key(c, "page_size");
         return snap_fail(c, -EINVAL, "expected a power of two from %u to %llu, got %" PRIu64,
                          SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, out->page_size);
     }
@@ -353,13 +353,13 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
         return snap_fail(c, -ENOMEM, "out of memory");
     out->nr_vcpus = (unsigned)n;
     for (size_t i = 0; i < n; i++) {
-        size_t imark = path_push_index(c, i);
+        size_t imark = vn_path_push_index(c, i);
         r = parse_vcpu(c, json_object_array_get_idx(v, i), vcpu_seen, &out->vcpus[i]);
         if (r < 0)
             return r;
-        path_pop(c, imark);
+        vn_path_pop(c, imark);
     }
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
 
     r = snap_field_enter(c, obj, "hints", false, &v, &mark);
     if (r > 0)
@@ -386,9 +386,9 @@ static int check_shares(snap_ctx *c, const snap_domain *d, const uint64_t *cell_
                 if (cell->shares[sj].cell == other)
                     reason = "cell listed twice in shares";
             if (reason) {
-                (void)path_push_key(c, "cells");
-                (void)path_push_index(c, ci);
-                path_append(c, ".hints.shares[%u].cell", si);
+                (void)vn_path_push_key(c, "cells");
+                (void)vn_path_push_index(c, ci);
+                vn_path_append(c, ".hints.shares[%u].cell", si);
                 return snap_fail(c, -EINVAL, "%s (cell %u)", reason, other);
             }
         }
@@ -464,7 +464,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     if (len == 0 || len >= SNAP_NAME_MAX)
         return snap_fail(c, -EINVAL, "expected 1 to %d bytes, got %zu", SNAP_NAME_MAX - 1, len);
     memcpy(d->name, s, len);
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
 
     r = snap_field_string(c, obj, "uuid", false, &s, &len, &mark);
     if (r < 0)
@@ -474,7 +474,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
             return snap_fail(c, -EINVAL,
                              "expected a UUID like \"8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90\"");
         memcpy(d->uuid, s, len);
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
 
     r = snap_field_enter(c, obj, "balancer", false, &v, &mark);
@@ -509,12 +509,12 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
         return snap_fail(c, -ENOMEM, "out of memory");
     d->nr_cells = (unsigned)n;
     for (size_t i = 0; i < n; i++) {
-        size_t imark = path_push_index(c, i);
+        size_t imark = vn_path_push_index(c, i);
         r = parse_cell(c, json_object_array_get_idx(v, i), &binding, cell_seen, vcpu_seen,
                        &d->cells[i]);
         if (r < 0)
             return r;
-        path_pop(c, imark);
+        vn_path_pop(c, imark);
     }
     {
         unsigned with_vcpus = 0;
@@ -525,7 +525,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
                              "no cell has a vCPU (memory-only cells need another "
                              "cell with vCPUs)");
     }
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     return check_shares(c, d, cell_seen);
 }
 
@@ -567,9 +567,9 @@ static int check_domain_names(snap_ctx *c, const snapshot *s)
     if (dup == SIZE_MAX)
         return 0;
     copy_shown(shown, sizeof(shown), s->domains[dup].name, strlen(s->domains[dup].name));
-    (void)path_push_key(c, "domains");
-    (void)path_push_index(c, dup);
-    (void)path_push_key(c, "name");
+    (void)vn_path_push_key(c, "domains");
+    (void)vn_path_push_index(c, dup);
+    (void)vn_path_push_key(c, "name");
     return snap_fail(c, -EINVAL, "duplicate domain name \"%s\" (also domains[%zu])", shown, first);
 }
 
@@ -586,7 +586,7 @@ static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node
         return r;
     json_object_object_foreach(obj, key, val)
     {
-        size_t mark = path_push_key(c, key);
+        size_t mark = vn_path_push_key(c, key);
         uint64_t size = 0, pages = 0;
 
         if (vn_parse_u64(key, SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, &size) < 0 ||
@@ -603,7 +603,7 @@ static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node
             if (tmp[i].page_size == size)
                 return snap_fail(c, -EINVAL, "page size listed twice");
         tmp[nr++] = (topo_huge){.page_size = size, .free_pages = pages};
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     memcpy(out, tmp, sizeof(tmp));
     return 0;
@@ -621,7 +621,7 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i);
+        size_t mark = vn_path_push_index(c, i);
         struct json_object *obj = json_object_array_get_idx(arr, i);
         const topo_node *tn;
         uint64_t free_bytes = 0;
@@ -636,7 +636,7 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
             return r;
         tn = &c->t->nodes[idx];
         if (seen & (1ULL << idx)) {
-            (void)path_push_key(c, "node");
+            (void)vn_path_push_key(c, "node");
             return snap_fail(c, -EINVAL, "host node %u listed twice", tn->os_index);
         }
         seen |= 1ULL << idx;
@@ -660,7 +660,7 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
             if (r < 0)
                 return r;
         }
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     return 0;
 }
@@ -681,7 +681,7 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
     if (r < 0)
         return r;
     if (version != SNAP_VERSION) {
-        (void)path_push_key(c, "version");
+        (void)vn_path_push_key(c, "version");
         return snap_fail(c, -EINVAL,
                          "unsupported version %" PRId64 " (this vnuma reads version %d)", version,
                          SNAP_VERSION);
@@ -711,22 +711,14 @@ static int parse_root(snap_ctx *c, struct json_object *root, snapshot *s)
         s->nr_domains = (unsigned)n;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t imark = path_push_index(c, i);
+        size_t imark = vn_path_push_index(c, i);
         r = parse_domain(c, json_object_array_get_idx(v, i), &s->domains[i]);
         if (r < 0)
             return r;
-        path_pop(c, imark);
+        vn_path_pop(c, imark);
     }
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     return check_domain_names(c, s);
-}
-
-static bool only_whitespace(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (!vn_json_is_space(s[i]))
-            return false;
-    return true;
 }
 
 /* "line L, column C" of byte offset `off` in text, as the path of a syntax error. */
@@ -742,14 +734,13 @@ static void path_set_position(snap_ctx *c, const char *text, size_t off)
             col++;
         }
     }
-    path_pop(c, 0);
-    path_append(c, "line %zu, column %zu", line, col);
+    vn_path_pop(c, 0);
+    vn_path_append(c, "line %zu, column %zu", line, col);
 }
 
 int snap_parse(const char *text, size_t len, const char *origin, const topology *t, snapshot *ret,
                char *err, size_t errlen)
 {
-    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
     _cleanup_(snapshot_clear) snapshot tmp = {0};
     snap_ctx c = {.origin = origin ? origin : "snapshot",
@@ -757,52 +748,32 @@ int snap_parse(const char *text, size_t len, const char *origin, const topology 
                   .err = err,
                   .errlen = errlen,
                   .path = SNAP_CTX_PATH};
-    enum json_tokener_error jerr;
-    vn_json_lenient lenient;
-    size_t end, bad;
+    vn_json_doc doc;
     int r;
 
     assert(t && ret && (text || len == 0));
     if (len > SNAP_MAX_FILE_BYTES)
         return snap_fail(&c, -E2BIG, "input is %zu bytes, at most %u accepted", len,
                          SNAP_MAX_FILE_BYTES);
-    if (only_whitespace(text, len))
+    switch (vn_json_parse(text, len, SNAP_MAX_DEPTH, &doc)) {
+    case VN_JSON_OK:
+        root = doc.root;
+        break;
+    case VN_JSON_E_EMPTY:
         return snap_fail(&c, -EINVAL, "empty input");
-
-    tok = json_tokener_new_ex(SNAP_MAX_DEPTH);
-    if (!tok)
+    case VN_JSON_E_NOMEM:
         return snap_fail(&c, -ENOMEM, "out of memory");
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    root = json_tokener_parse_ex(tok, text, (int)len);
-    jerr = json_tokener_get_error(tok);
-    end = json_tokener_get_parse_end(tok);
-    if (jerr == json_tokener_continue) {
-        /* All input consumed: a NUL byte ends a bare top-level scalar ("null"), or shows the
-         * document is truncated. */
-        root = json_tokener_parse_ex(tok, "", 1);
-        if (json_tokener_get_error(tok) != json_tokener_success) {
-            path_set_position(&c, text, len);
-            return snap_fail(&c, -EINVAL, "unexpected end of input");
-        }
-        jerr = json_tokener_success;
-        end = len;
-    }
-    if (jerr != json_tokener_success) {
-        path_set_position(&c, text, VN_MIN(end, len));
-        if (jerr == json_tokener_error_depth)
-            return snap_fail(&c, -E2BIG, "nesting deeper than %d levels", SNAP_MAX_DEPTH);
-        return snap_fail(&c, -EINVAL, "%s", json_tokener_error_desc(jerr));
-    }
-    /* Anything but whitespace after the top-level value (json-c stops at a NUL byte). */
-    if (!only_whitespace(text + end, len - end)) {
-        path_set_position(&c, text, end);
+    case VN_JSON_E_DEPTH:
+        path_set_position(&c, text, doc.at);
+        return snap_fail(&c, -E2BIG, "nesting deeper than %d levels", SNAP_MAX_DEPTH);
+    case VN_JSON_E_TRAILING:
+        path_set_position(&c, text, doc.at);
         return snap_fail(&c, -EINVAL, "unexpected data after the top-level value");
-    }
-
-    lenient = vn_json_scan(text, end, &bad, NULL);
-    if (lenient != VN_JSON_STRICT) {
-        path_set_position(&c, text, bad);
-        return snap_fail(&c, -EINVAL, "%s", vn_json_lenient_str(lenient));
+    case VN_JSON_E_DUPLICATE:
+        return snap_fail(&c, -EINVAL, "%s", doc.why);
+    default: /* where json-c or the scan stopped, and why */
+        path_set_position(&c, text, doc.at);
+        return snap_fail(&c, -EINVAL, "%s", doc.why);
     }
 
     r = parse_root(&c, root, &tmp);

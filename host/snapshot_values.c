@@ -64,10 +64,10 @@ static int fail_expected(snap_ctx *c, struct json_object *v, const char *what)
 
 static int fail_missing(snap_ctx *c, const char *key)
 {
-    size_t mark = path_push_key(c, key);
+    size_t mark = vn_path_push_key(c, key);
     int r = snap_fail(c, -EINVAL, "missing required field");
 
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     return r;
 }
 
@@ -249,7 +249,7 @@ int snap_check_fields(snap_ctx *c, struct json_object *obj, const char *const *k
         for (const char *const *k = known; *k && !found; k++)
             found = strcmp(*k, key) == 0;
         if (!found) {
-            (void)path_push_key(c, key);
+            (void)vn_path_push_key(c, key);
             return snap_fail(c, -EINVAL, "unknown field");
         }
     }
@@ -284,7 +284,7 @@ int snap_field_enter(snap_ctx *c, struct json_object *obj, const char *key, bool
     int r = field_get(c, obj, key, required, v);
 
     if (r > 0)
-        *mark = path_push_key(c, key);
+        *mark = vn_path_push_key(c, key);
     return r;
 }
 
@@ -293,7 +293,7 @@ int snap_field_leave(snap_ctx *c, size_t mark, int r)
 {
     if (r < 0)
         return r;
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     return 1;
 }
 
@@ -340,7 +340,7 @@ int snap_field_node(snap_ctx *c, struct json_object *obj, const char *key, bool 
 
 /*
  * Leaves the path pointing at the field on success too, so the caller can go
- * on checking the string's content; the caller pops it with path_pop(c, *mark).
+ * on checking the string's content; the caller pops it with vn_path_pop(c, *mark).
  */
 int snap_field_string(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       const char **out, size_t *len, size_t *mark)
@@ -366,7 +366,7 @@ int snap_field_name(snap_ctx *c, struct json_object *obj, const char *key,
     v = from_name(s, len);
     if (v < 0)
         return snap_fail(c, -EINVAL, "expected %s", expected);
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     *ret = v;
     return 1;
 }
@@ -384,7 +384,7 @@ int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i);
+        size_t mark = vn_path_push_index(c, i);
         struct json_object *e = json_object_array_get_idx(v, i);
         int idx = -1;
 
@@ -394,7 +394,7 @@ int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
         if (mask & (1ULL << idx))
             return snap_fail(c, -EINVAL, "host node %u listed twice", c->t->nodes[idx].os_index);
         mask |= 1ULL << idx;
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     *out = mask;
     return 0;
@@ -430,7 +430,7 @@ int snap_parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out
             if (r < 0)
                 return r;
         }
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     *out = b;
     return 0;

@@ -45,11 +45,7 @@ typedef struct snap_ctx {
 /* ---- paths and errors ---- */
 
 /* The JSON path of the value being checked (lib/json.h). */
-#define PATH_IDENT            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-#define path_append(c, ...)   vn_jpath_append(&(c)->path, __VA_ARGS__)
-#define path_push_key(c, key) vn_jpath_push_key(&(c)->path, (key))
-#define path_push_index(c, i) vn_jpath_push_index(&(c)->path, (i))
-#define path_pop(c, mark)     vn_jpath_pop(&(c)->path, (mark))
+#define PATH_IDENT "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 #define copy_shown(dst, dstlen, src, srclen)                                                       \
     vn_shown((dst), (dstlen), (src), (srclen), SNAP_SHOWN_MAX)
 #define SNAP_CTX_PATH                                                                              \
@@ -116,7 +112,7 @@ int snap_field_node(snap_ctx *c, struct json_object *obj, const char *key, bool 
 /*
  * A string (*out, *len: borrowed from obj). Leaves the path pointing at the field on
  * success too, so the caller can go on checking the string's content; the caller pops it
- * with path_pop(c, *mark).
+ * with vn_path_pop(c, *mark).
  */
 int snap_field_string(snap_ctx *c, struct json_object *obj, const char *key, bool required,
                       const char **out, size_t *len, size_t *mark);

@@ -56,6 +56,41 @@ vn_json_lenient vn_json_scan(const char *text, size_t len, size_t *ret_at, uint6
 /* "single-quoted strings are not JSON", ... */
 const char *vn_json_lenient_str(vn_json_lenient l);
 
+/* ---- the one strict parse ---- */
+
+typedef enum vn_json_error {
+    VN_JSON_OK,
+    VN_JSON_E_NOMEM,
+    VN_JSON_E_EMPTY,     /* nothing but whitespace */
+    VN_JSON_E_TRUNCATED, /* the text ends inside the value */
+    VN_JSON_E_DEPTH,     /* nested deeper than asked */
+    VN_JSON_E_UTF8,      /* invalid UTF-8 in a string */
+    VN_JSON_E_SYNTAX,    /* json-c refused it: .why is its description */
+    VN_JSON_E_TRAILING,  /* something but whitespace after the value (a NUL byte too) */
+    VN_JSON_E_LENIENT,   /* what json-c lets through (.lenient; .why says what) */
+    VN_JSON_E_DUPLICATE, /* an object has the same key twice (json-c keeps the last) */
+} vn_json_error;
+
+typedef struct vn_json_doc {
+    struct json_object *root; /* the value, on VN_JSON_OK only; the caller puts it */
+    vn_json_error error;
+    vn_json_lenient lenient; /* for VN_JSON_E_LENIENT */
+    size_t at;               /* byte offset of the problem (TRUNCATED: len) */
+    const char *why;         /* static text: what is wrong */
+} vn_json_doc;
+
+/*
+ * Parse len bytes of untrusted text as exactly one strict JSON value: json-c's strict mode
+ * with UTF-8 validation and at most `depth` levels, a bare top-level scalar allowed, only
+ * JSON whitespace after the value, then vn_json_scan() for what strict mode lets through and
+ * a count of keys for duplicates. Every parser of untrusted JSON goes through here and maps
+ * doc->error to its own messages. Returns doc->error.
+ */
+vn_json_error vn_json_parse(const char *text, size_t len, int depth, vn_json_doc *doc);
+
+/* Object keys in the tree under v (nesting is bounded by the parse). */
+uint64_t vn_json_count_keys(struct json_object *v);
+
 /* ---- JSON paths for error messages ---- */
 
 #define VN_JPATH_MAX 256
@@ -86,3 +121,9 @@ size_t vn_jpath_push_key(vn_jpath *p, const char *key);
 /* Append "[i]"; returns the length to restore. */
 size_t vn_jpath_push_index(vn_jpath *p, size_t i);
 void vn_jpath_pop(vn_jpath *p, size_t mark);
+
+/* The same, for a parser's context that keeps its path in a `vn_jpath path` member. */
+#define vn_path_append(c, ...)   vn_jpath_append(&(c)->path, __VA_ARGS__)
+#define vn_path_push_key(c, key) vn_jpath_push_key(&(c)->path, (key))
+#define vn_path_push_index(c, i) vn_jpath_push_index(&(c)->path, (i))
+#define vn_path_pop(c, mark)     vn_jpath_pop(&(c)->path, (mark))

@@ -161,10 +161,7 @@ void proto_sanitize_comm(char *dst, const char *src)
 /* ---- paths and errors ---- */
 
 /* The JSON path of the value being checked, for error messages (lib/json.h). */
-#define PATH_IDENT            "abcdefghijklmnopqrstuvwxyz0123456789_-"
-#define path_push_key(c, key) vn_jpath_push_key(&(c)->path, (key))
-#define path_push_index(c, i) vn_jpath_push_index(&(c)->path, (i))
-#define path_pop(c, mark)     vn_jpath_pop(&(c)->path, (mark))
+#define PATH_IDENT "abcdefghijklmnopqrstuvwxyz0123456789_-"
 
 /* Format "PATH: reason" (or "reason" at the top) into err and return -kind. */
 static int fail(dctx *c, proto_error kind, const char *fmt, ...)
@@ -298,10 +295,10 @@ static int check_key_unique(dctx *c, const proto_field *f, const char *arr, size
             uint64_t vi = proto_load_uint(arr + i * size + key->offset, key->width);
             for (size_t j = 0; j < i; j++) {
                 if (proto_load_uint(arr + j * size + key->offset, key->width) == vi) {
-                    size_t mark = path_push_index(c, i);
-                    (void)path_push_key(c, key->name);
+                    size_t mark = vn_path_push_index(c, i);
+                    (void)vn_path_push_key(c, key->name);
                     int r = fail(c, PROTO_ERR_DUPLICATE, "%" PRIu64 " also in entry %zu", vi, j);
-                    path_pop(c, mark);
+                    vn_path_pop(c, mark);
                     return r;
                 }
             }
@@ -332,7 +329,7 @@ static int decode_array(dctx *c, const proto_field *f, struct json_object *v, vo
             return fail(c, PROTO_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i);
+        size_t mark = vn_path_push_index(c, i);
 
         r = decode_value(c, elem, json_object_array_get_idx(v, i), arr + i * size);
         if (r < 0)
@@ -346,7 +343,7 @@ static int decode_array(dctx *c, const proto_field *f, struct json_object *v, vo
                 }
             }
         }
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     if (elem->type == PROTO_T_OBJECT) {
         r = check_key_unique(c, f, arr, n);
@@ -373,7 +370,7 @@ static int decode_versions(dctx *c, const proto_field *f, struct json_object *v,
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i);
+        size_t mark = vn_path_push_index(c, i);
 
         r = decode_uint(c, &version, json_object_array_get_idx(v, i), &n_u);
         if (r < 0)
@@ -381,7 +378,7 @@ static int decode_versions(dctx *c, const proto_field *f, struct json_object *v,
         if (set & (UINT64_C(1) << n_u))
             return fail(c, PROTO_ERR_DUPLICATE, "version %" PRIu64 " listed twice", n_u);
         set |= UINT64_C(1) << n_u;
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     *out = set;
     return 0;
@@ -397,7 +394,7 @@ static int decode_caps(dctx *c, const proto_field *f, struct json_object *v, uin
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
-        size_t mark = path_push_index(c, i), len = 0;
+        size_t mark = vn_path_push_index(c, i), len = 0;
         const char *s = NULL;
 
         r = decode_string(c, 1, PROTO_MAX_CAP, json_object_array_get_idx(v, i), &s, &len);
@@ -408,7 +405,7 @@ static int decode_caps(dctx *c, const proto_field *f, struct json_object *v, uin
                 strlen(proto_capabilities[k].name) == len &&
                 memcmp(proto_capabilities[k].name, s, len) == 0)
                 set |= PROTO_CAP_BIT(k);
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     *out = set;
     return 0;
@@ -480,9 +477,9 @@ static int check_unknown(dctx *c, const proto_object *o, struct json_object *obj
         for (const char *const *k = extra; k && *k && !found; k++)
             found = strcmp(*k, key) == 0;
         if (!found) {
-            size_t mark = path_push_key(c, key);
+            size_t mark = vn_path_push_key(c, key);
             int r = fail(c, PROTO_ERR_UNKNOWN, "unknown field (protocol version %u)", c->version);
-            path_pop(c, mark);
+            vn_path_pop(c, mark);
             return r;
         }
     }
@@ -509,16 +506,16 @@ static int decode_object(dctx *c, const proto_object *o, struct json_object *v, 
         if (!json_object_object_get_ex(v, f->name, &fv)) {
             if (!(f->flags & PROTO_F_REQUIRED))
                 continue;
-            mark = path_push_key(c, f->name);
+            mark = vn_path_push_key(c, f->name);
             r = fail(c, PROTO_ERR_MISSING, "missing required field");
-            path_pop(c, mark);
+            vn_path_pop(c, mark);
             return r;
         }
-        mark = path_push_key(c, f->name);
+        mark = vn_path_push_key(c, f->name);
         r = decode_value(c, f, fv, dst);
         if (r < 0)
             return r;
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
     }
     if (o->check) {
         r = o->check(dst, why, sizeof(why));
@@ -529,42 +526,6 @@ static int decode_object(dctx *c, const proto_object *o, struct json_object *v, 
 }
 
 /* ---- text ---- */
-
-/*
- * What json-c 0.16 lets through in strict mode (lib/json.h: single-quoted strings, raw
- * control bytes inside strings, "\u0000" in an object key), and the number of keys.
- * Returns 0 or -kind.
- */
-static int scan_text(dctx *c, const char *text, size_t len, uint64_t *ret_keys)
-{
-    size_t at = 0;
-    vn_json_lenient l = vn_json_scan(text, len, &at, ret_keys);
-
-    if (l == VN_JSON_STRICT)
-        return 0;
-    if (l == VN_JSON_NUL_KEY)
-        return fail(c, PROTO_ERR_UTF8, "column %zu: key contains a NUL character", at + 1);
-    return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", at + 1, vn_json_lenient_str(l));
-}
-
-/* Keys of every object in the tree (depth is bounded by the tokener). */
-static uint64_t count_keys(struct json_object *v)
-{
-    uint64_t n = 0;
-
-    if (json_object_is_type(v, json_type_object)) {
-        json_object_object_foreach(v, key, val)
-        {
-            (void)key;
-            n += 1 + count_keys(val);
-        }
-    } else if (json_object_is_type(v, json_type_array)) {
-        size_t len = json_object_array_length(v);
-        for (size_t i = 0; i < len; i++)
-            n += count_keys(json_object_array_get_idx(v, i));
-    }
-    return n;
-}
 
 /* Objects and arrays in the text, counted before json-c allocates them (exact for valid JSON;
  * for invalid JSON only the error kind may differ). */
@@ -593,12 +554,9 @@ static size_t count_containers(const char *text, size_t len)
 /* Step 1: one line of text to one JSON object. */
 static int parse_line(dctx *c, const char *line, size_t len, struct json_object **ret)
 {
-    _cleanup_tokener_ struct json_tokener *tok = NULL;
     _cleanup_json_ struct json_object *root = NULL;
-    enum json_tokener_error jerr;
-    uint64_t keys = 0;
-    size_t end, bad;
-    int r;
+    vn_json_doc doc;
+    size_t bad;
 
     if (len >= PROTO_MAX_LINE)
         return fail(c, PROTO_ERR_OVERSIZE, "line of %zu bytes, at most %u with its newline", len,
@@ -612,32 +570,34 @@ static int parse_line(dctx *c, const char *line, size_t len, struct json_object 
         return fail(c, PROTO_ERR_LIMIT, "more than %u objects and arrays in one message",
                     PROTO_MAX_CONTAINERS);
 
-    tok = json_tokener_new_ex(PROTO_MAX_DEPTH);
-    if (!tok)
+    switch (vn_json_parse(line, len, PROTO_MAX_DEPTH, &doc)) {
+    case VN_JSON_OK:
+        root = doc.root;
+        break;
+    case VN_JSON_E_NOMEM:
         return fail(c, PROTO_ERR_NOMEM, "out of memory");
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    root = json_tokener_parse_ex(tok, line, (int)len);
-    jerr = json_tokener_get_error(tok);
-    end = json_tokener_get_parse_end(tok);
-    if (jerr == json_tokener_continue)
+    case VN_JSON_E_EMPTY:
+    case VN_JSON_E_TRUNCATED:
         return fail(c, PROTO_ERR_SYNTAX, "unexpected end of line");
-    if (jerr == json_tokener_error_depth)
-        return fail(c, PROTO_ERR_DEPTH, "column %zu: nesting deeper than %d levels", end + 1,
+    case VN_JSON_E_DEPTH:
+        return fail(c, PROTO_ERR_DEPTH, "column %zu: nesting deeper than %d levels", doc.at + 1,
                     PROTO_MAX_DEPTH);
-    if (jerr == json_tokener_error_parse_utf8_string)
-        return fail(c, PROTO_ERR_UTF8, "column %zu: invalid UTF-8", end + 1);
-    if (jerr != json_tokener_success)
-        return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", end + 1, json_tokener_error_desc(jerr));
-    for (size_t i = end; i < len; i++)
-        if (!vn_json_is_space(line[i]))
-            return fail(c, PROTO_ERR_SYNTAX, "column %zu: data after the message", i + 1);
-    r = scan_text(c, line, end, &keys);
-    if (r < 0)
-        return r;
+    case VN_JSON_E_UTF8:
+        return fail(c, PROTO_ERR_UTF8, "column %zu: invalid UTF-8", doc.at + 1);
+    case VN_JSON_E_TRAILING:
+        return fail(c, PROTO_ERR_SYNTAX, "column %zu: data after the message", doc.at + 1);
+    case VN_JSON_E_LENIENT:
+        if (doc.lenient == VN_JSON_NUL_KEY)
+            return fail(c, PROTO_ERR_UTF8, "column %zu: key contains a NUL character", doc.at + 1);
+        return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", doc.at + 1, doc.why);
+    case VN_JSON_E_DUPLICATE:
+        return fail(c, PROTO_ERR_DUPLICATE, "an object has the same key twice");
+    case VN_JSON_E_SYNTAX:
+    default:
+        return fail(c, PROTO_ERR_SYNTAX, "column %zu: %s", doc.at + 1, doc.why);
+    }
     if (!json_object_is_type(root, json_type_object))
         return fail(c, PROTO_ERR_TYPE, "expected an object, got %s", type_name(root));
-    if (count_keys(root) != keys)
-        return fail(c, PROTO_ERR_DUPLICATE, "an object has the same key twice");
     *ret = root;
     root = NULL;
     return 0;
@@ -654,16 +614,16 @@ static int decode_id(dctx *c, struct json_object *root, uint32_t *ret)
     int r;
 
     if (!json_object_object_get_ex(root, "id", &v)) {
-        mark = path_push_key(c, "id");
+        mark = vn_path_push_key(c, "id");
         r = fail(c, PROTO_ERR_MISSING, "missing required field");
-        path_pop(c, mark);
+        vn_path_pop(c, mark);
         return r;
     }
-    mark = path_push_key(c, "id");
+    mark = vn_path_push_key(c, "id");
     r = decode_uint(c, &id, v, &u);
     if (r < 0)
         return r;
-    path_pop(c, mark);
+    vn_path_pop(c, mark);
     *ret = (uint32_t)u;
     return 0;
 }
@@ -753,18 +713,18 @@ int proto_decode_reply(const char *line, size_t len, const proto_expect *expect,
         /* Error replies are open in every version: a newer agent may add to them. */
         c.open = true;
         tmp.kind = PROTO_REPLY_ERROR;
-        mark = path_push_key(&c, "error");
+        mark = vn_path_push_key(&c, "error");
         r = decode_object(&c, &proto_error_object, err_v, &tmp.error);
     } else {
         tmp.kind = msg->reply_kind;
-        mark = path_push_key(&c, "return");
+        mark = vn_path_push_key(&c, "return");
         r = decode_object(&c, msg->reply, ret_v, proto_reply_value(&tmp, tmp.kind));
     }
     if (r < 0) {
         proto_reply_clear(&tmp);
         return r;
     }
-    path_pop(&c, mark);
+    vn_path_pop(&c, mark);
     *ret = tmp;
     return 0;
 }
@@ -791,11 +751,11 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
     *ret_id = tmp.id;
     if (!json_object_object_get_ex(root, "execute", &exec_v))
         return fail(&c, PROTO_ERR_TYPE, "not a request: no \"execute\"");
-    mark = path_push_key(&c, "execute");
+    mark = vn_path_push_key(&c, "execute");
     r = decode_string(&c, 1, PROTO_MAX_COMMAND, exec_v, &name, &name_len);
     if (r < 0)
         return r;
-    path_pop(&c, mark);
+    vn_path_pop(&c, mark);
     for (unsigned m = 0; m < PROTO_MSG_MAX && !msg; m++)
         if (strlen(proto_messages[m].name) == name_len &&
             memcmp(proto_messages[m].name, name, name_len) == 0)
@@ -813,17 +773,17 @@ int proto_decode_request(const char *line, size_t len, unsigned version, proto_r
         return r;
     tmp.msg = msg->msg;
     if (!json_object_object_get_ex(root, "arguments", &args_v)) {
-        mark = path_push_key(&c, "arguments");
+        mark = vn_path_push_key(&c, "arguments");
         r = fail(&c, PROTO_ERR_MISSING, "missing required field");
-        path_pop(&c, mark);
+        vn_path_pop(&c, mark);
         return r;
     }
-    mark = path_push_key(&c, "arguments");
+    mark = vn_path_push_key(&c, "arguments");
     /* Requests own no arrays in any version so far: nothing to free on error. */
     r = decode_object(&c, msg->arguments, args_v, proto_request_args(&tmp));
     if (r < 0)
         return r;
-    path_pop(&c, mark);
+    vn_path_pop(&c, mark);
     *ret = tmp;
     return 0;
 }

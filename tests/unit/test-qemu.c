@@ -90,6 +90,7 @@ static const cpus_case cpus_cases[] = {
     {"bad/cpus-fast-node-id-null.json", -EINVAL, 0, {{0}}},
     {"bad/cpus-fast-props-array.json", -EINVAL, 0, {{0}}},
     {"bad/cpus-fast-duplicate.json", -EINVAL, 0, {{0}}},
+    {"bad/cpus-fast-key-twice.json", -EINVAL, 0, {{0}}},
     {"bad/cpus-fast-entry-number.json", -EINVAL, 0, {{0}}},
     {"bad/cpus-fast-single-quotes.json", -EINVAL, 0, {{0}}},
     {"bad/cpus-fast-deep.json", -EINVAL, 0, {{0}}},

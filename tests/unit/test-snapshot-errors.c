@@ -56,6 +56,8 @@ static const bad_case bad_cases[] = {
     {"second document", DOC("") DOC(""), 0, -EINVAL, "line 1, column 27:"},
     {"NUL byte after the document", DOC("") "\0{}", sizeof(DOC("") "\0{}") - 1, -EINVAL,
      "unexpected data after the top-level value"},
+    {"the same key twice", "{\"version\":1,\"domains\":[],\"version\":1}", 0, -EINVAL,
+     "test.json: an object has the same key twice"},
     {"array at the top", "[]", 0, -EINVAL, "test.json: expected an object, got an array"},
     {"null at the top", "null", 0, -EINVAL, "test.json: expected an object, got null"},
     {"too deep nesting",
