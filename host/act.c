@@ -46,7 +46,7 @@ static void fail(act_result *res, int err, const char *what)
     snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
 }
 
-int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
               act_result *res)
 {
@@ -68,7 +68,7 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
             main_bytes = bytes;
         }
         for (unsigned i = 0; i < pc->nr_pins; i++) {
-            r = act_pin_vcpu(d, st, pc->pins[i].vcpu, &pc->pins[i].cpus);
+            r = act_pin_vcpu(d, tg, pc->pins[i].vcpu, &pc->pins[i].cpus);
             if (r < 0) {
                 char what[64];
                 snprintf(what, sizeof(what), "pin vCPU %u", pc->pins[i].vcpu);
@@ -76,13 +76,13 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
                 return r;
             }
             res->cells[k].pins_done++;
-            st->count.pins++;
+            tg->count->pins++;
             any_pin = true;
         }
     }
     /* The emulator thread and IOThreads go with the domain's main node (act_pins.c) */
     if (any_pin && main_node >= 0) {
-        r = act_pin_emulator(d, st, t, sd, main_node, res, &step);
+        r = act_pin_emulator(d, tg, t, sd, main_node, res, &step);
         if (r < 0) {
             fail(res, r, step);
             return r;
@@ -96,13 +96,13 @@ int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *
         }
         return 0;
     }
-    r = act_move_cells(st, t, pd, ops, budget, cfg, res);
+    r = act_move_cells(tg, t, pd, ops, budget, cfg, res);
     if (r < 0) {
         fail(res, r, "move guest memory");
         return r;
     }
     /* Shared (memfd, tmpfs) backends get the target as their preferred node (act_backend.c) */
-    r = act_bind_backends(st, t, sd, pd, ops, res);
+    r = act_bind_backends(tg, t, sd, pd, ops, res);
     if (r < 0) {
         fail(res, r, "set the shared memory backend's preferred node");
         return r;

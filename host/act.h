@@ -74,13 +74,44 @@ typedef struct act_result {
 } act_result;
 
 /*
+ * A domain as the act stage sees it (act_target_of), never the whole dom_state: what act reads
+ * (the sample of this QEMU run: process, vCPU threads, RAM ranges; the operator's cputune)
+ * and what it writes (the mover's part, the shared backends' originals, the counters).
+ */
+typedef struct act_target {
+    const char *name;
+    const dom_sample_cache *sample; /* read */
+    bool cputune_known;             /* read: the operator's <cputune> (act_operator_pins) */
+    bool emulator_explicit;
+    unsigned nr_iothread_explicit;
+    const unsigned *iothread_explicit;
+    dom_mover *mover;    /* written: resume points, refused ranges, backend bindings */
+    dom_originals *orig; /* written: shared backends' policies before the first change */
+    dom_counters *count; /* written */
+} act_target;
+
+static inline act_target act_target_of(dom_state *st)
+{
+    return (act_target){.name = st->name,
+                        .sample = &st->sample,
+                        .cputune_known = st->cputune_known,
+                        .emulator_explicit = st->emulator_explicit,
+                        .nr_iothread_explicit = st->nr_iothread_explicit,
+                        .iothread_explicit = st->iothread_explicit,
+                        .mover = &st->mover,
+                        .orig = &st->orig,
+                        .count = &st->count};
+}
+
+/*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
- * sd->cells[k]. Memory moves walk st->sample.ram[] in windows of the plan's
+ * sd->cells[k]. Memory moves take what they move from the plan: act_move_plan() turns each
+ * cell's plan into spans of the sample's RAM ranges, walked in windows of the plan's
  * batch_pages, moving the pages found on the source node, while the budget
  * lasts and the target's free memory stays above `reserve` bytes (checked with
  * ops->node_free before every batch). Fills *res; returns 0 or the -errno of
  * the first error that stopped it (res->kind says what to do about it).
  */
-int act_apply(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
               act_result *res);

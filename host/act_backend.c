@@ -51,38 +51,38 @@ static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t
     return procmaps_walk(pid, hva, len, policy_piece, &w);
 }
 
-bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
+bool act_policy_due(const topology *t, const act_target *tg, const snap_cell *sc,
                     const plan_cell *pc)
 {
-    const ram_range *ram = act_find_ram(st, pc->cell_id);
+    const ram_range *ram = act_find_ram(tg->sample, pc->cell_id);
 
     if (!ram || !ram->shared || ram->hugetlb || pc->target_node < 0 ||
         pc->cell_id >= SNAP_MAX_CELLS_PER_DOMAIN || (pc->rules & RULE_BIT(RULE_CPUSET_SKIP)) ||
         sc->mem_pinned != MEM_PIN_NONE || sc->binding.mode != VN_MEM_NONE)
         return false;
-    return st->mover.memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
+    return tg->mover->memfd_bound[pc->cell_id] != (int)t->nodes[pc->target_node].os_index + 1;
 }
 
-int act_unbind_memfd(const numa_ops *ops, dom_state *st)
+int act_unbind_memfd(const numa_ops *ops, const act_target *tg)
 {
     int first = 0;
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
         const ram_range *ram;
         int r;
-        if (!(st->orig.memfd_cells & (1ULL << k)) || !(ram = act_find_ram(st, k)) ||
-            st->sample.pid <= 0)
+        if (!(tg->orig->memfd_cells & (1ULL << k)) || !(ram = act_find_ram(tg->sample, k)) ||
+            tg->sample->pid <= 0)
             continue;
-        r = backend_policy(ops, st->sample.pid, ram->hva, ram->size, &st->orig.memfd_policy[k],
+        r = backend_policy(ops, tg->sample->pid, ram->hva, ram->size, &tg->orig->memfd_policy[k],
                            NULL);
         if (r < 0 && !first)
             first = r;
-        st->mover.memfd_bound[k] = 0;
+        tg->mover->memfd_bound[k] = 0;
     }
     return first;
 }
 
-int act_bind_backends(dom_state *st, const topology *t, const snap_domain *sd,
+int act_bind_backends(const act_target *tg, const topology *t, const snap_domain *sd,
                       const plan_domain *pd, const numa_ops *ops, act_result *res)
 {
     int r;
@@ -96,23 +96,23 @@ int act_bind_backends(dom_state *st, const topology *t, const snap_domain *sd,
      * preferred, interleave) has the operator's policy: it is never replaced. */
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
-        const ram_range *ram = act_find_ram(st, pc->cell_id);
+        const ram_range *ram = act_find_ram(tg->sample, pc->cell_id);
         vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
         bool first;
         int node;
-        if (st->sample.pid <= 0 || !act_policy_due(t, st, &sd->cells[k], pc))
+        if (tg->sample->pid <= 0 || !act_policy_due(t, tg, &sd->cells[k], pc))
             continue;
         node = (int)t->nodes[pc->target_node].os_index;
         cpuset_set(&want.nodes, (unsigned)node);
-        first = !(st->orig.memfd_cells & (1ULL << pc->cell_id));
-        r = backend_policy(ops, st->sample.pid, ram->hva, ram->size, &want, first ? &old : NULL);
+        first = !(tg->orig->memfd_cells & (1ULL << pc->cell_id));
+        r = backend_policy(ops, tg->sample->pid, ram->hva, ram->size, &want, first ? &old : NULL);
         if (r < 0)
             return r;
         if (first) {
-            st->orig.memfd_policy[pc->cell_id] = old;
-            st->orig.memfd_cells |= 1ULL << pc->cell_id;
+            tg->orig->memfd_policy[pc->cell_id] = old;
+            tg->orig->memfd_cells |= 1ULL << pc->cell_id;
         }
-        st->mover.memfd_bound[pc->cell_id] = node + 1;
+        tg->mover->memfd_bound[pc->cell_id] = node + 1;
         res->memfd_bound++;
     }
     return 0;

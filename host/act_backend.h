@@ -17,14 +17,14 @@
  * operator's numatune, not preferring that node yet. act_apply() sets it; the pass acts for it
  * even when the plan has no pin or move.
  */
-bool act_policy_due(const topology *t, const dom_state *st, const snap_cell *sc,
+bool act_policy_due(const topology *t, const act_target *tg, const snap_cell *sc,
                     const plan_cell *pc);
 
 /* Give the shared backends vnumad set a policy on the policy they had before (saved in
- * st->orig.memfd_policy[]). Returns 0 or -errno. */
-int act_unbind_memfd(const numa_ops *ops, dom_state *st);
+ * orig.memfd_policy[]). Returns 0 or -errno. */
+int act_unbind_memfd(const numa_ops *ops, const act_target *tg);
 
 /* Each shared backend due (act_policy_due) gets its cell's target as preferred node; 0 or
  * -errno. */
-int act_bind_backends(dom_state *st, const topology *t, const snap_domain *sd,
+int act_bind_backends(const act_target *tg, const topology *t, const snap_domain *sd,
                       const plan_domain *pd, const numa_ops *ops, act_result *res);

@@ -37,25 +37,72 @@ void act_budget_refill(act_budget *b, double now_s)
     b->last_s = now_s;
 }
 
-const ram_range *act_find_ram(const dom_state *st, unsigned cell)
+const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell)
 {
-    for (unsigned i = 0; i < st->sample.nr_ram; i++)
-        if (st->sample.ram[i].cell == cell)
-            return &st->sample.ram[i];
+    for (unsigned i = 0; i < s->nr_ram; i++)
+        if (s->ram[i].cell == cell)
+            return &s->ram[i];
     return NULL;
 }
 
-void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
+void act_mover_sync(dom_mover *m, const dom_sample_cache *s)
+{
+    if (m->ram_gen == s->ram_gen)
+        return;
+    memset(m->move_resume, 0, sizeof(m->move_resume));
+    m->mem_refused = 0;
+    m->ram_gen = s->ram_gen;
+}
+
+void act_mem_refused(const act_target *tg, unsigned ri, uint64_t moved, uint64_t unmovable,
                      act_cell_result *cr)
 {
-    if (!unmovable || moved || ri >= 64)
+    if (!unmovable || moved || ri >= 64 || ri >= tg->sample->nr_ram)
         return;
-    if (!(st->mover.mem_refused & (1ULL << ri)))
+    if (!(tg->mover->mem_refused & (1ULL << ri)))
         log_warn(
             "Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to it until QEMU restarts",
-            st->sample.ram[ri].cell, st->name, (unsigned long long)unmovable);
-    st->mover.mem_refused |= 1ULL << ri;
+            tg->sample->ram[ri].cell, tg->name, (unsigned long long)unmovable);
+    tg->mover->mem_refused |= 1ULL << ri;
     cr->refused = true;
+}
+
+unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ram, uint64_t refused,
+                       move_span *out, unsigned max)
+{
+    unsigned n = 0;
+
+    for (unsigned ri = 0; ri < nr_ram && ri < 64; ri++) {
+        const ram_range *r = &ram[ri];
+        if (r->cell != pc->cell_id || (refused & (1ULL << ri)))
+            continue; /* another cell's, or its pages would not move: it stays */
+        for (unsigned m = 0; m < pc->nr_moves && n < max; m++) {
+            const plan_move *mv = &pc->moves[m];
+            move_span sp = {.ri = ri,
+                            .move = m,
+                            .hot = mv->is_range,
+                            .to = mv->to_node,
+                            .page_size = r->page_size ? r->page_size : ACT_PAGE_SIZE,
+                            .shared = r->shared,
+                            .hugetlb = r->hugetlb};
+            if (mv->is_range) {
+                /* a hot range inside this range */
+                if (mv->gpa < r->gpa || mv->gpa + mv->length > r->gpa + r->size)
+                    continue;
+                sp.hva = r->hva + (mv->gpa - r->gpa);
+                sp.len = mv->length;
+                sp.from = -1;
+                sp.bytes = mv->length;
+            } else {
+                sp.hva = r->hva;
+                sp.len = r->size;
+                sp.from = mv->from_node;
+                sp.bytes = mv->bytes;
+            }
+            out[n++] = sp;
+        }
+    }
+    return n;
 }
 
 static uint64_t node_reserve(const topology *t, const vn_config *c, unsigned n)
@@ -214,12 +261,16 @@ static int move_range(const numa_ops *ops, const move_req *m, act_budget *budget
 /* One cell's moves as one mover runs them (move_cells): what it reads, and what it writes
  * only for itself until the movers are joined. */
 typedef struct cell_mover {
-    const dom_state *st; /* pid, ram[], mem_refused: read only */
-    uint64_t *resume;    /* st->mover.move_resume: only the entries of this cell's ranges */
+    const move_span *spans; /* what the cell's plan moves (act_move_plan) */
+    unsigned nr_spans;
+    unsigned nr_moves;  /* the plan's moves the spans serve */
+    pid_t pid;          /* the QEMU process */
+    const char *domain; /* whose memory (a test hold says it) */
+    uint64_t *resume;   /* the mover's resume points: only the entries of this cell's ranges */
     const topology *t;
-    const plan_cell *pc;
     const numa_ops *ops;
     const vn_config *cfg;
+    uint32_t batch; /* pages per window */
     act_cell_result *cr;
     act_budget budget;        /* this mover's share of the pass's tokens */
     double share;             /* the tokens it was given */
@@ -229,72 +280,56 @@ typedef struct cell_mover {
     int r;
 } cell_mover;
 
-/* Each of the cell's ranges in turn: its boot RAM, then its memory devices (pc-dimm,
- * virtio-mem); a bulk move's bytes are taken from them in that order. */
+/* The cell's spans in turn; a bulk move's bytes are taken from its ranges in that order. */
 static void cell_mover_run(cell_mover *cm)
 {
-    const dom_state *st = cm->st;
-    const plan_cell *pc = cm->pc;
     act_cell_result *cr = cm->cr;
-    _cleanup_free_ uint64_t *done = calloc(pc->nr_moves, sizeof(*done)); /* bytes per move */
+    _cleanup_free_ uint64_t *done = calloc(VN_MAX(cm->nr_moves, 1u), sizeof(*done));
     int r = 0;
 
     if (!done) {
         cm->r = -ENOMEM;
         return;
     }
-    for (unsigned ri = 0; ri < st->sample.nr_ram && ri < 64; ri++) {
-        const ram_range *ram = &st->sample.ram[ri];
-        uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable;
-        if (ram->cell != pc->cell_id || (st->mover.mem_refused & (1ULL << ri)))
-            continue; /* another cell's, or its pages would not move: it stays */
-        for (unsigned m = 0; m < pc->nr_moves; m++) {
-            const plan_move *mv = &pc->moves[m];
-            uint64_t before = cr->bytes_moved;
-            move_req req = {
-                .pid = st->sample.pid,
-                .domain = st->name,
-                .page_size = ram->page_size ? ram->page_size : ACT_PAGE_SIZE,
-                .shared = ram->shared,
-                .hugetlb = ram->hugetlb,
-                .to = (int)cm->t->nodes[mv->to_node].os_index,
-                .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
-                .reserve = node_reserve(cm->t, cm->cfg, (unsigned)mv->to_node),
-            };
-            r = 0;
-            if (mv->is_range) {
-                /* hot ranges inside one of the cell's ranges go first */
-                if (mv->gpa < ram->gpa || mv->gpa + mv->length > ram->gpa + ram->size)
+    for (unsigned i = 0; i < cm->nr_spans; i++) {
+        const move_span *sp = &cm->spans[i];
+        uint64_t moved0 = cr->pages_moved, unmovable0 = cr->pages_unmovable,
+                 before = cr->bytes_moved;
+        move_req req = {
+            .pid = cm->pid,
+            .domain = cm->domain,
+            .hva = sp->hva,
+            .len = sp->len,
+            .page_size = sp->page_size,
+            .shared = sp->shared,
+            .hugetlb = sp->hugetlb,
+            .to = (int)cm->t->nodes[sp->to].os_index,
+            .batch = cm->batch,
+            .reserve = node_reserve(cm->t, cm->cfg, (unsigned)sp->to),
+        };
+        r = 0;
+        if (sp->hot) {
+            /* hot ranges go first, from wherever their pages are */
+            for (unsigned n = 0; n < cm->t->nr_nodes && r == 0; n++) {
+                uint64_t from_start = 0;
+                if ((int)n == sp->to)
                     continue;
-                for (unsigned n = 0; n < cm->t->nr_nodes; n++) {
-                    uint64_t from_start = 0;
-                    if ((int)n == mv->to_node)
-                        continue;
-                    req.hva = ram->hva + (mv->gpa - ram->gpa);
-                    req.len = mv->length;
-                    req.from = (int)cm->t->nodes[n].os_index;
-                    req.want = mv->length;
-                    r = move_range(cm->ops, &req, &cm->budget, &from_start, cr, &cm->count);
-                    if (r < 0)
-                        break;
-                }
-            } else if (done[m] < mv->bytes) {
-                req.hva = ram->hva;
-                req.len = ram->size;
-                req.from = (int)cm->t->nodes[mv->from_node].os_index;
-                req.want = mv->bytes - done[m];
-                r = move_range(cm->ops, &req, &cm->budget, &cm->resume[ri], cr, &cm->count);
+                req.from = (int)cm->t->nodes[n].os_index;
+                req.want = sp->bytes;
+                r = move_range(cm->ops, &req, &cm->budget, &from_start, cr, &cm->count);
             }
-            done[m] += cr->bytes_moved - before;
-            if (r < 0) {
-                cm->r = r;
-                return;
-            }
-            if (cr->budget_exhausted || cr->reserve_hit)
-                break;
+        } else if (done[sp->move] < sp->bytes) {
+            req.from = (int)cm->t->nodes[sp->from].os_index;
+            req.want = sp->bytes - done[sp->move];
+            r = move_range(cm->ops, &req, &cm->budget, &cm->resume[sp->ri], cr, &cm->count);
         }
-        cm->range_moved[ri] = cr->pages_moved - moved0;
-        cm->range_refused[ri] = cr->pages_unmovable - unmovable0;
+        done[sp->move] += cr->bytes_moved - before;
+        cm->range_moved[sp->ri] += cr->pages_moved - moved0;
+        cm->range_refused[sp->ri] += cr->pages_unmovable - unmovable0;
+        if (r < 0) {
+            cm->r = r;
+            return;
+        }
         if (cr->budget_exhausted || cr->reserve_hit)
             break;
     }
@@ -336,35 +371,54 @@ static uint64_t cell_planned_bytes(const plan_cell *pc)
  * cells moving into one node each check its free memory before every window: together they
  * may take one window more each than a single mover would, within the reserve's slack.
  */
-int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, const numa_ops *ops,
-                   act_budget *budget, const vn_config *cfg, act_result *res)
+int act_move_cells(const act_target *tg, const topology *t, const plan_domain *pd,
+                   const numa_ops *ops, act_budget *budget, const vn_config *cfg, act_result *res)
 {
+    const dom_sample_cache *smp = tg->sample;
     _cleanup_free_ cell_mover *movers = calloc(SNAP_MAX_CELLS_PER_DOMAIN, sizeof(*movers));
+    _cleanup_free_ move_span *spans = NULL;
     pthread_t threads[ACT_MAX_MOVERS];
     mover_pool pool = {.movers = movers};
     uint64_t planned[SNAP_MAX_CELLS_PER_DOMAIN], total = 0;
-    unsigned nr_threads = 0, want;
+    unsigned nr_threads = 0, want, max_spans = 0, used = 0;
     double spent = 0;
     int r = 0;
 
-    if (st->sample.pid <= 0)
+    if (smp->pid <= 0)
         return 0;
     if (!movers)
         return -ENOMEM;
+    act_mover_sync(tg->mover, smp);
+    for (unsigned k = 0; k < res->nr_cells; k++)
+        max_spans += VN_MIN(smp->nr_ram, 64u) * pd->cells[k].nr_moves;
+    if (!max_spans)
+        return 0;
+    spans = calloc(max_spans, sizeof(*spans));
+    if (!spans)
+        return -ENOMEM;
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
+        unsigned n;
         if (!pc->nr_moves)
             continue;
+        n = act_move_plan(pc, smp->ram, smp->nr_ram, tg->mover->mem_refused, spans + used,
+                          max_spans - used);
         planned[pool.nr] = VN_MAX(cell_planned_bytes(pc), 1);
         total += planned[pool.nr];
-        movers[pool.nr] = (cell_mover){.st = st,
-                                       .resume = st->mover.move_resume,
-                                       .t = t,
-                                       .pc = pc,
-                                       .ops = ops,
-                                       .cfg = cfg,
-                                       .cr = &res->cells[k],
-                                       .budget = *budget};
+        movers[pool.nr] =
+            (cell_mover){.spans = spans + used,
+                         .nr_spans = n,
+                         .nr_moves = pc->nr_moves,
+                         .pid = smp->pid,
+                         .domain = tg->name,
+                         .resume = tg->mover->move_resume,
+                         .t = t,
+                         .ops = ops,
+                         .cfg = cfg,
+                         .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                         .cr = &res->cells[k],
+                         .budget = *budget};
+        used += n;
         pool.nr++;
     }
     if (!pool.nr)
@@ -390,13 +444,13 @@ int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, cons
     for (unsigned i = 0; i < pool.nr; i++) {
         cell_mover *cm = &movers[i];
         spent += cm->share - cm->budget.tokens;
-        st->count.memory_scans += cm->count.memory_scans;
-        st->count.pages_moved += cm->count.pages_moved;
-        st->count.bytes_moved += cm->count.bytes_moved;
-        st->count.pages_unmovable += cm->count.pages_unmovable;
-        for (unsigned ri = 0; ri < st->sample.nr_ram && ri < 64; ri++)
+        tg->count->memory_scans += cm->count.memory_scans;
+        tg->count->pages_moved += cm->count.pages_moved;
+        tg->count->bytes_moved += cm->count.bytes_moved;
+        tg->count->pages_unmovable += cm->count.pages_unmovable;
+        for (unsigned ri = 0; ri < smp->nr_ram && ri < 64; ri++)
             if (cm->range_refused[ri])
-                act_mem_refused(st, ri, cm->range_moved[ri], cm->range_refused[ri], cm->cr);
+                act_mem_refused(tg, ri, cm->range_moved[ri], cm->range_refused[ri], cm->cr);
         if (cm->r < 0 && r == 0)
             r = cm->r;
     }

@@ -22,14 +22,41 @@ void act_budget_refill(act_budget *b, double now_s);
  * After a pass tried to move range ram[ri] of the domain (`moved` pages moved, `unmovable`
  * refused): when none moved and some would not (a long-term pin the XML does not show:
  * io_uring registered buffers, RDMA), the range is taken as pinned for the rest of this QEMU
- * run (st->mover.mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
+ * run (mover.mem_refused; a cell all of whose ranges are is sampled as MEM_PIN_REFUSED): never
  * tried again. Sets cr->refused then. A pass that moved some pages changes nothing.
  */
-void act_mem_refused(dom_state *st, unsigned ri, uint64_t moved, uint64_t unmovable,
+void act_mem_refused(const act_target *tg, unsigned ri, uint64_t moved, uint64_t unmovable,
                      act_cell_result *cr);
 
-/* The guest RAM range of cell `cell`, or NULL. */
-const ram_range *act_find_ram(const dom_state *st, unsigned cell);
+/* The boot RAM range of cell `cell` in the sample, or NULL. */
+const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell);
+
+/* The sample found a new RAM layout (dom_sample_cache.ram_gen): the mover's resume points and
+ * refused ranges are of the old one and are forgotten. */
+void act_mover_sync(dom_mover *m, const dom_sample_cache *s);
+
+/* One stretch of guest memory a cell's plan moves: what the plan asks of one RAM range. */
+typedef struct move_span {
+    unsigned ri;   /* the range's index in the sample's ram[] (resume point, refused) */
+    unsigned move; /* the plan_move it serves (plan_cell.moves[]) */
+    bool hot;      /* a hot range: pages from every other node; else a bulk move */
+    uint64_t hva, len;
+    int from, to;   /* topology node indexes (from: -1 for a hot range) */
+    uint64_t bytes; /* hot range: its length; bulk: the move's bytes over all the cell's ranges */
+    uint64_t page_size;
+    bool shared, hugetlb;
+} move_span;
+
+/*
+ * What the plan of one cell moves, as spans of the sample's RAM ranges, in the order they
+ * are walked: the cell's boot RAM, then its memory devices, each with its hot ranges before
+ * its bulk moves in plan order; ranges whose pages would not move (`refused`, bit per ram[]
+ * index) are left out. Fills out[0..max-1]; returns how many there are (max is enough for
+ * nr_ram * pc->nr_moves). Pure: no call, no state.
+ */
+unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ram, uint64_t refused,
+                       move_span *out, unsigned max);
+
 /* The plan's page moves, one mover per cell (up to ACT_MAX_MOVERS threads); 0 or -errno. */
-int act_move_cells(dom_state *st, const topology *t, const plan_domain *pd, const numa_ops *ops,
-                   act_budget *budget, const vn_config *cfg, act_result *res);
+int act_move_cells(const act_target *tg, const topology *t, const plan_domain *pd,
+                   const numa_ops *ops, act_budget *budget, const vn_config *cfg, act_result *res);

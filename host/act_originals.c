@@ -33,6 +33,7 @@ static bool iothread_saved(const dom_state *st, unsigned id)
 static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
                              bool defined)
 {
+    const act_target tg = act_target_of(st);
     _cleanup_free_ virt_vcpu *v = NULL;
     _cleanup_free_ unsigned *ids = NULL;
     _cleanup_free_ vn_cpuset *pins = NULL;
@@ -55,7 +56,7 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
     }
     if (virt_iothreads(d, &ids, &pins, &nio) == 0)
         for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
-            if (act_iothread_explicit(st, ids[i]))
+            if (act_iothread_explicit(&tg, ids[i]))
                 continue;
             o.iothread_id[o.nr_iothreads] = ids[i];
             o.iothread_pin[o.nr_iothreads++] = def;
@@ -126,6 +127,7 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
 
 int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 {
+    const act_target tg = act_target_of(st);
     _cleanup_free_ virt_vcpu *v = NULL;
     dom_originals o;
     unsigned n = 0;
@@ -157,7 +159,7 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
         unsigned nio = 0;
         if (virt_iothreads(d, &ids, &pins, &nio) == 0)
             for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
-                if (act_iothread_explicit(st, ids[i]))
+                if (act_iothread_explicit(&tg, ids[i]))
                     continue;
                 o.iothread_id[o.nr_iothreads] = ids[i];
                 o.iothread_pin[o.nr_iothreads++] = pins[i];

@@ -46,29 +46,29 @@ int act_thread_affinity(pid_t tid, const vn_cpuset *want)
     return 1;
 }
 
-int act_pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *cpus)
+int act_pin_vcpu(virt_dom *d, const act_target *tg, unsigned vcpu, const vn_cpuset *cpus)
 {
     int r = virt_pin_vcpu(d, vcpu, cpus);
 
     if (r < 0 || vcpu >= STATE_MAX_VCPUS)
         return r;
-    r = act_thread_affinity(st->sample.vcpu_tid[vcpu], cpus);
+    r = act_thread_affinity(tg->sample->vcpu_tid[vcpu], cpus);
     if (r > 0)
-        st->count.affinity_fixups++;
+        tg->count->affinity_fixups++;
     return r < 0 ? r : 0;
 }
 
-bool act_iothread_explicit(const dom_state *st, unsigned id)
+bool act_iothread_explicit(const act_target *tg, unsigned id)
 {
-    if (!st->cputune_known)
+    if (!tg->cputune_known)
         return true; /* not known this pass: kept */
-    for (unsigned i = 0; i < st->nr_iothread_explicit; i++)
-        if (st->iothread_explicit[i] == id)
+    for (unsigned i = 0; i < tg->nr_iothread_explicit; i++)
+        if (tg->iothread_explicit[i] == id)
             return true;
     return false;
 }
 
-int act_pin_emulator(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+int act_pin_emulator(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
                      int main_node, act_result *res, const char **what)
 {
     int r;
@@ -82,7 +82,7 @@ int act_pin_emulator(virt_dom *d, dom_state *st, const topology *t, const snap_d
         for (unsigned v = 0; v < sd->cells[k].nr_vcpus; v++)
             cpuset_or(&allowed, &allowed, &sd->cells[k].vcpus[v].allowed);
     cpuset_and(&want, &want, &allowed);
-    if (!cpuset_empty(&want) && st->cputune_known && !st->emulator_explicit &&
+    if (!cpuset_empty(&want) && tg->cputune_known && !tg->emulator_explicit &&
         virt_emulator_pin(d, &cur) == 0 && !cpuset_equal(&cur, &want)) {
         r = virt_pin_emulator(d, &want);
         if (r < 0) {
@@ -98,7 +98,7 @@ int act_pin_emulator(virt_dom *d, dom_state *st, const topology *t, const snap_d
         unsigned nio = 0;
         if (virt_iothreads(d, &ids, &pins, &nio) == 0)
             for (unsigned i = 0; i < nio; i++) {
-                if (cpuset_equal(&pins[i], &want) || act_iothread_explicit(st, ids[i]))
+                if (cpuset_equal(&pins[i], &want) || act_iothread_explicit(tg, ids[i]))
                     continue;
                 r = virt_pin_iothread(d, ids[i], &want);
                 if (r < 0) {

@@ -20,14 +20,14 @@
 int act_thread_affinity(pid_t tid, const vn_cpuset *want);
 
 /* The operator pins IOThread `id` (act_operator_pins), or its pins are not known yet. */
-bool act_iothread_explicit(const dom_state *st, unsigned id);
+bool act_iothread_explicit(const act_target *tg, unsigned id);
 
 /* Pin vCPU vcpu through libvirt, then check its thread's affinity (act_thread_affinity). */
-int act_pin_vcpu(virt_dom *d, dom_state *st, unsigned vcpu, const vn_cpuset *cpus);
+int act_pin_vcpu(virt_dom *d, const act_target *tg, unsigned vcpu, const vn_cpuset *cpus);
 /* The emulator thread (unless the operator pinned it) and the IOThreads (each unless the
  * operator pinned it) onto main_node's CPUs within the vCPUs' allowed CPUs. 0, or -errno with
  * *what naming the step that failed. */
-int act_pin_emulator(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+int act_pin_emulator(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
                      int main_node, act_result *res, const char **what);
 /* Every cell has a restrictive numatune: memory is moved by changing its nodeset. */
 bool act_all_restrictive(const snap_domain *sd);

@@ -376,9 +376,11 @@ typedef struct advise_work {
 static void advise_run(work *w)
 {
     advise_work *aw = (advise_work *)w;
+    sample_input in = sample_input_of(aw->copy);
 
-    aw->r = sample_domain(aw->d, aw->copy, aw->dm->topo, aw->dm->numa, aw->use_qmp, vn_mono_s(),
-                          &aw->sd, aw->err, sizeof(aw->err));
+    aw->r =
+        sample_domain(aw->d, &in, &aw->copy->sample, &aw->copy->count, aw->dm->topo, aw->dm->numa,
+                      aw->use_qmp, vn_mono_s(), &aw->sd, aw->err, sizeof(aw->err));
 }
 
 /* A pass found the sample running past the domain timeout (the domain does not answer): the

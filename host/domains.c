@@ -123,7 +123,7 @@ static void state_reset_run(dom_state *st, int id)
     st->sample.ram_failures = 0;
     st->sample.ram_retry_age = 0;
     st->sample.ram_error[0] = '\0';
-    sample_mem_changed(st);
+    sample_mem_changed(&st->sample);
     memset(st->mover.move_resume, 0, sizeof(st->mover.move_resume));
     st->sample.nr_prev = 0;
     st->sample.prev_sample_s = 0;
@@ -140,8 +140,8 @@ static void state_reset_run(dom_state *st, int id)
     st->cputune_known = false;
     st->arrived = false;
     st->sample.bound_logged = false;
-    sample_vcpus_stale(st);
-    sample_xml_stale(st);
+    sample_vcpus_stale(&st->sample);
+    sample_xml_stale(&st->sample);
     virt_dom_free(st->dom);
     st->dom = NULL;
 }
@@ -219,11 +219,11 @@ void domains_stale(dom_state *st, unsigned what)
         return;
     }
     if (what & DOM_STALE_XML)
-        sample_xml_stale(st);
+        sample_xml_stale(&st->sample);
     if (what & DOM_STALE_VCPUS)
-        sample_vcpus_stale(st);
+        sample_vcpus_stale(&st->sample);
     if (what & DOM_STALE_RAM)
-        ramlayout_stale(st);
+        ramlayout_stale(&st->sample);
 }
 
 /* Open the agent channel when the guest has the port open and none is open yet: after a
@@ -249,17 +249,21 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
 
 void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
 {
+    sample_input in;
+    act_target tg;
     int r;
 
     if (!st->orig.saved)
         return;
     r = act_restore(d, st);
     /* a vnumad that restarted may not have found the backends yet */
-    if (ramlayout_locate_backends(d, st) < 0)
+    in = sample_input_of(st);
+    if (ramlayout_locate_backends(d, &in, &st->sample, &st->count, st->orig.memfd_cells) < 0)
         log_warn("Cannot find the shared memory backends of '%s' to give them their own policy "
                  "back",
                  st->name);
-    if (act_unbind_memfd(dm->numa, st) < 0)
+    tg = act_target_of(st);
+    if (act_unbind_memfd(dm->numa, &tg) < 0)
         log_warn("Failed to give the shared memory backends of '%s' their own policy back",
                  st->name);
     if (r < 0) {

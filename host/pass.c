@@ -79,11 +79,13 @@ static bool plan_domain_has_actions(const plan_domain *pd)
 }
 
 /* A shared (memfd) backend whose preferred node is still to be set (act_policy_due). */
-static bool memfd_needs_bind(const topology *t, const dom_state *st, const snap_domain *sd,
+static bool memfd_needs_bind(const topology *t, dom_state *st, const snap_domain *sd,
                              const plan_domain *pd)
 {
+    act_target tg = act_target_of(st);
+
     for (unsigned k = 0; k < pd->nr_cells && k < sd->nr_cells; k++)
-        if (act_policy_due(t, st, &sd->cells[k], &pd->cells[k]))
+        if (act_policy_due(t, &tg, &sd->cells[k], &pd->cells[k]))
             return true;
     return false;
 }
@@ -130,12 +132,13 @@ static void act_run(work *w)
         dw->meta_failed = publish_metadata(dw->d, st, dw->pass, time, NULL) < 0;
     }
     if (dw->r == 0) {
+        act_target tg = act_target_of(st);
         double before = dw->budget.tokens;
         /* moves stop one interval after this domain's act began (the rest follows next
          * pass): a deadline from the pass's start let nothing move when sampling took the
          * interval (a loaded host, many domains) */
         dw->budget.deadline_s = vn_mono_s() + dm->cfg.interval_s;
-        dw->r = act_apply(dw->d, st, dm->topo, &dw->sd, &dw->pd, dm->numa, &dw->budget,
+        dw->r = act_apply(dw->d, &tg, dm->topo, &dw->sd, &dw->pd, dm->numa, &dw->budget,
                           &dm->cfg.decide, &dw->res);
         dw->used = before - dw->budget.tokens;
     } else {
@@ -222,8 +225,8 @@ static void act_done(work *w, bool late)
     for (unsigned k = 0; k < dw->pd.nr_cells; k++)
         dm->pinned_in_window |= dw->r == 0 && dw->pd.cells[k].nr_pins > 0;
     if (dw->r == 0) {
-        sample_mem_changed(st); /* it acted: count the memory afresh next pass */
-        sample_xml_stale(st);   /* and read the pins and numatune it set */
+        sample_mem_changed(&st->sample); /* it acted: count the memory afresh next pass */
+        sample_xml_stale(&st->sample);   /* and read the pins and numatune it set */
     }
     if (dw->r == -EBUSY) {
         /* a job runs on it: nothing was changed, nothing is written until it ends */
@@ -325,21 +328,23 @@ static void sample_run(work *w)
 {
     dom_work *dw = (dom_work *)w;
     vnumad *dm = dw->dm;
+    dom_state *st = dw->st;
+    sample_input in = sample_input_of(st);
     bool job = false;
 
-    if (sample_uses_monitor(dw->d, dw->st, dm->cfg.use_qmp) && virt_dom_job(dw->d, &job) == 0 &&
-        job) {
+    if (sample_uses_monitor(dw->d, &st->sample, dm->cfg.use_qmp) &&
+        virt_dom_job(dw->d, &job) == 0 && job) {
         dw->r = -EBUSY;
         return;
     }
     if (dw->kind == DW_WINDOW)
-        dw->r = sample_open_window(dw->d, dw->st, dm->cfg.use_qmp, vn_mono_s(), dw->err,
+        dw->r = sample_open_window(dw->d, &in, &st->sample, dm->cfg.use_qmp, vn_mono_s(), dw->err,
                                    sizeof(dw->err));
     else
         /* busy fractions over the time between two readings, taken now (a work may wait in
          * the queue: the pass's start would skew them) */
-        dw->r = sample_domain(dw->d, dw->st, dm->topo, dm->numa, dm->cfg.use_qmp, vn_mono_s(),
-                              &dw->sd, dw->err, sizeof(dw->err));
+        dw->r = sample_domain(dw->d, &in, &st->sample, &st->count, dm->topo, dm->numa,
+                              dm->cfg.use_qmp, vn_mono_s(), &dw->sd, dw->err, sizeof(dw->err));
 }
 
 static void sample_done(work *w, bool late);
@@ -455,7 +460,8 @@ static void pass_sample_all(vnumad *dm, pass_set *ps, double now)
         if (!d)
             continue;
         pass_submit_sample(dm, ps, st, d,
-                           sample_needs_window(st) && window > 0 ? DW_WINDOW : DW_SAMPLE, now);
+                           sample_needs_window(&st->sample) && window > 0 ? DW_WINDOW : DW_SAMPLE,
+                           now);
     }
     pass_wait(dm);
     if (!ps->nr_wait)

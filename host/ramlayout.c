@@ -233,84 +233,86 @@ unsigned ramlayout_backoff(unsigned failures)
     return VN_MIN(1u << VN_MIN(failures, 5u), (unsigned)RAMLAYOUT_RETRY_MAX);
 }
 
-static void ram_failed(dom_state *st, const char *name, const char *why)
+static void ram_failed(const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                       const char *name, const char *why)
 {
-    unsigned wait = ramlayout_backoff(st->sample.ram_failures);
+    unsigned wait = ramlayout_backoff(sc->ram_failures);
 
-    st->count.memory_discovery_failures++;
-    st->sample.ram_retry_age = st->age_passes + wait;
-    (void)snprintf(st->sample.ram_error, sizeof(st->sample.ram_error), "%s", why);
-    if (st->sample.ram_failures++ == 0)
+    count->memory_discovery_failures++;
+    sc->ram_retry_age = in->age_passes + wait;
+    (void)snprintf(sc->ram_error, sizeof(sc->ram_error), "%s", why);
+    if (sc->ram_failures++ == 0)
         log_warn(
             "Cannot find the guest memory of '%s': %s; placing its vCPUs only, trying again in %u pass(es)",
             name, why, wait);
     else
         log_debug(
             "Still cannot find the guest memory of '%s' (attempt %u): %s; next try in %u passes",
-            name, st->sample.ram_failures, why, wait);
+            name, sc->ram_failures, why, wait);
 }
 
 /*
  * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]) and of every memory-only cell
- * and memory device is in the QEMU process: cached in st->sample.ram[] for the QEMU run, found
- * again when the cells change or a memory device came or went. 1 when st->sample.ram[] is valid, 0
+ * and memory device is in the QEMU process: cached in sc->ram[] for the QEMU run, found
+ * again when the cells change or a memory device came or went. 1 when sc->ram[] is valid, 0
  * when it could not be found (it waits for its retry: cells without page counts, decide's
  * no-memory-info, vCPUs still placed), -ESRCH when the domain went away.
  */
-int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const unsigned *cell_ids,
-                     unsigned nr_cells, bool guest_numa, char *err, size_t errlen)
+int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                     const virt_dom_id *ident, const unsigned *cell_ids, unsigned nr_cells,
+                     bool guest_numa, char *err, size_t errlen)
 {
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-    bool ram_valid = st->sample.ram_for_id == ident->id && st->sample.nr_ram_boot == nr_cells;
+    bool ram_valid = sc->ram_for_id == ident->id && sc->nr_ram_boot == nr_cells;
     unsigned nr_ram = 0;
     int r;
 
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
-        ram_valid = st->sample.ram[c].cell == cell_ids[c];
+        ram_valid = sc->ram[c].cell == cell_ids[c];
     if (ram_valid)
         return 1;
-    if (st->sample.ram_failures && st->age_passes < st->sample.ram_retry_age)
+    if (sc->ram_failures && in->age_passes < sc->ram_retry_age)
         return 0;
     r = ram_locate(d, cell_ids, nr_cells, guest_numa, ram, &nr_ram, err, errlen);
     if (r == -ESRCH)
         return r; /* the domain went away */
     if (r < 0) {
-        ram_failed(st, ident->name, err);
+        ram_failed(in, sc, count, ident->name, err);
         return 0;
     }
-    if (st->sample.ram_failures)
+    if (sc->ram_failures)
         log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
-                 st->sample.ram_failures);
-    st->sample.ram_failures = 0;
-    st->sample.ram_error[0] = '\0';
-    memcpy(st->sample.ram, ram, nr_ram * sizeof(ram[0]));
-    memset(st->sample.mem_valid, 0, sizeof(st->sample.mem_valid));
-    memset(st->mover.move_resume, 0, sizeof(st->mover.move_resume));
-    st->mover.mem_refused = 0;
-    st->sample.nr_ram = nr_ram;
-    st->sample.nr_ram_boot = nr_cells;
+                 sc->ram_failures);
+    sc->ram_failures = 0;
+    sc->ram_error[0] = '\0';
+    memcpy(sc->ram, ram, nr_ram * sizeof(ram[0]));
+    memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
+    sc->ram_gen++; /* the mover forgets its resume points and refusals (act_mover_sync) */
+    sc->nr_ram = nr_ram;
+    sc->nr_ram_boot = nr_cells;
     if (nr_ram > nr_cells)
         log_info("'%s' has %u more memory range(s) (memory-only cells, pc-dimm, virtio-mem): "
                  "sampled and moved with their cells",
                  ident->name, nr_ram - nr_cells);
-    st->sample.ram_for_id = ident->id;
-    st->sample.pid = 0; /* a new QEMU process: read its pid again */
+    sc->ram_for_id = ident->id;
+    sc->pid = 0; /* a new QEMU process: read its pid again */
     return 1;
 }
 
-int ramlayout_locate_backends(virt_dom *d, dom_state *st)
+int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
+                              dom_counters *count, uint64_t memfd_cells)
 {
     unsigned cells[SNAP_MAX_CELLS_PER_DOMAIN], n = 0;
     virt_dom_id ident;
     char err[STATE_ERROR_MAX];
-    bool known = st->sample.pid > 0;
+    bool known = sc->pid > 0;
     int r;
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        if (st->orig.memfd_cells & (1ULL << k)) {
+        if (memfd_cells & (1ULL << k)) {
             bool found = false;
-            for (unsigned i = 0; i < st->sample.nr_ram && !found; i++)
-                found = st->sample.ram[i].cell == k;
+            for (unsigned i = 0; i < sc->nr_ram && !found; i++)
+                found = sc->ram[i].cell == k;
             known &= found;
             cells[n++] = k;
         }
@@ -320,18 +322,18 @@ int ramlayout_locate_backends(virt_dom *d, dom_state *st)
     if (r < 0)
         return r;
     /* the cells' backends: ram-nodeN of a guest with NUMA, else its one backend */
-    r = ramlayout_ensure(d, st, &ident, cells, n, true, err, sizeof(err));
+    r = ramlayout_ensure(d, in, sc, count, &ident, cells, n, true, err, sizeof(err));
     if (r == 0 && n == 1 && cells[0] == 0)
-        r = ramlayout_ensure(d, st, &ident, cells, n, false, err, sizeof(err));
+        r = ramlayout_ensure(d, in, sc, count, &ident, cells, n, false, err, sizeof(err));
     if (r <= 0)
         return r < 0 ? r : -ENOENT;
-    if (st->sample.pid <= 0)
-        r = sample_qemu_pid(ident.name, &st->sample.pid);
+    if (sc->pid <= 0)
+        r = sample_qemu_pid(ident.name, &sc->pid);
     return r < 0 ? r : 0;
 }
 
-void ramlayout_stale(dom_state *st)
+void ramlayout_stale(dom_sample_cache *sc)
 {
-    st->sample.ram_for_id = -1;
-    st->sample.ram_failures = 0; /* try at once, whatever failed before */
+    sc->ram_for_id = -1;
+    sc->ram_failures = 0; /* try at once, whatever failed before */
 }

@@ -19,12 +19,13 @@
 
 /*
  * Where the RAM of each cell with vCPUs (cell_ids[0..nr_cells-1]), of every memory-only cell
- * and of every memory device is (st->sample.ram[], cached for the QEMU run; found again when the
- * cells change or a memory device came or went). 1 when st->sample.ram[] is valid, 0 when it could
+ * and of every memory device is (sc->ram[], cached for the QEMU run; found again when the
+ * cells change or a memory device came or went). 1 when sc->ram[] is valid, 0 when it could
  * not be found (said once, counted, retried with backoff), -ESRCH when the domain went away.
  */
-int ramlayout_ensure(virt_dom *d, dom_state *st, const virt_dom_id *ident, const unsigned *cell_ids,
-                     unsigned nr_cells, bool guest_numa, char *err, size_t errlen);
+int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                     const virt_dom_id *ident, const unsigned *cell_ids, unsigned nr_cells,
+                     bool guest_numa, char *err, size_t errlen);
 
 /* Page size of the backend mapped at hva in process pid (hugetlbfs: its pool's, and
  * *hugetlb set; anything else the base page size). 0 or -errno. */
@@ -40,12 +41,13 @@ int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);
  */
 unsigned ramlayout_backoff(unsigned failures);
 
-/* Find the backends of the cells whose shared policy vnumad changed (st->orig.memfd_cells)
+/* Find the backends of the cells whose shared policy vnumad changed (memfd_cells: the originals')
  * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
  * out before its first pass): the policies can then be put back. Nothing is asked when a
  * sample found them already. 0 or -errno. */
-int ramlayout_locate_backends(virt_dom *d, dom_state *st);
+int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
+                              dom_counters *count, uint64_t memfd_cells);
 
 /* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
  * at the next sample (query-memdev, info mtree, query-memory-devices). */
-void ramlayout_stale(dom_state *st);
+void ramlayout_stale(dom_sample_cache *sc);

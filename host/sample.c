@@ -123,26 +123,26 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 /* ---- sample_domain ---- */
 
 /* After a count of ram[] cell c: wait longer before the next one when it is settled. */
-static void mem_settle(dom_state *st, unsigned c, unsigned nr_nodes, uint64_t cell_pages,
+static void mem_settle(dom_sample_cache *sc, unsigned c, unsigned nr_nodes, uint64_t cell_pages,
                        const uint64_t pages[VN_MAX_NODES])
 {
-    bool settled = st->sample.mem_valid[c];
+    bool settled = sc->mem_valid[c];
 
     for (unsigned n = 0; n < nr_nodes && settled; n++) {
-        uint64_t a = pages[n], b = st->sample.mem_pages[c][n];
+        uint64_t a = pages[n], b = sc->mem_pages[c][n];
         settled = (a > b ? a - b : b - a) * 1000 <= cell_pages * SAMPLE_SETTLED_PERMILLE;
     }
-    st->sample.mem_wait[c] = settled ? (uint8_t)VN_MIN(2u * VN_MAX(st->sample.mem_wait[c], 1u),
-                                                       (unsigned)SAMPLE_MEM_MAX_WAIT)
-                                     : 1;
-    st->sample.mem_skipped[c] = 0;
-    st->sample.mem_valid[c] = true;
-    memcpy(st->sample.mem_pages[c], pages, sizeof(st->sample.mem_pages[c]));
+    sc->mem_wait[c] =
+        settled ? (uint8_t)VN_MIN(2u * VN_MAX(sc->mem_wait[c], 1u), (unsigned)SAMPLE_MEM_MAX_WAIT)
+                : 1;
+    sc->mem_skipped[c] = 0;
+    sc->mem_valid[c] = true;
+    memcpy(sc->mem_pages[c], pages, sizeof(sc->mem_pages[c]));
 }
 
-void sample_mem_changed(dom_state *st)
+void sample_mem_changed(dom_sample_cache *sc)
 {
-    memset(st->sample.mem_valid, 0, sizeof(st->sample.mem_valid));
+    memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
 }
 
 /* True when rule 2 applies: memory bound to exactly one node. */
@@ -205,43 +205,43 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
  * statistics) and so needs no job check; a QEMU that had none three times in a row (TCG,
  * QEMU before 7.1) is not asked again in this run.
  */
-static void vcpu_poll(virt_dom *d, dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                      uint64_t *poll_ns)
+static void vcpu_poll(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
+                      const virt_vcpu *vcpus, unsigned nr_vcpus, uint64_t *poll_ns)
 {
     _cleanup_free_ uint64_t *by_number = NULL;
     unsigned found = 0;
 
     for (unsigned i = 0; i < nr_vcpus; i++)
         poll_ns[i] = UINT64_MAX;
-    if (st->sample.kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
+    if (sc->kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
         return;
     if (virt_dom_vcpu_poll(d, by_number, STATE_MAX_VCPUS, &found) < 0 || found == 0) {
         /* kvm_poll counts the misses down from 0 while KVM was never seen: -3 is "none" */
-        if (st->sample.kvm_poll <= 0 && --st->sample.kvm_poll == -3)
+        if (sc->kvm_poll <= 0 && --sc->kvm_poll == -3)
             log_debug("No KVM halt-polling statistics for '%s' (TCG, or QEMU before 7.1): vCPU run "
                       "time is taken as it is",
-                      st->name);
+                      in->name);
         return;
     }
-    st->sample.kvm_poll = 1;
+    sc->kvm_poll = 1;
     for (unsigned i = 0; i < nr_vcpus; i++)
         if (vcpus[i].number < STATE_MAX_VCPUS)
             poll_ns[i] = by_number[vcpus[i].number];
 }
 
 /* The CPU time readings the next sample's busy fractions are measured against. */
-static void remember_cpu_times(dom_state *st, const virt_vcpu *vcpus, unsigned nr_vcpus,
+static void remember_cpu_times(dom_sample_cache *sc, const virt_vcpu *vcpus, unsigned nr_vcpus,
                                const uint64_t *poll_ns, double now_s)
 {
     for (unsigned i = 0; i < nr_vcpus; i++) {
-        st->sample.prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
-        st->sample.prev_poll_ns[vcpus[i].number] = poll_ns[i];
+        sc->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        sc->prev_poll_ns[vcpus[i].number] = poll_ns[i];
     }
-    st->sample.nr_prev = nr_vcpus;
-    st->sample.prev_sample_s = now_s;
+    sc->nr_prev = nr_vcpus;
+    sc->prev_sample_s = now_s;
 }
 
-bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
+bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp)
 {
     virt_dom_id ident;
 
@@ -249,61 +249,59 @@ bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp)
         return use_qmp;
     /* the vCPU threads and the RAM layout are learnt once per QEMU run (KVM's halt polling,
      * asked every pass, goes through libvirt's statistics: vcpu_poll) */
-    return st->sample.vcpus_for_id != ident.id || !st->sample.qv ||
-           st->sample.ram_for_id != ident.id;
+    return sc->vcpus_for_id != ident.id || !sc->qv || sc->ram_for_id != ident.id;
 }
 
-bool sample_needs_window(const dom_state *st)
+bool sample_needs_window(const dom_sample_cache *sc)
 {
-    return st->sample.nr_prev == 0;
+    return sc->nr_prev == 0;
 }
 
 /* ---- the live XML ---- */
 
-int sample_live_xml(virt_dom *d, dom_state *st, double now_s, const char **ret, char *err,
+int sample_live_xml(virt_dom *d, dom_sample_cache *sc, double now_s, const char **ret, char *err,
                     size_t errlen)
 {
     char *xml = NULL;
     int r;
 
-    if (!st->sample.xml || now_s - st->sample.xml_at_s >= SAMPLE_XML_REFRESH_S ||
-        now_s < st->sample.xml_at_s) {
+    if (!sc->xml || now_s - sc->xml_at_s >= SAMPLE_XML_REFRESH_S || now_s < sc->xml_at_s) {
         r = virt_dom_xml(d, &xml);
         if (r < 0)
             return vn_fail(err, errlen, r, "reading the live XML failed: %s", virt_last_error());
-        free(st->sample.xml);
-        st->sample.xml = xml;
-        st->sample.xml_at_s = now_s;
+        free(sc->xml);
+        sc->xml = xml;
+        sc->xml_at_s = now_s;
     }
-    *ret = st->sample.xml;
+    *ret = sc->xml;
     return 0;
 }
 
-void sample_xml_stale(dom_state *st)
+void sample_xml_stale(dom_sample_cache *sc)
 {
-    free(st->sample.xml);
-    st->sample.xml = NULL;
+    free(sc->xml);
+    sc->xml = NULL;
 }
 
 /* ---- vCPU threads ---- */
 
-void sample_vcpus_stale(dom_state *st)
+void sample_vcpus_stale(dom_sample_cache *sc)
 {
-    free(st->sample.qv);
-    st->sample.qv = NULL;
-    st->sample.nr_qv = 0;
-    st->sample.vcpus_for_id = -1;
+    free(sc->qv);
+    sc->qv = NULL;
+    sc->nr_qv = 0;
+    sc->vcpus_for_id = -1;
 }
 
 /* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast. */
-static int vcpus_learn(virt_dom *d, dom_state *st, int id, char *err, size_t errlen)
+static int vcpus_learn(virt_dom *d, dom_sample_cache *sc, int id, char *err, size_t errlen)
 {
     _cleanup_free_ qmp_vcpu *qv = NULL;
     _cleanup_free_ char *reply = NULL;
     unsigned nr_qv = 0;
     int r;
 
-    sample_vcpus_stale(st);
+    sample_vcpus_stale(sc);
     r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
     if (r < 0)
         return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
@@ -318,23 +316,23 @@ static int vcpus_learn(virt_dom *d, dom_state *st, int id, char *err, size_t err
         if (qv[i].cpu_index >= STATE_MAX_VCPUS)
             return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
                            qv[i].cpu_index, STATE_MAX_VCPUS - 1);
-        st->sample.vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
+        sc->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
     }
-    st->sample.qv = VN_TAKE_PTR(qv);
-    st->sample.nr_qv = nr_qv;
-    st->sample.vcpus_for_id = id;
+    sc->qv = VN_TAKE_PTR(qv);
+    sc->nr_qv = nr_qv;
+    sc->vcpus_for_id = id;
     return 0;
 }
 
 /* Each known vCPU thread's CPU time, CPU and affinity from /proc; -ESRCH when one is gone. */
-static int vcpus_from_proc(const dom_state *st, virt_vcpu *out)
+static int vcpus_from_proc(const dom_sample_cache *sc, virt_vcpu *out)
 {
-    for (unsigned i = 0; i < st->sample.nr_qv; i++) {
-        int r = sample_thread("/proc", st->sample.qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
+    for (unsigned i = 0; i < sc->nr_qv; i++) {
+        int r = sample_thread("/proc", sc->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
                               &out[i].affinity);
         if (r < 0)
             return r;
-        out[i].number = st->sample.qv[i].cpu_index;
+        out[i].number = sc->qv[i].cpu_index;
     }
     return 0;
 }
@@ -347,33 +345,33 @@ static int vcpus_from_proc(const dom_state *st, virt_vcpu *out)
  * call (a thread that is gone makes it learn them again, once). Without QMP, libvirt's
  * vCPU information. The caller frees the arrays. 0 or -errno.
  */
-static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcpu **vcpus,
-                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
-                      char *err, size_t errlen)
+static int read_vcpus(virt_dom *d, const sample_input *in, dom_sample_cache *sc, int id,
+                      bool use_qmp, virt_vcpu **vcpus, unsigned *nr_vcpus, int **cell_of,
+                      bool *guest_numa, uint64_t **poll_ns, char *err, size_t errlen)
 {
     unsigned n = 0;
     int r;
 
     if (use_qmp) {
         for (int attempt = 0;; attempt++) {
-            if (st->sample.vcpus_for_id != id || !st->sample.qv) {
-                r = vcpus_learn(d, st, id, err, errlen);
+            if (sc->vcpus_for_id != id || !sc->qv) {
+                r = vcpus_learn(d, sc, id, err, errlen);
                 if (r < 0)
                     return r;
             }
             free(*vcpus);
-            *vcpus = calloc(st->sample.nr_qv, sizeof(**vcpus));
+            *vcpus = calloc(sc->nr_qv, sizeof(**vcpus));
             if (!*vcpus)
                 return vn_fail(err, errlen, -ENOMEM, "out of memory");
-            r = vcpus_from_proc(st, *vcpus);
+            r = vcpus_from_proc(sc, *vcpus);
             if (r == 0)
                 break;
-            sample_vcpus_stale(st);
+            sample_vcpus_stale(sc);
             if (r != -ESRCH || attempt > 0)
                 return vn_fail(err, errlen, r, "reading the vCPU threads failed: %s", strerror(-r));
             /* a vCPU thread is gone: unplugged, or QEMU stopped (the next query says) */
         }
-        n = st->sample.nr_qv;
+        n = sc->nr_qv;
     } else {
         r = virt_vcpus(d, vcpus, &n);
         if (r < 0)
@@ -397,15 +395,15 @@ static int read_vcpus(virt_dom *d, dom_state *st, int id, bool use_qmp, virt_vcp
     if (!use_qmp)
         return 0;
     for (unsigned i = 0; i < n; i++) {
-        (*cell_of)[i] = st->sample.qv[i].node_id < 0 ? 0 : st->sample.qv[i].node_id;
-        *guest_numa |= st->sample.qv[i].node_id >= 0;
+        (*cell_of)[i] = sc->qv[i].node_id < 0 ? 0 : sc->qv[i].node_id;
+        *guest_numa |= sc->qv[i].node_id >= 0;
     }
-    vcpu_poll(d, st, *vcpus, n, *poll_ns);
+    vcpu_poll(d, in, sc, *vcpus, n, *poll_ns);
     return 0;
 }
 
-int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
-                       size_t errlen)
+int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc, bool use_qmp,
+                       double now_s, char *err, size_t errlen)
 {
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     _cleanup_free_ int *cell_of = NULL;
@@ -418,11 +416,11 @@ int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, c
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = read_vcpus(d, st, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
+    r = read_vcpus(d, in, sc, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
                    err, errlen);
     if (r < 0)
         return r;
-    remember_cpu_times(st, vcpus, nr_vcpus, poll_ns, now_s);
+    remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
     return 0;
 }
 
@@ -430,23 +428,26 @@ int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, c
  * Each cell's pages per node (rule 2: none are looked at for memory bound to one node), from
  * the ranges ramlayout_ensure() found: windowed page queries, or the last counts while settled.
  */
-static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
-                         const virt_dom_id *ident, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                         const unsigned *cell_ids, snap_domain *dom, char *err, size_t errlen)
+static int sample_memory(const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                         const topology *t, const numa_ops *ops, const virt_dom_id *ident,
+                         const virt_vcpu *vcpus, unsigned nr_vcpus, const unsigned *cell_ids,
+                         snap_domain *dom, char *err, size_t errlen)
 {
     unsigned nr_cells = dom->nr_cells;
+    /* the mover's refused ranges, if they are of this RAM layout (act_mover_sync) */
+    uint64_t refused = in->mem_refused_gen == sc->ram_gen ? in->mem_refused : 0;
     int r;
 
-    if (st->sample.pid <= 0) {
-        r = sample_qemu_pid(ident->name, &st->sample.pid);
+    if (sc->pid <= 0) {
+        r = sample_qemu_pid(ident->name, &sc->pid);
         if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-            r = sample_pid_of_thread(st->sample.vcpu_tid[vcpus[0].number], &st->sample.pid);
+            r = sample_pid_of_thread(sc->vcpu_tid[vcpus[0].number], &sc->pid);
         if (r < 0)
             return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
                            strerror(-r));
     }
-    if (sample_mems_allowed(st->sample.pid, t, &st->sample.mems_allowed) < 0)
-        st->sample.mems_allowed = 0; /* unknown: the configured nodes stand */
+    if (sample_mems_allowed(sc->pid, t, &sc->mems_allowed) < 0)
+        sc->mems_allowed = 0; /* unknown: the configured nodes stand */
 
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
@@ -454,15 +455,15 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
         unsigned seen = 0;
 
         /* its boot RAM (ram[c]), then its memory devices (ram[nr_cells...]) */
-        for (unsigned ri = 0; ri < st->sample.nr_ram; ri++) {
-            ram_range *rr = &st->sample.ram[ri];
+        for (unsigned ri = 0; ri < sc->nr_ram; ri++) {
+            ram_range *rr = &sc->ram[ri];
             uint64_t pages[VN_MAX_NODES] = {0}, nr_pages;
             unsigned q = 0;
 
-            if (ri < st->sample.nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
+            if (ri < sc->nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
                 continue;
             if (rr->page_size == 0) {
-                r = ramlayout_page_size(st->sample.pid, rr->hva, &rr->page_size, &rr->hugetlb);
+                r = ramlayout_page_size(sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
                 if (r == -ESRCH)
                     return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
                 if (r < 0)
@@ -475,24 +476,23 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
             if (!seen++)
                 cell->page_size = rr->page_size; /* the cell's: its first range's */
             nr_pages = rr->size / rr->page_size;
-            all_refused &= ri < 64 && (st->mover.mem_refused & (1ULL << ri));
+            all_refused &= ri < 64 && (refused & (1ULL << ri));
             if (binding_pins_memory(&cell->binding)) {
                 /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
                 pages[rule_binding_single_node(&cell->binding)] = nr_pages;
-            } else if (st->sample.mem_valid[ri] &&
-                       st->sample.mem_skipped[ri] + 1 < st->sample.mem_wait[ri]) {
+            } else if (sc->mem_valid[ri] && sc->mem_skipped[ri] + 1 < sc->mem_wait[ri]) {
                 /* settled: the last counts stand (sample.h) */
-                memcpy(pages, st->sample.mem_pages[ri], sizeof(pages));
-                st->sample.mem_skipped[ri]++;
-                st->count.memory_reuses++;
+                memcpy(pages, sc->mem_pages[ri], sizeof(pages));
+                sc->mem_skipped[ri]++;
+                count->memory_reuses++;
             } else {
-                r = sample_count_pages(ops, t, st->sample.pid, rr->hva, rr->size, rr->page_size,
-                                       st->count.passes * 0x9e3779b97f4a7c15ULL, pages, &q);
-                st->count.memory_scans += q;
+                r = sample_count_pages(ops, t, sc->pid, rr->hva, rr->size, rr->page_size,
+                                       in->passes * 0x9e3779b97f4a7c15ULL, pages, &q);
+                count->memory_scans += q;
                 if (r < 0)
                     return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s",
                                    cell->id, strerror(-r));
-                mem_settle(st, ri, t->nr_nodes, nr_pages, pages);
+                mem_settle(sc, ri, t->nr_nodes, nr_pages, pages);
             }
             /* in the cell's page size (a device's pages may be of another size) */
             for (unsigned n = 0; n < t->nr_nodes; n++)
@@ -501,7 +501,7 @@ static int sample_memory(dom_state *st, const topology *t, const numa_ops *ops,
                         ? pages[n]
                         : (uint64_t)((unsigned __int128)pages[n] * rr->page_size / cell->page_size);
         }
-        if (seen && all_refused && st->mover.mem_refused)
+        if (seen && all_refused && refused)
             cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: it stays */
     }
     return 0;
@@ -543,8 +543,9 @@ void sample_state_free(dom_state *copy)
     free(copy);
 }
 
-int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
-                  double now_s, snap_domain *out, char *err, size_t errlen)
+int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                  const topology *t, const numa_ops *ops, bool use_qmp, double now_s,
+                  snap_domain *out, char *err, size_t errlen)
 {
     _cleanup_(snap_domain_clear) snap_domain dom = {0};
     _cleanup_free_ virt_vcpu *vcpus = NULL;
@@ -561,19 +562,19 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
     double dt;
     int r;
 
-    if (!d || !st || !t || !out || (use_qmp && (!ops || !ops->query)))
+    if (!d || !in || !sc || !count || !t || !out || (use_qmp && (!ops || !ops->query)))
         return vn_fail(err, errlen, -EINVAL, "bad arguments");
 
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = read_vcpus(d, st, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
+    r = read_vcpus(d, in, sc, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
                    err, errlen);
     if (r < 0)
         return r;
 
-    r = sample_live_xml(d, st, now_s, &xml, err, errlen);
+    r = sample_live_xml(d, sc, now_s, &xml, err, errlen);
     if (r < 0)
         return r;
     r = domxml_parse(xml, t, &x, err, errlen);
@@ -594,38 +595,37 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             cell_ids[nr_cells++] = c;
     /* where each cell's RAM is; cells that have memory but no vCPU (memory-only) follow */
     if (use_qmp) {
-        r = ramlayout_ensure(d, st, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
+        r = ramlayout_ensure(d, in, sc, count, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
         if (r < 0)
             return r;
         ram_ok = r > 0;
-        for (unsigned ri = st->sample.nr_ram_boot; ram_ok && ri < st->sample.nr_ram; ri++)
-            if (!(cell_mask & (1ULL << st->sample.ram[ri].cell)) &&
-                nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
-                cell_mask |= 1ULL << st->sample.ram[ri].cell;
-                cell_ids[nr_cells++] = st->sample.ram[ri].cell;
+        for (unsigned ri = sc->nr_ram_boot; ram_ok && ri < sc->nr_ram; ri++)
+            if (!(cell_mask & (1ULL << sc->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
+                cell_mask |= 1ULL << sc->ram[ri].cell;
+                cell_ids[nr_cells++] = sc->ram[ri].cell;
             }
     }
 
     /* busy fractions: CPU time over wall time since the previous sample */
-    dt = now_s - st->sample.prev_sample_s;
-    first = st->sample.nr_prev == 0 || st->sample.nr_prev != nr_vcpus || !(dt > 0);
+    dt = now_s - sc->prev_sample_s;
+    first = sc->nr_prev == 0 || sc->nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
-    if (st->sample.pid <= 0 && sample_qemu_pid(ident.name, &st->sample.pid) < 0)
-        st->sample.pid = 0; /* no bound is known: the XML's stand */
-    int cgr = st->sample.pid > 0 ? sample_cgroup_cpus("/", st->sample.pid, &cg) : -ESRCH;
+    if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
+        sc->pid = 0; /* no bound is known: the XML's stand */
+    int cgr = sc->pid > 0 ? sample_cgroup_cpus("/", sc->pid, &cg) : -ESRCH;
     bool cg_known = cgr == 0;
-    if (!st->sample.bound_logged || (cg_known && !cpuset_equal(&cg, &st->sample.bound))) {
+    if (!sc->bound_logged || (cg_known && !cpuset_equal(&cg, &sc->bound))) {
         char b[SAMPLE_SHOWN_BUF] = "";
         if (cg_known)
             (void)cpuset_format(&cg, b, sizeof(b));
-        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", st->name,
-                  (int)st->sample.pid, cg_known ? b : strerror(-cgr));
-        st->sample.bound_logged = true;
+        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", in->name, (int)sc->pid,
+                  cg_known ? b : strerror(-cgr));
+        sc->bound_logged = true;
         if (cg_known)
-            st->sample.bound = cg;
+            sc->bound = cg;
     }
-    allowed = allowed_cpus(t, &x, st->cfg.allowed_nodes, cg_known ? &cg : NULL);
+    allowed = allowed_cpus(t, &x, in->cfg->allowed_nodes, cg_known ? &cg : NULL);
 
     dom.cells = calloc(nr_cells, sizeof(*dom.cells));
     if (!dom.cells)
@@ -643,7 +643,7 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
         cell->id = cell_ids[c];
         cell->page_size = RAM_BASE_PAGE_SIZE;
         cell->mem_pinned = x.mem_pin;
-        cell->last_candidate = st->last_candidate[cell_ids[c]];
+        cell->last_candidate = in->last_candidate[cell_ids[c]];
         cell->binding = dom_bind;
         if (use_qmp)
             for (unsigned k = 0; k < x.nr_memnodes; k++)
@@ -657,9 +657,9 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
 
             if ((unsigned)cell_of[i] != cell_ids[c])
                 continue;
-            if (!first && v->cpu_time_ns >= st->sample.prev_cpu_ns[v->number]) {
-                uint64_t run = v->cpu_time_ns - st->sample.prev_cpu_ns[v->number];
-                uint64_t was = st->sample.prev_poll_ns[v->number];
+            if (!first && v->cpu_time_ns >= sc->prev_cpu_ns[v->number]) {
+                uint64_t run = v->cpu_time_ns - sc->prev_cpu_ns[v->number];
+                uint64_t was = sc->prev_poll_ns[v->number];
                 /* KVM's halt polling is not guest work */
                 if (poll_ns[i] != UINT64_MAX && was != UINT64_MAX && poll_ns[i] >= was)
                     run -= VN_MIN(run, poll_ns[i] - was);
@@ -672,35 +672,36 @@ int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops 
             sv->pinned = v->affinity;
             sv->cpu = v->cpu;
             /* realtime vCPUs stay where the operator put them unless realtime="move" */
-            sv->fixed = cpuset_isset(&x.rt_vcpus, v->number) && !st->cfg.move_realtime;
+            sv->fixed = cpuset_isset(&x.rt_vcpus, v->number) && !in->cfg->move_realtime;
         }
     }
 
     /* memory: each cell's pages per node */
     if (ram_ok) {
-        r = sample_memory(st, t, ops, &ident, vcpus, nr_vcpus, cell_ids, &dom, err, errlen);
+        r = sample_memory(in, sc, count, t, ops, &ident, vcpus, nr_vcpus, cell_ids, &dom, err,
+                          errlen);
         if (r < 0)
             return r;
     }
 
     /* everything read: fill in the domain and remember this sample */
-    (void)snprintf(dom.name, sizeof(dom.name), "%s", st->name);
-    (void)snprintf(dom.uuid, sizeof(dom.uuid), "%s", st->uuid);
-    dom.mode = st->cfg.mode;
-    dom.priority = st->cfg.priority;
-    dom.allowed_nodes = st->cfg.allowed_nodes;
+    (void)snprintf(dom.name, sizeof(dom.name), "%s", in->name);
+    (void)snprintf(dom.uuid, sizeof(dom.uuid), "%s", in->uuid);
+    dom.mode = in->cfg->mode;
+    dom.priority = in->cfg->priority;
+    dom.allowed_nodes = in->cfg->allowed_nodes;
     /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
-    if (use_qmp && st->sample.mems_allowed) {
+    if (use_qmp && sc->mems_allowed) {
         uint64_t all = t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1;
-        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & st->sample.mems_allowed;
+        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & sc->mems_allowed;
         if (want)
             dom.allowed_nodes = want;
     }
-    dom.age_passes = st->age_passes;
-    dom.preferred_node = st->preferred_node;
+    dom.age_passes = in->age_passes;
+    dom.preferred_node = in->preferred_node;
     dom.busy_unmeasured = first;
 
-    remember_cpu_times(st, vcpus, nr_vcpus, poll_ns, now_s);
+    remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
 
     *out = dom;
     dom = (snap_domain){0};

@@ -44,31 +44,31 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
 #define SAMPLE_MEM_MAX_WAIT     8
 
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
-void sample_mem_changed(dom_state *st);
+void sample_mem_changed(dom_sample_cache *sc);
 
 /*
  * The domain's live XML (cached in st, owned by it): read again when sample_xml_stale() was
  * called since, or when it is SAMPLE_XML_REFRESH_S old. 0 or -errno with a reason in err.
  */
 #define SAMPLE_XML_REFRESH_S 60.0
-int sample_live_xml(virt_dom *d, dom_state *st, double now_s, const char **ret, char *err,
+int sample_live_xml(virt_dom *d, dom_sample_cache *sc, double now_s, const char **ret, char *err,
                     size_t errlen);
 /* An event (or vnumad's own change) says the live XML changed. */
-void sample_xml_stale(dom_state *st);
+void sample_xml_stale(dom_sample_cache *sc);
 /* Forget the vCPU threads and cells of this QEMU run (a vCPU was plugged or unplugged). */
-void sample_vcpus_stale(dom_state *st);
+void sample_vcpus_stale(dom_sample_cache *sc);
 
 /*
  * Busy fractions need a window: two readings of each vCPU's CPU time. True when the next
  * sample_domain() would have none behind it (vnumad has not read this QEMU run's vCPUs yet;
  * a changed vCPU count shows only in that sample, which then says busy_unmeasured).
  */
-bool sample_needs_window(const dom_state *st);
+bool sample_needs_window(const dom_sample_cache *sc);
 
 /* The next sample of the domain sends QEMU monitor commands (it learns this QEMU run's vCPUs
  * or RAM layout, or asks KVM's halt polling): the pass checks first that libvirt runs no job
  * on it, since such a command would wait for the job. */
-bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp);
+bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp);
 
 /*
  * Opens the window: reads every vCPU's CPU time (and KVM halt polling) as sample_domain()
@@ -76,8 +76,8 @@ bool sample_uses_monitor(virt_dom *d, const dom_state *st, bool use_qmp);
  * fractions. 0 or -errno with a reason in err.
  */
 #define SAMPLE_MIN_WINDOW_S 1.0
-int sample_open_window(virt_dom *d, dom_state *st, bool use_qmp, double now_s, char *err,
-                       size_t errlen);
+int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc, bool use_qmp,
+                       double now_s, char *err, size_t errlen);
 
 /*
  * A copy of st to sample for a dry run (vnumactl advise): its own live XML and vCPU threads,
@@ -89,10 +89,12 @@ void sample_state_free(dom_state *copy);
 
 /*
  * Sample a running domain into *out (cells with vCPUs, busy fractions, allowed CPUs,
- * current pins, memory binding, pages per node). Uses and updates st (cached RAM
- * layout, previous CPU times, counters). use_qmp=false: no monitor commands; the domain
+ * current pins, memory binding, pages per node). Reads what `in` says of the domain,
+ * uses and updates its cache sc (RAM layout, previous CPU times, vCPU threads, live XML) and
+ * adds to its counters; nothing else. use_qmp=false: no monitor commands; the domain
  * is one cell and its memory is not sampled (out->cells[0].pages all zero).
  * Returns 0 or -errno with a reason in err.
  */
-int sample_domain(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops, bool use_qmp,
-                  double now_s, snap_domain *out, char *err, size_t errlen);
+int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
+                  const topology *t, const numa_ops *ops, bool use_qmp, double now_s,
+                  snap_domain *out, char *err, size_t errlen);

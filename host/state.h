@@ -113,6 +113,7 @@ typedef struct dom_sample_cache {
     unsigned ram_failures;
     unsigned ram_retry_age;
     char ram_error[STATE_ERROR_MAX];
+    unsigned ram_gen;     /* bumped each time ram[] is found anew (the mover follows it) */
     unsigned nr_ram;      /* ranges in ram[]: */
     unsigned nr_ram_boot; /* ram[0..nr_ram_boot-1]: the boot RAM of each cell with vCPUs, in
                            * cell order; then memory-only cells' and memory devices' ranges */
@@ -153,6 +154,7 @@ typedef struct dom_mover {
     /* ram[] cells move_pages(2) moved none of the pages of (a long-term pin: io_uring
      * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them */
     uint64_t mem_refused;
+    unsigned ram_gen; /* the sample's RAM layout the two above belong to (act_mover_sync) */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
 } dom_mover;
 
@@ -256,6 +258,36 @@ typedef struct dom_state {
         snap_hot_range hot[4];        /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 } dom_state;
+
+/*
+ * What the sample stage reads of a domain beside its own cache (sample_input_of): who it is,
+ * its opt-in, what the pass decided for it last, and the mover's refused ranges. Sampling
+ * writes only its cache (dom_sample_cache) and the domain's counters.
+ */
+typedef struct sample_input {
+    const char *name;
+    const char *uuid;
+    const vn_balancer *cfg;
+    unsigned age_passes;
+    int preferred_node;        /* topology node index, -1 none */
+    const int *last_candidate; /* per guest cell id (rule 3's two-stage filter) */
+    uint64_t mem_refused;      /* the mover's refused ranges (bit per ram[] index) ... */
+    unsigned mem_refused_gen;  /* ... of this RAM layout (dom_sample_cache.ram_gen) */
+    uint64_t passes;           /* the domain's passes: seeds the sampled page queries */
+} sample_input;
+
+static inline sample_input sample_input_of(const dom_state *st)
+{
+    return (sample_input){.name = st->name,
+                          .uuid = st->uuid,
+                          .cfg = &st->cfg,
+                          .age_passes = st->age_passes,
+                          .preferred_node = st->preferred_node,
+                          .last_candidate = st->last_candidate,
+                          .mem_refused = st->mover.mem_refused,
+                          .mem_refused_gen = st->mover.ram_gen,
+                          .passes = st->count.passes};
+}
 
 /* What an event makes stale (domains_stale): the live XML, the vCPU threads, the RAM layout. */
 #define DOM_STALE_XML   1u

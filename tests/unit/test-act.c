@@ -25,6 +25,17 @@
 #define PAGE       4096ULL
 
 static int fake_node[FAKE_PAGES];
+
+/* act_apply() on a domain as the pass hands it over */
+static int apply_st(virt_dom *d, dom_state *st, const topology *t, const snap_domain *sd,
+                    const plan_domain *pd, const numa_ops *ops, act_budget *budget,
+                    const vn_config *cfg, act_result *res)
+{
+    act_target tg = act_target_of(st);
+
+    return act_apply(d, &tg, t, sd, pd, ops, budget, cfg, res);
+}
+
 static bool fake_pinned[FAKE_PAGES]; /* a long-term pin: migration fails, no status written */
 static long long fake_huge[2];       /* free 2 MiB pages of each node, -1: no pool */
 static unsigned max_move;            /* most pages one move call got */
@@ -287,6 +298,65 @@ static void test_explicit_pins(void)
     free(st);
 }
 
+/* What a cell's plan moves, as spans of the sample's RAM ranges (act_move_plan, pure). */
+static void test_move_plan(void)
+{
+    const ram_range ram[] = {
+        {.cell = 0, .gpa = 0, .hva = 0x10000000, .size = 64 << 20, .page_size = 4096},
+        {.cell = 1, .gpa = 64 << 20, .hva = 0x20000000, .size = 64 << 20},
+        {.cell = 0, .gpa = 1ULL << 32, .hva = 0x30000000, .size = 32 << 20, .shared = true},
+        {.cell = 0,
+         .gpa = 2ULL << 32,
+         .hva = 0x40000000,
+         .size = 2 << 20,
+         .page_size = 2 << 20,
+         .hugetlb = true},
+    };
+    plan_move mv[2] = {
+        {.from_node = -1, .to_node = 0, .is_range = true, .gpa = 1 << 20, .length = 1 << 20},
+        {.from_node = 1, .to_node = 0, .bytes = 40 << 20},
+    };
+    plan_cell pc = {.cell_id = 0, .target_node = 0, .moves = mv, .nr_moves = 2};
+    move_span sp[16];
+    unsigned n;
+
+    n = act_move_plan(&pc, ram, 4, 0, sp, 16);
+    CHECK(n == 4,
+          "cell 0: a hot range and a bulk span in its boot RAM, a bulk span in each "
+          "device (%u spans)",
+          n);
+    CHECK(n == 4 && sp[0].hot && sp[0].ri == 0 && sp[0].hva == 0x10000000 + (1 << 20) &&
+              sp[0].len == 1 << 20 && sp[0].from == -1 && sp[0].to == 0 && sp[0].bytes == 1 << 20,
+          "the hot range first, at its address inside the boot RAM");
+    CHECK(n == 4 && !sp[1].hot && sp[1].ri == 0 && sp[1].move == 1 && sp[1].hva == 0x10000000 &&
+              sp[1].len == 64 << 20 && sp[1].from == 1 && sp[1].bytes == 40 << 20 &&
+              sp[1].page_size == 4096,
+          "then the bulk move over the whole boot RAM");
+    CHECK(n == 4 && sp[2].ri == 2 && sp[2].shared && sp[2].page_size == ACT_PAGE_SIZE &&
+              sp[3].ri == 3 && sp[3].hugetlb && sp[3].page_size == 2 << 20,
+          "then the cell's devices, in ram[] order, with their backends' page size and sharing; "
+          "cell 1's range is not among them");
+    n = act_move_plan(&pc, ram, 4, 1u << 0 | 1u << 3, sp, 16);
+    CHECK(n == 1 && sp[0].ri == 2 && !sp[0].hot,
+          "ranges whose pages would not move are left out, the hot range with them (%u spans)", n);
+    n = act_move_plan(&pc, ram, 4, 0, sp, 3);
+    CHECK(n == 3, "never more spans than room for (%u)", n);
+    pc.cell_id = 2;
+    CHECK(act_move_plan(&pc, ram, 4, 0, sp, 16) == 0, "a cell without RAM ranges moves nothing");
+
+    /* the sample found a new RAM layout: the mover forgets the old one's resume points and
+     * refused ranges, and only then */
+    static dom_sample_cache smp;
+    dom_mover m = {.mem_refused = 1, .move_resume = {7}, .ram_gen = 1};
+    smp.ram_gen = 1;
+    act_mover_sync(&m, &smp);
+    CHECK(m.mem_refused == 1 && m.move_resume[0] == 7, "same layout: the mover keeps its state");
+    smp.ram_gen = 2;
+    act_mover_sync(&m, &smp);
+    CHECK(m.mem_refused == 0 && m.move_resume[0] == 0 && m.ram_gen == 2,
+          "new layout: resume points and refused ranges forgotten");
+}
+
 int main(void)
 {
     dom_state *st = calloc(1, sizeof(*st));
@@ -306,12 +376,13 @@ int main(void)
                   sizeof(err)) < 0)
         return 1;
     config_defaults(&cfg);
+    test_move_plan();
 
     /* 1. all 8192 pages on node 1 (32 MiB) move to node 0, in windows of <= 1024 */
     setup(st, &sd, &cell, 8192);
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && count_on(1) == 0 && res.cells[0].bytes_moved == 8192 * PAGE &&
               st->count.pages_moved == 8192,
           "32 MiB on node 1 all moved to node 0 (r=%d, left %u, moved %llu)", r, count_on(1),
@@ -327,7 +398,7 @@ int main(void)
     setup(st, &sd, &cell, 8192);
     one_move_plan(&pd, &pc, &mv, 1000 * PAGE);
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && count_on(1) == 8192 - 1000, "a move of 1000 pages moves exactly 1000 (%u left)",
           count_on(1));
 
@@ -335,7 +406,7 @@ int main(void)
     setup(st, &sd, &cell, 8192);
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     act_budget_init(&b, 4, 1, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].budget_exhausted && count_on(1) == 8192 - 1024 && b.tokens < PAGE,
           "a 4 MiB budget moves 4 MiB and stops (moved %llu, budget flag %d)",
           (unsigned long long)res.cells[0].bytes_moved, res.cells[0].budget_exhausted);
@@ -353,7 +424,7 @@ int main(void)
     cfg.reserve_fraction = 0;
     /* room for 512 pages above the reserve and act's 16 MiB slack */
     fake_free[0] = (long long)(100 * VN_MIB + 16 * VN_MIB + 2 * VN_MIB);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].reserve_hit && count_on(1) == 8192 - 512 &&
               fake_free[0] == (long long)(116 * VN_MIB),
           "the target stops at its reserve plus act's slack (moved %llu pages, free left %lld MiB)",
@@ -361,7 +432,7 @@ int main(void)
     fake_free[0] = (long long)(50 * VN_MIB);
     setup(st, &sd, &cell, 8192);
     fake_free[0] = (long long)(50 * VN_MIB);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && count_on(1) == 8192 && calls_move == 0,
           "a target already below its reserve receives nothing");
     config_defaults(&cfg);
@@ -370,7 +441,7 @@ int main(void)
     setup(st, &sd, &cell, 8192);
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     fail_with = -ESRCH;
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == -ESRCH && res.kind == ACT_GONE && strstr(res.error, "move guest memory"),
           "QEMU gone during a move: ESRCH, kind gone (%s)", res.error);
     CHECK(act_classify(-EAGAIN) == ACT_TRANSIENT && act_classify(-EBUSY) == ACT_TRANSIENT &&
@@ -383,7 +454,7 @@ int main(void)
     setup(st, &sd, &cell, 8192);
     st->sample.nr_ram = 0;
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192,
           "without a RAM layout no memory is touched");
 
@@ -396,7 +467,7 @@ int main(void)
         one_move_plan(&pd, &pc, &mv, count_on(1) * PAGE); /* decide plans what is left */
         act_budget_init(&b, 4, 1, 0);                     /* 4 MiB = 1024 pages a pass */
         calls_query = 0;
-        r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+        r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
         if (r < 0)
             break;
         queries += calls_query;
@@ -414,7 +485,7 @@ int main(void)
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     act_budget_init(&b, 1024, 5, 0);
     b.deadline_s = 1e-9; /* long past on the monotonic clock */
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && calls_query == 0 && count_on(1) == 8192 && res.cells[0].budget_exhausted,
           "past the pass's deadline a move stops before its first window (%u queries)",
           calls_query);
@@ -429,7 +500,7 @@ int main(void)
         fake_pinned[i] = fake_node[i] == 1;
     act_budget_init(&b, 1024, 5, 0);
     double tokens0 = b.tokens;
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && !last_all && count_on(1) == 8192 && res.cells[0].pages_moved == 0 &&
               res.cells[0].bytes_moved == 0 && res.cells[0].pages_unmovable == 8192 &&
               st->count.pages_unmovable == 8192 && b.tokens == tokens0,
@@ -439,7 +510,7 @@ int main(void)
           "none moved: the cell's memory counts as pinned from now on");
     calls_query = calls_move = 0;
     for (int i = 0; i < 3; i++)
-        r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+        r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && calls_query == 0 && calls_move == 0,
           "later passes never query or move it again (%u queries, %u moves)", calls_query,
           calls_move);
@@ -447,7 +518,7 @@ int main(void)
     for (unsigned i = 0; i < FAKE_PAGES; i++)
         fake_pinned[i] = fake_node[i] == 1 && i % 8 == 0;
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 4096 && res.cells[0].pages_unmovable == 4096 &&
               !res.cells[0].refused && st->mover.mem_refused == 0,
           "half pinned: 4096 move, 4096 counted unmovable, the cell stays movable (%llu moved, "
@@ -461,7 +532,7 @@ int main(void)
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     stop_after = 100;
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 8192 - count_on(1) &&
               res.cells[0].bytes_moved == (8192 - count_on(1)) * PAGE &&
               res.cells[0].pages_unmovable > 0 && !res.cells[0].refused,
@@ -484,7 +555,7 @@ int main(void)
     fake_free[0] = 1; /* MemFree is not what a huge page needs */
     act_budget_init(&b, 1024, 5, 0);
     tokens0 = b.tokens;
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 40 && res.cells[0].bytes_moved == 80 * VN_MIB &&
               res.cells[0].reserve_hit && b.tokens == tokens0 - 80.0 * VN_MIB && max_window <= 16,
           "2 MiB pages: 40 move (the target's 40 free huge pages), 80 MiB moved and charged, "
@@ -498,7 +569,7 @@ int main(void)
     st->sample.ram[0].hugetlb = true;
     fake_huge[0] = 0;
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && calls_move == 0 && res.cells[0].reserve_hit,
           "no free huge page on the target: nothing moves, whatever MemFree says");
 
@@ -512,12 +583,12 @@ int main(void)
     cell.page_size = 1ULL << 30;
     one_move_plan(&pd, &pc, &mv, 4ULL << 30);
     act_budget_init(&b, 100, 1, 0); /* 100 MiB a second, a bucket of 100 MiB */
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 1 && max_move == 1 && b.tokens < 0,
           "1 GiB pages: one moves with a full 100 MiB bucket, one per call, the bucket owes "
           "the rest (tokens %.0f)",
           b.tokens);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 0, "the next page waits until the debt is paid");
 
     /* 14. a cell with a memory device (pc-dimm): its boot RAM and the device are two ranges;
@@ -533,7 +604,7 @@ int main(void)
                                     .size = FAKE_PAGES / 2 * PAGE};
     one_move_plan(&pd, &pc, &mv, (FAKE_PAGES / 2 + 1000) * PAGE);
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     unsigned dev_on0 = 0;
     for (unsigned i = FAKE_PAGES / 2; i < FAKE_PAGES; i++)
         dev_on0 += fake_node[i] == 0;
@@ -544,7 +615,7 @@ int main(void)
     for (unsigned i = 0; i < FAKE_PAGES / 2; i++)
         fake_node[i] = 1;
     one_move_plan(&pd, &pc, &mv, 2000 * PAGE);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     dev_on0 = 0;
     for (unsigned i = FAKE_PAGES / 2; i < FAKE_PAGES; i++)
         dev_on0 += fake_node[i] == 0;
@@ -559,7 +630,7 @@ int main(void)
     st->sample.ram[0].shared = true;
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, &b, &cfg, &res);
     CHECK(calls_move > 0 && last_all, "a shared backend's pages move with MPOL_MF_MOVE_ALL");
 
     /* 12. cells move in parallel (move_threads), each its share of the tokens: two cells of
@@ -601,7 +672,7 @@ int main(void)
         rendezvous = round == 0;
         act_budget_init(&b, round == 0 ? 1024 : 16, 1, 0);
         double t0 = b.tokens;
-        r = act_apply(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
+        r = apply_st(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
         rendezvous = false;
         uint64_t m0 = res.cells[0].bytes_moved, m1 = res.cells[1].bytes_moved;
         if (round == 0)
@@ -622,7 +693,7 @@ int main(void)
     one_move_plan(&pd, &pc, &mv, 8192 * PAGE);
     nr_fake_callers = 0;
     act_budget_init(&b, 1024, 5, 0);
-    r = act_apply(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
+    r = apply_st(NULL, st, topo, &sd, &pd, &locked_ops, &b, &cfg, &res);
     CHECK(r == 0 && count_on(1) == 0 && nr_fake_callers == 1 &&
               pthread_equal(fake_callers[0], pthread_self()),
           "move_threads = 1, or one cell: the calling thread moves it alone");

@@ -33,6 +33,15 @@
 #define PAGE       4096u
 
 static topology topo;
+
+/* sample_domain() of a domain as the pass calls it */
+static int sample_of(virt_dom *d, dom_state *st, const topology *t, const numa_ops *ops,
+                     bool use_qmp, double now, snap_domain *out, char *err, size_t errlen)
+{
+    sample_input in = sample_input_of(st);
+
+    return sample_domain(d, &in, &st->sample, &st->count, t, ops, use_qmp, now, out, err, errlen);
+}
 static dom_state st;
 
 static double now_s(void)
@@ -45,8 +54,8 @@ static double now_s(void)
 static void state_init(dom_state *s, const virt_dom_id *id)
 {
     /* what the last domain's samples cached (its vCPU threads, its live XML) */
-    sample_vcpus_stale(s);
-    sample_xml_stale(s);
+    sample_vcpus_stale(&s->sample);
+    sample_xml_stale(&s->sample);
     memset(s, 0, sizeof(*s));
     s->sample.vcpus_for_id = -1;
     (void)snprintf(s->uuid, sizeof(s->uuid), "%s", id->uuid);
@@ -115,7 +124,7 @@ static void test_two_cell(virt_conn *c, const char *name)
         return;
     state_init(&st, &id);
 
-    r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
     if (!CHECK(r == 0, "%s: sampled (r=%d: %s)", name, r, err))
         goto out;
     CHECK(strcmp(out.name, name) == 0 && strcmp(out.uuid, id.uuid) == 0 &&
@@ -158,7 +167,7 @@ static void test_two_cell(virt_conn *c, const char *name)
     (void)usleep(300 * 1000);
     scans = st.count.memory_scans;
     st.sample.ram[0].gpa = 0xdead; /* a marker: a rebuilt layout would overwrite it */
-    r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
     if (CHECK(r == 0 && out.nr_cells == 2, "%s: sampled again (r=%d: %s)", name, r, err)) {
         bool in_range = true;
         for (unsigned k = 0; k < 2; k++)
@@ -182,7 +191,7 @@ static void test_two_cell(virt_conn *c, const char *name)
         uint64_t before[2] = {all_pages(&out.cells[0]), all_pages(&out.cells[1])};
         snap_domain_clear(&out);
         scans = st.count.memory_scans;
-        r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+        r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
         CHECK(r == 0 && out.nr_cells == 2 && st.count.memory_scans == scans &&
                   st.count.memory_reuses == 2 && all_pages(&out.cells[0]) == before[0] &&
                   all_pages(&out.cells[1]) == before[1],
@@ -191,12 +200,12 @@ static void test_two_cell(virt_conn *c, const char *name)
               name, st.count.memory_scans - scans, st.count.memory_reuses);
         snap_domain_clear(&out);
         /* vnumad acted on the domain: count again */
-        sample_mem_changed(&st);
+        sample_mem_changed(&st.sample);
         scans = st.count.memory_scans;
         {
             uint64_t c0[VIRT_CALL_MAX], c1[VIRT_CALL_MAX];
             virt_call_counts(c0);
-            r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+            r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
             virt_call_counts(c1);
             CHECK(r == 0 && st.count.memory_scans == scans + 8,
                   "%s: after sample_mem_changed() the next pass counts again (%" PRIu64 " queries)",
@@ -215,7 +224,7 @@ static void test_two_cell(virt_conn *c, const char *name)
 
     /* without QMP: one cell holding every vCPU, memory not sampled */
     scans = st.count.memory_scans;
-    r = sample_domain(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
     CHECK(r == 0 && out.nr_cells == 1 && out.cells[0].nr_vcpus == 2 &&
               all_pages(&out.cells[0]) == 0 && st.count.memory_scans == scans,
           "%s: use_qmp=false: one cell, 2 vCPUs, no pages, no queries (r=%d %s)", name, r, err);
@@ -223,7 +232,7 @@ static void test_two_cell(virt_conn *c, const char *name)
 
     /* allowed nodes of the balancer limit the allowed CPUs */
     st.cfg.allowed_nodes = 1ULL << 0;
-    r = sample_domain(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
     CHECK(r == 0 && out.allowed_nodes == 1 &&
               cpuset_equal(&out.cells[0].vcpus[0].allowed, &topo.nodes[0].cpus),
           "%s: allowed_nodes {0}: allowed CPUs = node 0's", name);
@@ -250,7 +259,7 @@ static void test_two_cell(virt_conn *c, const char *name)
             }
             (void)setenv("VN_LIBVIRT_RUN_DIR", dir, 1);
             state_init(&st, &id);
-            r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+            r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
             CHECK(r == -ESRCH, "%s: VN_LIBVIRT_RUN_DIR with a dead pid: -ESRCH (r=%d %s)", name, r,
                   err);
             snap_domain_clear(&out);
@@ -279,7 +288,7 @@ static void test_strict(virt_conn *c, const char *name)
     if (!CHECK(r == 0, "%s: found and opened (r=%d)", name, r))
         return;
     state_init(&st, &id);
-    r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
     if (CHECK(r == 0 && out.nr_cells == 2, "%s: sampled, 2 cells (r=%d: %s)", name, r, err)) {
         CHECK(st.count.memory_scans == 0, "%s: rule 2: no page queries (got %" PRIu64 ")", name,
               st.count.memory_scans);
@@ -310,7 +319,7 @@ static void test_no_numa(virt_conn *c, const char *name)
     state_init(&st, &id);
     cpuset_zero(&cpu0);
     cpuset_set(&cpu0, 0);
-    r = sample_domain(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
+    r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
     if (CHECK(r == 0 && out.nr_cells == 1 && out.cells[0].id == 0 && out.cells[0].nr_vcpus == 2,
               "%s: one cell 0 with 2 vCPUs (r=%d: %s)", name, r, err)) {
         CHECK(node_pages(&out.cells[0], node0) >= 2 * CELL_BYTES / PAGE * 9 / 10,
@@ -362,7 +371,7 @@ int main(void)
         test_no_numa(c, nonuma);
 
     virt_close(c);
-    sample_vcpus_stale(&st);
-    sample_xml_stale(&st);
+    sample_vcpus_stale(&st.sample);
+    sample_xml_stale(&st.sample);
     return tap_done();
 }

@@ -35,6 +35,15 @@
 #define RANGE (64ULL << 20)
 #define PAGE  4096ULL
 
+/* act_apply() on a domain as the pass hands it over */
+static int apply_st(dom_state *st, const topology *t, const snap_domain *sd, const plan_domain *pd,
+                    const numa_ops *ops, act_budget *budget, const vn_config *cfg, act_result *res)
+{
+    act_target tg = act_target_of(st);
+
+    return act_apply(NULL, &tg, t, sd, pd, ops, budget, cfg, res);
+}
+
 static unsigned passed, failed, moves_called;
 
 #define CHECK(cond, ...)                                                                           \
@@ -189,7 +198,7 @@ int main(int argc, char **argv)
     plan_one_move(t, from, to, &sd, &cell, &pd, &pc, &mv);
     act_budget_init(&b, 1024, 5, 0);
     double tokens0 = b.tokens;
-    r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
+    r = apply_st(st, t, &sd, &pd, &ops, &b, &cfg, &res);
     CHECK(r == 0 && res.cells[0].pages_moved == 0 && res.cells[0].bytes_moved == 0 &&
               res.cells[0].pages_unmovable == RANGE / PAGE && b.tokens == tokens0,
           "move to node %d: none moved, all %llu pages counted as refused, nothing charged (r=%d)",
@@ -201,7 +210,7 @@ int main(int argc, char **argv)
     /* 2. later passes: not a single move_pages(2) move call */
     unsigned before = moves_called;
     for (int i = 0; i < 5; i++)
-        r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
+        r = apply_st(st, t, &sd, &pd, &ops, &b, &cfg, &res);
     CHECK(r == 0 && moves_called == before,
           "5 more passes with the same plan: %u move_pages(2) move calls", moves_called - before);
 
@@ -216,7 +225,7 @@ int main(int argc, char **argv)
     for (; passes < 100 && pages_on(p, to) < RANGE / PAGE; passes++) {
         state_for(st, p);
         act_budget_init(&b, 1024, 5, 0);
-        r = act_apply(NULL, st, t, &sd, &pd, &ops, &b, &cfg, &res);
+        r = apply_st(st, t, &sd, &pd, &ops, &b, &cfg, &res);
         if (r < 0)
             break;
         moved += res.cells[0].pages_moved;
