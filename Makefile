@@ -235,8 +235,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The whole daemon on the fake host (tests/unit/fakehost.h).
-$(BUILD)/tests/test-daemon: $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o
--include $(BUILD)/tests/unit/fakehost.d $(BUILD)/tests/unit/fakehost_virt.d
+FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o \
+                 $(BUILD)/tests/unit/fakehost_qemu.o $(BUILD)/tests/unit/daemon_drive.o
+FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory
+$(FAKEHOST_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(FAKEHOST_OBJS) $(CORE_LIB) \
+                                     $(PROTO_LIB) $(BASE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+-include $(FAKEHOST_OBJS:.o=.d)
 
 # Benchmarks (scripts in tests/bench/ build what they need through these rules).
 $(BUILD)/bench/decide-bench: $(BUILD)/tests/bench/decide-bench.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)

@@ -48,7 +48,8 @@ static int backend_policy(const numa_ops *ops, pid_t pid, uint64_t hva, uint64_t
 {
     policy_walk w = {.ops = ops, .hva = hva, .len = len, .want = want, .old = old};
 
-    return procmaps_walk(pid, hva, len, policy_piece, &w);
+    /* the real /proc: a shared backend's policy is set through its file (the fake host has none) */
+    return procmaps_walk("/", pid, hva, len, policy_piece, &w);
 }
 
 bool act_policy_due(const topology *t, const act_target *tg, const snap_cell *sc,

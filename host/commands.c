@@ -377,10 +377,11 @@ static void advise_run(work *w)
 {
     advise_work *aw = (advise_work *)w;
     sample_input in = sample_input_of(aw->copy);
+    sample_host h = {
+        .t = aw->dm->topo, .ops = aw->dm->numa, .root = aw->dm->root, .use_qmp = aw->use_qmp};
 
-    aw->r =
-        sample_domain(aw->d, &in, &aw->copy->sample, &aw->copy->count, aw->dm->topo, aw->dm->numa,
-                      aw->use_qmp, vn_mono_s(), &aw->sd, aw->err, sizeof(aw->err));
+    aw->r = sample_domain(aw->d, &h, &in, &aw->copy->sample, &aw->copy->count, vn_mono_s(), &aw->sd,
+                          aw->err, sizeof(aw->err));
 }
 
 /* A pass found the sample running past the domain timeout (the domain does not answer): the

@@ -24,7 +24,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path);
 typedef struct daemon_host {
     topology *topo;         /* the host's topology (the caller's, outlives the daemon) */
     const numa_ops *numa;   /* the kernel's NUMA calls */
-    const char *root;       /* where /proc/stat and /sys are read: "/" */
+    const char *root;       /* where /proc (QEMU processes, /proc/stat) and /sys are read: "/" */
     const char *machine_id; /* this host's id: /etc/machine-id */
 } daemon_host;
 

@@ -330,6 +330,7 @@ static void sample_run(work *w)
     vnumad *dm = dw->dm;
     dom_state *st = dw->st;
     sample_input in = sample_input_of(st);
+    sample_host h = {.t = dm->topo, .ops = dm->numa, .root = dm->root, .use_qmp = dm->cfg.use_qmp};
     bool job = false;
 
     if (sample_uses_monitor(dw->d, &st->sample, dm->cfg.use_qmp) &&
@@ -338,13 +339,13 @@ static void sample_run(work *w)
         return;
     }
     if (dw->kind == DW_WINDOW)
-        dw->r = sample_open_window(dw->d, &in, &st->sample, dm->cfg.use_qmp, vn_mono_s(), dw->err,
-                                   sizeof(dw->err));
+        dw->r =
+            sample_open_window(dw->d, &h, &in, &st->sample, vn_mono_s(), dw->err, sizeof(dw->err));
     else
         /* busy fractions over the time between two readings, taken now (a work may wait in
          * the queue: the pass's start would skew them) */
-        dw->r = sample_domain(dw->d, &in, &st->sample, &st->count, dm->topo, dm->numa,
-                              dm->cfg.use_qmp, vn_mono_s(), &dw->sd, dw->err, sizeof(dw->err));
+        dw->r = sample_domain(dw->d, &h, &in, &st->sample, &st->count, vn_mono_s(), &dw->sd,
+                              dw->err, sizeof(dw->err));
 }
 
 static void sample_done(work *w, bool late);

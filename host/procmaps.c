@@ -3,18 +3,21 @@
 #include "procmaps.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "util.h"
 
-int procmaps_walk(pid_t pid, uint64_t addr, uint64_t len,
+int procmaps_walk(const char *root, pid_t pid, uint64_t addr, uint64_t len,
                   int (*fn)(const proc_map *m, void *opaque), void *opaque)
 {
     _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[512];
+    char path[PATH_MAX], line[512];
     unsigned found = 0;
+    int n = snprintf(path, sizeof(path), "%s/proc/%d/maps", root, (int)pid);
 
-    (void)snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
     f = fopen(path, "re");
     if (!f)
         return errno == ENOENT ? -ESRCH : -errno;

@@ -17,9 +17,10 @@ typedef struct proc_map {
 } proc_map;
 
 /*
- * fn(m, opaque) for each mapping of process pid that overlaps [addr, addr + len), in address
+ * fn(m, opaque) for each mapping of process pid (its maps under root: "/", a fixture tree in
+ * tests; map_file is always the real /proc's) that overlaps [addr, addr + len), in address
  * order, until fn returns non-zero: that value is returned. Otherwise 0, or -ENOENT when no
  * mapping overlapped; -ESRCH when the process is gone, another -errno when maps cannot be read.
  */
-int procmaps_walk(pid_t pid, uint64_t addr, uint64_t len,
+int procmaps_walk(const char *root, pid_t pid, uint64_t addr, uint64_t len,
                   int (*fn)(const proc_map *m, void *opaque), void *opaque);

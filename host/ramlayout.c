@@ -56,14 +56,14 @@ static int map_page_size(const proc_map *m, void *opaque)
     return 1;
 }
 
-int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
+int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
 {
     page_size_of ps = {.ret = ret, .hugetlb = hugetlb};
     int r;
 
     *ret = RAM_BASE_PAGE_SIZE;
     *hugetlb = false;
-    r = procmaps_walk(pid, hva, 1, map_page_size, &ps);
+    r = procmaps_walk(root, pid, hva, 1, map_page_size, &ps);
     return r < 0 ? r : 0;
 }
 

@@ -27,9 +27,9 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
                      const virt_dom_id *ident, const unsigned *cell_ids, unsigned nr_cells,
                      bool guest_numa, char *err, size_t errlen);
 
-/* Page size of the backend mapped at hva in process pid (hugetlbfs: its pool's, and
- * *hugetlb set; anything else the base page size). 0 or -errno. */
-int ramlayout_page_size(pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);
+/* Page size of the backend mapped at hva in process pid (its maps under root; hugetlbfs: its
+ * pool's, and *hugetlb set; anything else the base page size). 0 or -errno. */
+int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);
 
 /* Passes at most between two tries to find a domain's guest memory after a failure. */
 #define RAMLAYOUT_RETRY_MAX 32

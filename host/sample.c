@@ -325,10 +325,13 @@ static int vcpus_learn(virt_dom *d, dom_sample_cache *sc, int id, char *err, siz
 }
 
 /* Each known vCPU thread's CPU time, CPU and affinity from /proc; -ESRCH when one is gone. */
-static int vcpus_from_proc(const dom_sample_cache *sc, virt_vcpu *out)
+static int vcpus_from_proc(const char *root, const dom_sample_cache *sc, virt_vcpu *out)
 {
+    char proc[PATH_MAX];
+
+    (void)snprintf(proc, sizeof(proc), "%s/proc", strcmp(root, "/") == 0 ? "" : root);
     for (unsigned i = 0; i < sc->nr_qv; i++) {
-        int r = sample_thread("/proc", sc->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
+        int r = sample_thread(proc, sc->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
                               &out[i].affinity);
         if (r < 0)
             return r;
@@ -345,10 +348,11 @@ static int vcpus_from_proc(const dom_sample_cache *sc, virt_vcpu *out)
  * call (a thread that is gone makes it learn them again, once). Without QMP, libvirt's
  * vCPU information. The caller frees the arrays. 0 or -errno.
  */
-static int read_vcpus(virt_dom *d, const sample_input *in, dom_sample_cache *sc, int id,
-                      bool use_qmp, virt_vcpu **vcpus, unsigned *nr_vcpus, int **cell_of,
-                      bool *guest_numa, uint64_t **poll_ns, char *err, size_t errlen)
+static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
+                      dom_sample_cache *sc, int id, virt_vcpu **vcpus, unsigned *nr_vcpus,
+                      int **cell_of, bool *guest_numa, uint64_t **poll_ns, char *err, size_t errlen)
 {
+    bool use_qmp = h->use_qmp;
     unsigned n = 0;
     int r;
 
@@ -363,7 +367,7 @@ static int read_vcpus(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
             *vcpus = calloc(sc->nr_qv, sizeof(**vcpus));
             if (!*vcpus)
                 return vn_fail(err, errlen, -ENOMEM, "out of memory");
-            r = vcpus_from_proc(sc, *vcpus);
+            r = vcpus_from_proc(h->root, sc, *vcpus);
             if (r == 0)
                 break;
             sample_vcpus_stale(sc);
@@ -402,8 +406,8 @@ static int read_vcpus(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
     return 0;
 }
 
-int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc, bool use_qmp,
-                       double now_s, char *err, size_t errlen)
+int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in,
+                       dom_sample_cache *sc, double now_s, char *err, size_t errlen)
 {
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     _cleanup_free_ int *cell_of = NULL;
@@ -416,8 +420,8 @@ int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = read_vcpus(d, in, sc, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
-                   err, errlen);
+    r = read_vcpus(d, h, in, sc, ident.id, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err,
+                   errlen);
     if (r < 0)
         return r;
     remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
@@ -428,11 +432,13 @@ int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc
  * Each cell's pages per node (rule 2: none are looked at for memory bound to one node), from
  * the ranges ramlayout_ensure() found: windowed page queries, or the last counts while settled.
  */
-static int sample_memory(const sample_input *in, dom_sample_cache *sc, dom_counters *count,
-                         const topology *t, const numa_ops *ops, const virt_dom_id *ident,
-                         const virt_vcpu *vcpus, unsigned nr_vcpus, const unsigned *cell_ids,
-                         snap_domain *dom, char *err, size_t errlen)
+static int sample_memory(const sample_host *h, const sample_input *in, dom_sample_cache *sc,
+                         dom_counters *count, const virt_dom_id *ident, const virt_vcpu *vcpus,
+                         unsigned nr_vcpus, const unsigned *cell_ids, snap_domain *dom, char *err,
+                         size_t errlen)
 {
+    const topology *t = h->t;
+    const numa_ops *ops = h->ops;
     unsigned nr_cells = dom->nr_cells;
     /* the mover's refused ranges, if they are of this RAM layout (act_mover_sync) */
     uint64_t refused = in->mem_refused_gen == sc->ram_gen ? in->mem_refused : 0;
@@ -441,12 +447,12 @@ static int sample_memory(const sample_input *in, dom_sample_cache *sc, dom_count
     if (sc->pid <= 0) {
         r = sample_qemu_pid(ident->name, &sc->pid);
         if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-            r = sample_pid_of_thread(sc->vcpu_tid[vcpus[0].number], &sc->pid);
+            r = sample_pid_of_thread(h->root, sc->vcpu_tid[vcpus[0].number], &sc->pid);
         if (r < 0)
             return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
                            strerror(-r));
     }
-    if (sample_mems_allowed(sc->pid, t, &sc->mems_allowed) < 0)
+    if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed) < 0)
         sc->mems_allowed = 0; /* unknown: the configured nodes stand */
 
     for (unsigned c = 0; c < nr_cells; c++) {
@@ -463,7 +469,7 @@ static int sample_memory(const sample_input *in, dom_sample_cache *sc, dom_count
             if (ri < sc->nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
                 continue;
             if (rr->page_size == 0) {
-                r = ramlayout_page_size(sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+                r = ramlayout_page_size(h->root, sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
                 if (r == -ESRCH)
                     return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
                 if (r < 0)
@@ -543,10 +549,12 @@ void sample_state_free(dom_state *copy)
     free(copy);
 }
 
-int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
-                  const topology *t, const numa_ops *ops, bool use_qmp, double now_s,
-                  snap_domain *out, char *err, size_t errlen)
+int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom_sample_cache *sc,
+                  dom_counters *count, double now_s, snap_domain *out, char *err, size_t errlen)
 {
+    const topology *t = h->t;
+    const numa_ops *ops = h->ops;
+    bool use_qmp = h->use_qmp;
     _cleanup_(snap_domain_clear) snap_domain dom = {0};
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     const char *xml = NULL;
@@ -569,8 +577,8 @@ int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = read_vcpus(d, in, sc, ident.id, use_qmp, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns,
-                   err, errlen);
+    r = read_vcpus(d, h, in, sc, ident.id, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err,
+                   errlen);
     if (r < 0)
         return r;
 
@@ -613,7 +621,7 @@ int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom
     vn_cpuset cg;
     if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
         sc->pid = 0; /* no bound is known: the XML's stand */
-    int cgr = sc->pid > 0 ? sample_cgroup_cpus("/", sc->pid, &cg) : -ESRCH;
+    int cgr = sc->pid > 0 ? sample_cgroup_cpus(h->root, sc->pid, &cg) : -ESRCH;
     bool cg_known = cgr == 0;
     if (!sc->bound_logged || (cg_known && !cpuset_equal(&cg, &sc->bound))) {
         char b[SAMPLE_SHOWN_BUF] = "";
@@ -678,8 +686,7 @@ int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom
 
     /* memory: each cell's pages per node */
     if (ram_ok) {
-        r = sample_memory(in, sc, count, t, ops, &ident, vcpus, nr_vcpus, cell_ids, &dom, err,
-                          errlen);
+        r = sample_memory(h, in, sc, count, &ident, vcpus, nr_vcpus, cell_ids, &dom, err, errlen);
         if (r < 0)
             return r;
     }

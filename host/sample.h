@@ -19,6 +19,14 @@
 #include "topology.h"
 #include "virt.h"
 
+/* The host the sample stage reads. */
+typedef struct sample_host {
+    const topology *t;
+    const numa_ops *ops; /* page queries */
+    const char *root;    /* where /proc and the cgroups are read: "/" (the fake host's tree) */
+    bool use_qmp;        /* false: no monitor commands; a domain is one cell, memory unsampled */
+} sample_host;
+
 /*
  * Count the resident pages per kernel node of [hva, hva+len) of process pid, with
  * windowed move_pages queries of at most LOCK_HOLD_MAX_PAGES pages and the stride of
@@ -76,8 +84,8 @@ bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp);
  * fractions. 0 or -errno with a reason in err.
  */
 #define SAMPLE_MIN_WINDOW_S 1.0
-int sample_open_window(virt_dom *d, const sample_input *in, dom_sample_cache *sc, bool use_qmp,
-                       double now_s, char *err, size_t errlen);
+int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in,
+                       dom_sample_cache *sc, double now_s, char *err, size_t errlen);
 
 /*
  * A copy of st to sample for a dry run (vnumactl advise): its own live XML and vCPU threads,
@@ -95,6 +103,5 @@ void sample_state_free(dom_state *copy);
  * is one cell and its memory is not sampled (out->cells[0].pages all zero).
  * Returns 0 or -errno with a reason in err.
  */
-int sample_domain(virt_dom *d, const sample_input *in, dom_sample_cache *sc, dom_counters *count,
-                  const topology *t, const numa_ops *ops, bool use_qmp, double now_s,
-                  snap_domain *out, char *err, size_t errlen);
+int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom_sample_cache *sc,
+                  dom_counters *count, double now_s, snap_domain *out, char *err, size_t errlen);

@@ -53,15 +53,15 @@ int sample_qemu_pid(const char *name, pid_t *ret)
 /* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where
  * sample_qemu_pid() looks: libvirt 9.0 names it after an escaped name for some names
  * (' and " become &apos; and &quot;), so the vCPU threads query-cpus-fast gave are asked. */
-int sample_pid_of_thread(pid_t tid, pid_t *ret)
+int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret)
 {
     _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[128];
+    char path[PATH_MAX], line[128];
     long v = 0;
 
     if (tid <= 0)
         return -ESRCH;
-    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    (void)snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)tid);
     f = fopen(path, "re");
     if (!f)
         return errno == ENOENT ? -ESRCH : -errno;
@@ -79,14 +79,14 @@ int sample_pid_of_thread(pid_t tid, pid_t *ret)
  * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
  * whole call with EACCES when a target is outside it. -errno when it cannot be read.
  */
-int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret)
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret)
 {
     _cleanup_fclose_ FILE *f = NULL;
-    char path[64], line[4200];
+    char path[PATH_MAX], line[4200];
     uint64_t mask = 0;
     vn_cpuset set;
 
-    (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    (void)snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)pid);
     f = fopen(path, "re");
     if (!f)
         return errno == ENOENT ? -ESRCH : -errno;

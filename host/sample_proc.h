@@ -23,16 +23,16 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
 
 /*
  * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
- * Mems_allowed_list. 0 or -errno (-ESRCH: gone). The sampled domain's allowed nodes are
- * intersected with it.
+ * Mems_allowed_list (under root: "/", a fixture tree in tests). 0 or -errno (-ESRCH: gone). The
+ * sampled domain's allowed nodes are intersected with it.
  */
-int sample_mems_allowed(pid_t pid, const topology *t, uint64_t *ret);
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret);
 
 /* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
  * such file). */
 int sample_qemu_pid(const char *name, pid_t *ret);
 /* The process (Tgid) of thread tid. 0 or -errno. */
-int sample_pid_of_thread(pid_t tid, pid_t *ret);
+int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret);
 
 /* A vCPU thread's CPU time (ns; /proc/TID/schedstat, else utime + stime of /proc/TID/stat),
  * the CPU it last ran on and its affinity; `proc` is "/proc" but in tests. 0 or -errno

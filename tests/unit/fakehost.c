@@ -29,8 +29,11 @@ void fake_clock_move(uint64_t ns)
     fh.mono_ns += ns;
     for (unsigned i = 0; i < FAKE_MAX_DOMS; i++) {
         fake_dom *fd = &fh.doms[i];
-        for (unsigned v = 0; fd->used && fd->running && v < fd->nr_vcpus; v++)
+        if (!fd->used || !fd->running)
+            continue;
+        for (unsigned v = 0; v < fd->nr_vcpus; v++)
             fd->cpu_ns[v] += (uint64_t)(fd->busy * (double)ns);
+        fake_qemu_sync(fd); /* its threads' schedstat */
     }
 }
 
@@ -111,15 +114,16 @@ void fake_host_init(daemon_host *host)
                             "cpu1 100 0 100 2000 0 0 0 0 0 0\n"
                             "cpu2 100 0 100 2000 0 0 0 0 0 0\n"
                             "cpu3 100 0 100 2000 0 0 0 0 0 0\n");
-    for (unsigned n = 0; n < 2; n++) {
-        char rel[64], text[128];
+    for (unsigned n = 0; n < FAKE_NODES; n++) {
+        char rel[64];
         snprintf(rel, sizeof(rel), "sys/devices/system/node/node%u/meminfo", n);
-        snprintf(text, sizeof(text), "Node %u MemTotal: 8388608 kB\nNode %u MemFree: 6291456 kB\n",
-                 n, n);
-        write_file(rel, text);
+        write_file(rel, "");
+        fh.node_free[n] = fh.min_free[n] = FAKE_NODE_FREE;
+        fake_node_sync(n);
     }
     write_file("etc/machine-id", "0123456789abcdef0123456789abcdef\n");
-    write_file("run/libvirt/qemu/.keep", ""); /* no pid file: no QEMU process to read */
+    write_file("run/libvirt/qemu/.keep", ""); /* the fake QEMUs' pid files (fakehost_qemu.c) */
+    write_file("proc/.keep", "");
     char run[128];
     snprintf(run, sizeof(run), "%s/run/libvirt", fh.root);
     setenv("VN_LIBVIRT_RUN_DIR", run, 1);
@@ -136,7 +140,7 @@ void fake_host_init(daemon_host *host)
     static char machine_id[128];
     snprintf(machine_id, sizeof(machine_id), "%s/etc/machine-id", fh.root);
     *host = (daemon_host){
-        .topo = &fh.topo, .numa = &numa_libnuma, .root = fh.root, .machine_id = machine_id};
+        .topo = &fh.topo, .numa = &fake_numa, .root = fh.root, .machine_id = machine_id};
 }
 
 const char *fake_host_root(void)
@@ -162,10 +166,20 @@ void fake_host_reset(void)
     for (unsigned i = 0; i < FAKE_MAX_DOMS; i++) {
         free(fh.doms[i].balancer);
         free(fh.doms[i].state);
+        free(fh.doms[i].page_node);
         if (fh.doms[i].hanging)
             abort(); /* a test left a call hanging */
+        if (fh.doms[i].used) {
+            fh.doms[i].used = false;
+            fake_qemu_sync(&fh.doms[i]); /* its files go */
+        }
     }
     memset(fh.doms, 0, sizeof(fh.doms));
+    fh.move_calls = 0;
+    for (unsigned n = 0; n < FAKE_NODES; n++) {
+        fh.node_free[n] = fh.min_free[n] = FAKE_NODE_FREE;
+        fake_node_sync(n);
+    }
     fh.down = false;
     fh.nr_events = 0;
     pthread_mutex_unlock(&fh.lock);
@@ -195,6 +209,7 @@ fake_dom *fake_dom_add(const char *name, unsigned nr_vcpus, const char *balancer
     for (unsigned v = 0; v < nr_vcpus; v++)
         fd->pin[v] = fd->defined[v] = fh.all;
     fd->emulator = fd->emulator_defined = fh.all;
+    fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
     return fd;
 }
@@ -222,6 +237,7 @@ void fake_dom_define_pin(fake_dom *fd, unsigned v, const char *cpus)
 {
     pthread_mutex_lock(&fh.lock);
     fd->defined[v] = fd->pin[v] = parse_cpus(cpus);
+    fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
 }
 
@@ -244,6 +260,7 @@ void fake_dom_set_pin(fake_dom *fd, unsigned v, const char *cpus)
 {
     pthread_mutex_lock(&fh.lock);
     fd->pin[v] = parse_cpus(cpus);
+    fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
 }
 
@@ -303,6 +320,7 @@ void fake_dom_stop(fake_dom *fd)
     fd->running = false;
     free(fd->state); /* live metadata goes with the QEMU run */
     fd->state = NULL;
+    fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
 }
 
@@ -316,6 +334,7 @@ void fake_dom_start(fake_dom *fd)
         fd->cpu_ns[v] = 0;
     }
     fd->emulator = fd->emulator_defined;
+    fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
 }
 

@@ -13,9 +13,14 @@
  *   the host   a synthetic two-node topology (node 0: CPUs 0-1, node 1: CPUs 2-3) and a host
  *              tree (/proc/stat with no other load, each node's meminfo, a machine id)
  *
- * QMP is off on the fake host (cells, RAM layout and page moves are test-act's, test-sample's
- * and the e2e tests'): a domain is one cell whose vCPUs vnumad pins. Everything here is called
- * from the test's thread, which runs vnumad's loop, except the fake libvirt calls (vnumad's
+ *   QEMU       each domain's process in the tree (pid file, status, maps, vCPU threads'
+ *              schedstat, stat, status), and with fake_dom_memory() its guest cells and the
+ *              host node of every page: the monitor answers query-cpus-fast, query-memdev,
+ *              info mtree and gpa2hva, and a fake numa_ops moves pages and counts free memory
+ *
+ * fake_host_config() turns QMP off: a domain is then one cell whose vCPUs vnumad pins, as
+ * libvirt alone shows it. A test that turns it on gives each domain memory. Everything here is
+ * called from the test's thread, which runs vnumad's loop, except the fake libvirt calls (vnumad's
  * workers make them) and the hooks (on the thread of the call).
  */
 #pragma once
@@ -47,7 +52,9 @@ typedef enum fake_call {
     FAKE_EMULATOR_PIN,
     FAKE_PIN_EMULATOR,
     FAKE_NUMA_GET,
-    FAKE_OTHER, /* QMP, IOThreads, nodeset: what a QMP-less domain is never asked */
+    FAKE_QMP,
+    FAKE_HMP,
+    FAKE_OTHER, /* IOThreads, nodeset: what these domains are never asked */
     FAKE_CALL_MAX,
 } fake_call;
 
@@ -119,6 +126,21 @@ void fake_event_metadata(fake_dom *fd);
  * and connecting fails until fake_libvirtd_start(). */
 void fake_libvirtd_stop(void);
 void fake_libvirtd_start(void);
+/* ---- guest memory (with cfg.use_qmp) ---- */
+
+/* The domain's guest gets nr_cells NUMA cells (0: no guest NUMA, one range) of mib MiB each,
+ * its vCPUs split across them in order, every page on host node `node`. Once per domain. */
+void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned node);
+/* Pages of guest cell `cell` on host node `node` now. */
+uint64_t fake_dom_pages_on(fake_dom *fd, unsigned cell, unsigned node);
+/* Node n has `bytes` free from now on (node_free and its meminfo); pages vnumad moves in or
+ * out change it. */
+void fake_node_set_free(unsigned n, uint64_t bytes);
+/* The least node n had free after a page moved in, since fake_node_set_free() (or the start). */
+uint64_t fake_node_min_free(unsigned n);
+/* move_pages(2) move calls made on the fake host so far. */
+unsigned fake_move_calls(void);
+
 /* How many connections vnumad has opened. */
 unsigned fake_connections(void);
 /* The fake clock moves s seconds ahead. */

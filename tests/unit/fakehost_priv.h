@@ -9,9 +9,14 @@
 #include <stdint.h>
 
 #include "fakehost.h"
+#include "numa_ops.h"
 #include "topology.h"
 
 #define FAKE_HANG_JUMP_S (24 * 3600.0) /* past any timeout vnumad has */
+#define FAKE_NODES       2u
+#define FAKE_PAGE        4096ULL
+#define FAKE_NODE_BYTES  (8ULL << 30) /* each node's MemTotal */
+#define FAKE_NODE_FREE   (6ULL << 30) /* ... and its MemFree before any guest memory */
 #define FAKE_EVENTS_MAX  64
 
 struct fake_dom {
@@ -36,6 +41,11 @@ struct fake_dom {
     unsigned calls[FAKE_CALL_MAX];
     fake_hook hook[FAKE_CALL_MAX];
     void *hook_arg[FAKE_CALL_MAX];
+    /* the fake QEMU's guest memory (fakehost_qemu.c), NULL page_node: none, no monitor */
+    unsigned nr_cells; /* guest NUMA cells; 0: none (one "pc.ram") */
+    uint64_t cell_bytes;
+    uint8_t *page_node; /* the host node of each page, the cells' in order */
+    uint64_t nr_pages;
 };
 
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */
@@ -70,6 +80,9 @@ typedef struct fake_host_state {
     int watch;
     fake_event events[FAKE_EVENTS_MAX];
     unsigned nr_events;
+    uint64_t node_free[FAKE_NODES]; /* bytes (node_free, meminfo) */
+    uint64_t min_free[FAKE_NODES];  /* the lowest node_free[] a page move left */
+    unsigned move_calls;            /* move_pages(2) moves made */
 } fake_host_state;
 
 /* The fake host's state: one per process, under fh.lock (fakehost.c owns it). */
@@ -81,3 +94,14 @@ void fake_clock_move(uint64_t ns);
 void fake_queue_event(const fake_event *e);
 /* The fake libvirt (fakehost_virt.c). */
 extern const virt_ops fake_virt;
+
+/* The fake QEMU (fakehost_qemu.c), all called with fh.lock. Its pid; its files in the tree
+ * written again (after its vCPUs' CPU time, pins or running changed); node n's meminfo
+ * written again; the monitor's reply to cmd (-EPERM: the domain has no fake memory). */
+pid_t fake_qemu_pid(const fake_dom *fd);
+void fake_qemu_sync(fake_dom *fd);
+void fake_node_sync(unsigned n);
+int fake_qemu_qmp(fake_dom *fd, const char *cmd, char **ret_reply);
+int fake_qemu_hmp(fake_dom *fd, const char *cmd, char **ret_reply);
+/* The kernel's page moves and free memory (fakehost_qemu.c). */
+extern const numa_ops fake_numa;

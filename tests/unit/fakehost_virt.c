@@ -388,9 +388,15 @@ static int fake_other(virt_dom *d)
 
 static int fake_qmp(virt_dom *d, const char *cmd, char **ret_reply)
 {
-    (void)cmd;
-    (void)ret_reply;
-    return fake_other(d);
+    fake_dom *fd;
+    int r = call_begin(d, FAKE_QMP, &fd);
+
+    if (r < 0)
+        return r;
+    r = fake_qemu_qmp(fd, cmd, ret_reply);
+    if (r < 0)
+        snprintf(fake_error, sizeof(fake_error), "fake: QMP %s", strerror(-r));
+    return call_end(r);
 }
 
 static int fake_vcpus(virt_dom *d, virt_vcpu **ret, unsigned *ret_n)
@@ -425,6 +431,7 @@ static int fake_pin_vcpu(virt_dom *d, unsigned vcpu, const vn_cpuset *cpus)
     if (vcpu >= fd->nr_vcpus || cpuset_empty(cpus) || !cpuset_subset(cpus, &fh.all))
         return call_end(-EINVAL);
     fd->pin[vcpu] = *cpus;
+    fake_qemu_sync(fd);
     return call_end(0);
 }
 
@@ -493,9 +500,15 @@ static int fake_numa_set(virt_dom *d, const char *nodeset)
 
 static int fake_hmp(virt_dom *d, const char *cmd, char **ret_reply)
 {
-    (void)cmd;
-    (void)ret_reply;
-    return fake_other(d);
+    fake_dom *fd;
+    int r = call_begin(d, FAKE_HMP, &fd);
+
+    if (r < 0)
+        return r;
+    r = fake_qemu_hmp(fd, cmd, ret_reply);
+    if (r < 0)
+        snprintf(fake_error, sizeof(fake_error), "fake: HMP %s", strerror(-r));
+    return call_end(r);
 }
 
 const virt_ops fake_virt = {

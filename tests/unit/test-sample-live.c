@@ -40,7 +40,9 @@ static int sample_of(virt_dom *d, dom_state *st, const topology *t, const numa_o
 {
     sample_input in = sample_input_of(st);
 
-    return sample_domain(d, &in, &st->sample, &st->count, t, ops, use_qmp, now, out, err, errlen);
+    sample_host h = {.t = t, .ops = ops, .root = "/", .use_qmp = use_qmp};
+
+    return sample_domain(d, &h, &in, &st->sample, &st->count, now, out, err, errlen);
 }
 static dom_state st;
 

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Driving vnumad's daemon on the fake host, for the whole-pass tests (daemon_drive.h). */
+#include "daemon_drive.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "domains.h"
+#include "loop.h"
+#include "metadata.h"
+
+#define WAIT_S 120.0 /* real seconds: only says "it never happened" */
+
+daemon_host host;
+vnumad dm;
+char config_path[256];
+
+/* ---- driving the loop ---- */
+
+static double real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_wake(int timer, void *opaque)
+{
+    (void)timer;
+    (void)opaque;
+}
+
+/* Runs vnumad's loop until cond(arg); false when it never came. */
+bool run_until(bool (*cond)(void *), void *arg)
+{
+    double end = real_now() + WAIT_S;
+    int t = loop_add_timer(5, on_wake, NULL);
+
+    while (!cond(arg) && real_now() < end)
+        if (loop_run_once() < 0)
+            break;
+    loop_remove_timer(t);
+    return cond(arg);
+}
+
+/* nothing out: no event's read, no pass running or due, no work of a pass, no domain held
+ * (a record's write is out with its domain held) */
+bool settled(void *arg)
+{
+    (void)arg;
+    if (dm.nr_considering || dm.in_pass || dm.waiting || dm.pass_again || dm.pass_due)
+        return false;
+    for (size_t i = 0; i < dm.nr_doms; i++)
+        if (dm.doms[i]->busy && !dm.doms[i]->hung_since_s) /* (one not answering stays held) */
+            return false;
+    return true;
+}
+
+/* One pass as the timer runs it, an interval after the last (the busy fractions are measured
+ * over it), and the loop until everything it started is in. */
+void pass_after(double s)
+{
+    fake_clock_advance(s);
+    daemon_pass_now(&dm);
+    (void)run_until(settled, NULL);
+}
+
+void pass(void)
+{
+    pass_after(5.0);
+}
+
+void start(const daemon_config *cfg)
+{
+    if (daemon_start(&dm, cfg, config_path[0] ? config_path : NULL, &host) < 0)
+        abort();
+}
+
+void stop_vnumad(void)
+{
+    daemon_stop(&dm);
+}
+
+void stop(void)
+{
+    stop_vnumad();
+    fake_host_reset();
+    config_path[0] = '\0';
+}
+
+/* ---- what vnumad did ---- */
+
+bool is_tracked(void *fd)
+{
+    char uuid[SNAP_UUID_MAX];
+
+    return fake_dom_uuid(fd, uuid, sizeof(uuid)) && domains_find(&dm, uuid);
+}
+
+bool not_tracked(void *fd)
+{
+    return !is_tracked(fd);
+}
+
+/* every vCPU pinned inside one node of the fake host (0-1 or 2-3), all on the same one */
+bool pinned_to_one_node(void *arg)
+{
+    fake_dom *fd = arg;
+    char first[32], buf[32];
+
+    fake_dom_pin(fd, 0, first, sizeof(first));
+    if (strcmp(first, "0-1") != 0 && strcmp(first, "2-3") != 0)
+        return false;
+    for (unsigned v = 1; v < fake_dom_nr_vcpus(fd); v++)
+        if (strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), first) != 0)
+            return false;
+    return true;
+}
+
+bool all_pins_are(fake_dom *fd, const char *cpus)
+{
+    char buf[32];
+
+    for (unsigned v = 0; v < fake_dom_nr_vcpus(fd); v++)
+        if (strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), cpus) != 0)
+            return false;
+    return true;
+}
+
+/* The last <decision> vnumad wrote into the domain's <state>: its "action" (and "reason"). */
+bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t rlen)
+{
+    char *state = fake_dom_state(fd), *start, *end;
+    json_object *o, *v;
+    bool ok = false;
+
+    action[0] = reason[0] = '\0';
+    if (!state || !(start = strstr(state, "<decision")) || !(start = strchr(start, '>')) ||
+        !(end = strstr(++start, "</decision>"))) {
+        free(state);
+        return false;
+    }
+    *end = '\0';
+    o = json_tokener_parse(start);
+    if (o && json_object_object_get_ex(o, "action", &v)) {
+        snprintf(action, alen, "%s", json_object_get_string(v));
+        if (json_object_object_get_ex(o, "reason", &v))
+            snprintf(reason, rlen, "%s", json_object_get_string(v));
+        ok = true;
+    }
+    json_object_put(o);
+    free(state);
+    return ok;
+}
+
+/* The originals in the domain's <state> (saved false: none). */
+dom_originals state_originals(fake_dom *fd)
+{
+    dom_originals o = {0};
+    char *state = fake_dom_state(fd);
+
+    if (state)
+        (void)meta_parse_state(state, &o);
+    free(state);
+    return o;
+}
+
+bool decision_restored(void *fd)
+{
+    char action[32], reason[64];
+
+    return last_decision(fd, action, sizeof(action), reason, sizeof(reason)) &&
+           strcmp(action, "restored") == 0;
+}
+
+const char *const AUTO = "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\"/>";

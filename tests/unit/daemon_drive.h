@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Driving vnumad's whole daemon on the fake host (fakehost.h) from a test (daemon_drive.c):
+ * start and stop it, run its loop until something happened, run a pass as its timer would,
+ * and read what it did (its records in <state>, its originals, its pins). Shared by
+ * test-daemon (the core's paths) and test-daemon-memory (guest memory through QMP).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core.h"
+#include "daemon.h"
+#include "fakehost.h"
+#include "state.h"
+
+/* What vnumad runs on, its state, and its config file ("" none) for the next start(). */
+extern daemon_host host;
+extern vnumad dm;
+extern char config_path[256];
+/* <balancer mode="auto"/> */
+extern const char *const AUTO;
+
+/* Runs vnumad's loop until cond(arg); false when it never came (a timeout of real seconds
+ * only says it never happened). */
+bool run_until(bool (*cond)(void *), void *arg);
+/* Nothing out: no event's read, no pass running or due, no work of a pass, no domain held. */
+bool settled(void *arg);
+/* One pass as the timer runs it, s seconds of the fake clock after the last (pass(): 5 s),
+ * and the loop until everything it started is in. */
+void pass_after(double s);
+void pass(void);
+
+void start(const daemon_config *cfg);
+/* vnumad stops; the fake host stays as it is (a restart follows). */
+void stop_vnumad(void);
+/* vnumad stops and the fake host forgets everything (between tests). */
+void stop(void);
+
+bool is_tracked(void *fd);
+bool not_tracked(void *fd);
+/* Every vCPU pinned inside one node of the fake host (0-1 or 2-3), all on the same one. */
+bool pinned_to_one_node(void *fd);
+bool all_pins_are(fake_dom *fd, const char *cpus);
+/* The last <decision> vnumad wrote into the domain's <state>: its action and reason. */
+bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t rlen);
+/* The originals in the domain's <state> (saved false: none). */
+dom_originals state_originals(fake_dom *fd);
+bool decision_restored(void *fd);

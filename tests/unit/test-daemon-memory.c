@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guest memory through whole passes on the fake host (fakehost.h), QMP on: vnumad learns each
+ * domain's vCPU threads, cells and RAM from the fake QEMU's monitor and /proc, counts where
+ * its pages are and moves them with the fake move_pages(2). A cell that must leave the node
+ * its memory is on takes its memory with it; a node without room receives none, and never
+ * drops below its reserve, even when it fills up between the decision and the move; a restart
+ * moves nothing; a monitor that does not answer skips the
+ * domain until it does. The same on the real stack: tests/e2e/ and the proving ground.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_drive.h"
+#include "tap.h"
+
+#define CELL_MIB   64
+#define CELL_PAGES (CELL_MIB * 256ULL) /* 4 KiB pages */
+#define MIB        (1ULL << 20)
+#define RESERVE    (256 * MIB) /* reserve_mib's default (3% of 8 GiB is less) */
+
+static void config_qmp(daemon_config *cfg)
+{
+    fake_host_config(cfg);
+    cfg->use_qmp = true;
+}
+
+/* a busy guest with two cells of 64 MiB, all of it on host node 1 */
+static fake_dom *two_cells_on_node1(const char *name)
+{
+    fake_dom *fd = fake_dom_add(name, 4, AUTO);
+
+    fake_dom_memory(fd, 2, CELL_MIB, 1);
+    fake_dom_set_busy(fd, 1.0);
+    return fd;
+}
+
+/* the cell (0 or 1) whose pages are all on node 0 now, -1 none */
+static int cell_on_node0(fake_dom *fd)
+{
+    for (unsigned c = 0; c < 2; c++)
+        if (fake_dom_pages_on(fd, c, 0) == CELL_PAGES)
+            return (int)c;
+    return -1;
+}
+
+static bool one_cell_moved(void *fd)
+{
+    return cell_on_node0(fd) >= 0;
+}
+
+/* The vCPUs of cell c (1 and 2 of each: the fake QEMU splits them in order) pinned to cpus. */
+static bool cell_pinned(fake_dom *fd, int c, const char *cpus)
+{
+    char buf[32];
+
+    for (unsigned v = (unsigned)c * 2; v < (unsigned)c * 2 + 2; v++)
+        if (strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), cpus) != 0)
+            return false;
+    return true;
+}
+
+/* Four busy vCPUs in two cells, all on node 1's two CPUs: one cell goes to node 0, its memory
+ * with it (every page), and the other stays; the passes after move nothing. */
+static void test_cell_takes_its_memory(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    char action[32], reason[64];
+    int moved;
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-mem");
+    start(&cfg);
+    CHECK(run_until(one_cell_moved, a), "moves: one cell's 64 MiB all moved to node 0");
+    (void)run_until(settled, NULL);
+    moved = cell_on_node0(a);
+    CHECK(moved >= 0 && fake_dom_pages_on(a, 1 - moved, 1) == CELL_PAGES,
+          "moves: the other cell's memory stays on node 1");
+    CHECK(moved >= 0 && cell_pinned(a, moved, "0-1") && cell_pinned(a, 1 - moved, "2-3"),
+          "moves: each cell's vCPUs are pinned to its memory's node");
+    CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
+              strcmp(action, "acted") == 0,
+          "moves: its <state> says the pass acted (%s, %s)", action, reason);
+    unsigned calls = fake_move_calls();
+    pass();
+    pass();
+    CHECK(fake_move_calls() == calls && cell_on_node0(a) == moved,
+          "moves: the next passes move nothing (%u move calls)", fake_move_calls() - calls);
+
+    /* a restart (restore_on_exit: the pins are put back, the memory stays) moves nothing:
+     * the vCPUs go back to their memory */
+    stop_vnumad();
+    CHECK(all_pins_are(a, "0-3") && cell_on_node0(a) == moved,
+          "restart: vnumad stopped, pins restored, memory where it was");
+    calls = fake_move_calls();
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pass();
+    CHECK(fake_move_calls() == calls, "restart: no page moved in the first passes (%u move calls)",
+          fake_move_calls() - calls);
+    CHECK(moved >= 0 && cell_pinned(a, moved, "0-1") && cell_pinned(a, 1 - moved, "2-3"),
+          "restart: each cell's vCPUs pinned to its memory again");
+    stop();
+}
+
+/* The node the cell would move to has no room (less free than its reserve): not a page moves
+ * there. With a little room above the reserve, only what fits moves, and the node never
+ * drops below the reserve. */
+static void test_no_room(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-full");
+    fake_node_set_free(0, RESERVE - 16 * MIB);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pass();
+    CHECK(fake_dom_pages_on(a, 0, 0) == 0 && fake_dom_pages_on(a, 1, 0) == 0 &&
+              fake_move_calls() == 0,
+          "no room: nothing moved to a node below its reserve (%u move calls)", fake_move_calls());
+    stop();
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-tight");
+    fake_node_set_free(0, RESERVE + 24 * MIB);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pass();
+    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    CHECK(on0 > 0 && on0 < CELL_PAGES, "tight: part of a cell moved (%llu of %llu pages)",
+          (unsigned long long)on0, (unsigned long long)CELL_PAGES);
+    CHECK(fake_node_min_free(0) >= RESERVE,
+          "tight: node 0 never went below its reserve (lowest %llu MiB free)",
+          (unsigned long long)(fake_node_min_free(0) / MIB));
+    stop();
+}
+
+/* someone else takes node 0's memory down to 4 MiB above the reserve (once) */
+static void fill_node0(fake_dom *fd, fake_call call, void *arg)
+{
+    bool *done = arg;
+
+    (void)fd, (void)call;
+    if (!*done)
+        fake_node_set_free(0, RESERVE + 4 * MIB);
+    *done = true;
+}
+
+/* Node 0 had room when the pass decided, and fills up before the pages move (vnumad pins the
+ * vCPUs first): the mover checks the node before every window and stops at the reserve. */
+static void test_fills_up(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    bool filled = false;
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-fills");
+    fake_dom_hook(a, FAKE_PIN_VCPU, fill_node0, &filled);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    fake_dom_hook(a, FAKE_PIN_VCPU, NULL, NULL);
+    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    CHECK(filled && on0 < CELL_PAGES, "fills up: the move stopped short (%llu of %llu pages moved)",
+          (unsigned long long)on0, (unsigned long long)CELL_PAGES);
+    CHECK(fake_node_min_free(0) >= RESERVE,
+          "fills up: node 0 never went below its reserve (lowest %llu MiB free)",
+          (unsigned long long)(fake_node_min_free(0) / MIB));
+    stop();
+}
+
+static bool hung(void *fd)
+{
+    return fake_dom_hung(fd);
+}
+
+/* QEMU's monitor hangs while vnumad finds the guest's cells: the domain is skipped as not
+ * answering and nothing of it moves; another domain is placed meanwhile. Once the monitor
+ * answers, the domain is placed and its memory moves. */
+static void test_monitor_hangs(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *b;
+    uint64_t skipped;
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-hangs");
+    b = fake_dom_add("fake-other", 2, AUTO);
+    fake_dom_memory(b, 0, CELL_MIB, 0);
+    fake_dom_set_busy(b, 1.0);
+    fake_dom_hang(a, FAKE_QMP);
+    start(&cfg);
+    CHECK(run_until(hung, a), "monitor hangs: vnumad's query to it hangs");
+    (void)run_until(settled, NULL);
+    skipped = dm.stats.skips[METRICS_SKIP_NOT_ANSWERING];
+    CHECK(skipped >= 1, "monitor hangs: the domain is skipped as not answering (%llu)",
+          (unsigned long long)skipped);
+    CHECK(pinned_to_one_node(b) && fake_move_calls() == 0,
+          "monitor hangs: the other domain is placed meanwhile, nothing moved");
+    fake_dom_release(a);
+    for (int i = 0; i < 4 && !one_cell_moved(a); i++)
+        pass();
+    CHECK(one_cell_moved(a), "monitor hangs: once it answers, a cell and its memory move");
+    stop();
+}
+
+int main(void)
+{
+    fake_host_init(&host);
+    test_cell_takes_its_memory();
+    test_no_room();
+    test_fills_up();
+    test_monitor_hangs();
+    return tap_done();
+}
