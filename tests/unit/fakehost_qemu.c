@@ -318,6 +318,15 @@ const numa_ops fake_numa = {
 
 /* ---- the monitor ---- */
 
+/* The memory backend of guest cell c: QEMU names it ram-nodeN, or after the machine. */
+static void backend_id(const fake_dom *fd, unsigned c, char *buf, size_t len)
+{
+    if (fd->nr_cells)
+        snprintf(buf, len, "ram-node%u", c);
+    else
+        snprintf(buf, len, "pc.ram");
+}
+
 static char *reply_cpus(const fake_dom *fd)
 {
     char *s = NULL;
@@ -353,10 +362,7 @@ static char *reply_memdev(const fake_dom *fd)
     fputs("{\"return\":[", f);
     for (unsigned c = 0; c < VN_MAX(fd->nr_cells, 1u); c++) {
         char id[32];
-        if (fd->nr_cells)
-            snprintf(id, sizeof(id), "ram-node%u", c);
-        else
-            snprintf(id, sizeof(id), "pc.ram");
+        backend_id(fd, c, id, sizeof(id));
         fprintf(f,
                 "%s{\"share\":false,\"reserve\":true,\"prealloc\":false,\"host-nodes\":[],"
                 "\"size\":%" PRIu64 ",\"merge\":true,\"dump\":true,\"policy\":\"default\","
@@ -379,10 +385,7 @@ static char *reply_mtree(const fake_dom *fd)
     fputs("FlatView #0\n AS \"memory\", root: system\n Root memory region: system\n", f);
     for (unsigned c = 0; c < VN_MAX(fd->nr_cells, 1u); c++) {
         char id[32];
-        if (fd->nr_cells)
-            snprintf(id, sizeof(id), "ram-node%u", c);
-        else
-            snprintf(id, sizeof(id), "pc.ram");
+        backend_id(fd, c, id, sizeof(id));
         fprintf(f, "  %016" PRIx64 "-%016" PRIx64 " (prio 0, ram): %s\n", fd->cell_bytes * c,
                 fd->cell_bytes * (c + 1) - 1, id);
     }
@@ -426,10 +429,7 @@ int fake_qemu_hmp(fake_dom *fd, const char *cmd, char **ret_reply)
                 r = NULL;
         } else {
             char id[32];
-            if (fd->nr_cells)
-                snprintf(id, sizeof(id), "ram-node%u", (unsigned)c);
-            else
-                snprintf(id, sizeof(id), "pc.ram");
+            backend_id(fd, (unsigned)c, id, sizeof(id));
             if (asprintf(&r, "Host virtual address for 0x%llx (%s) is 0x%" PRIx64 "\n", gpa, id,
                          (uint64_t)(cell_hva(fd, (unsigned)c) + (gpa - c * fd->cell_bytes))) < 0)
                 r = NULL;
