@@ -20,7 +20,7 @@ e2e_preamble --built vnumad --built vnumactl --tool tmux "Debian package tmux; m
 
 TMUX_SOCK=$E2E_TMP/tmux.sock
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
-e2e_at_exit 'tmux -S "$TMUX_SOCK" kill-server 2>/dev/null'
+e2e_at_exit 'for s in "$E2E_TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done'
 screen() { tm capture-pane -p -t top 2>/dev/null; }
 screen_has() { screen | grep -q -- "$1"; }
 
@@ -161,7 +161,10 @@ PY
 }
 for loc in utf8 C; do
     [ $loc = utf8 ] && lang=C.UTF-8 || lang=C
-    tm kill-session -t top 2>/dev/null
+    # a server of its own for each: killing the last session makes a server exit on its own,
+    # and a client that reached it meanwhile failed ("server exited unexpectedly", seen once)
+    tm kill-server 2>/dev/null
+    TMUX_SOCK=$E2E_TMP/tmux-$loc.sock
     tm -u new-session -d -s top -x 80 -y 24 \
         "LC_ALL=$lang TERM=xterm-256color $BUILD/vnumactl --socket $VN_SOCK top -d 0.5; sleep 600"
     wait_for 20 bash -c "$(declare -f screen tm); TMUX_SOCK=$TMUX_SOCK; [ \$(screen | grep -c -- '^$E2E_PREFIX') -ge 6 ]"
