@@ -149,6 +149,79 @@ static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, a
     return k;
 }
 
+int act_move_window(const numa_ops *ops, const move_window *w, uint64_t *pos, uint64_t max_bytes,
+                    move_window_result *res)
+{
+    uint64_t ps = w->page_size ? w->page_size : ACT_PAGE_SIZE, npages = w->len / ps, off;
+    uint64_t limit = max_bytes / ps; /* pages max_bytes allows */
+    uint32_t batch = ps >= ACT_ONE_PAGE_PER_CALL
+                         ? 1
+                         : VN_MIN(VN_MAX(w->batch, 1u), (uint32_t)LOCK_HOLD_MAX_PAGES);
+    void *pages[LOCK_HOLD_MAX_PAGES], *sel[LOCK_HOLD_MAX_PAGES];
+    int status[LOCK_HOLD_MAX_PAGES], nodes[LOCK_HOLD_MAX_PAGES];
+    unsigned n, k = 0, fit, cut = 0, at[LOCK_HOLD_MAX_PAGES];
+    move_req req = {.to = w->to, .page_size = ps, .hugetlb = w->hugetlb, .reserve = w->reserve};
+    act_cell_result room = {0};
+    int r;
+
+    memset(res, 0, sizeof(*res));
+    if (npages == 0)
+        return 0;
+    off = *pos < npages ? *pos : 0;
+    n = (unsigned)VN_MIN((uint64_t)batch, npages - off);
+    for (unsigned i = 0; i < n; i++)
+        pages[i] = (void *)(uintptr_t)(w->hva + (off + i) * ps);
+    r = ops->query(w->pid, n, pages, status);
+    res->queries++;
+    if (r < 0)
+        return r;
+    for (unsigned i = 0; i < n; i++) {
+        bool take = w->from >= 0 ? status[i] == w->from : status[i] >= 0 && status[i] != w->to;
+        if (!take)
+            continue;
+        if (k >= limit) {
+            if (!res->wanted_more)
+                cut = i; /* the next window starts at the first page left */
+            res->wanted_more = true;
+            continue;
+        }
+        at[k] = i;
+        sel[k] = pages[i];
+        nodes[k] = w->to;
+        k++;
+    }
+    fit = k ? room_pages(ops, &req, k, &room) : 0;
+    res->reserve_hit = room.reserve_hit;
+    if (fit < k) {
+        cut = at[fit];
+        k = fit;
+    }
+    if (k) {
+        /* a positive return is pages not moved, and the kernel may stop before the end: only
+         * a status it wrote counts as moved (see move_range) */
+        for (unsigned i = 0; i < k; i++)
+            status[i] = ACT_STATUS_UNSET;
+        r = ops->move(w->pid, k, sel, nodes, status, w->shared);
+        if (r < 0)
+            return r;
+        if (r > 0) {
+            int q = ops->query(w->pid, k, sel, status);
+            res->queries++;
+            if (q < 0)
+                return q;
+        }
+        for (unsigned i = 0; i < k; i++) {
+            if (status[i] == w->to)
+                res->pages_moved++;
+            else if (status[i] != ACT_STATUS_UNSET)
+                res->pages_unmovable++;
+        }
+    }
+    res->pages_walked = res->wanted_more || res->reserve_hit ? cut : n;
+    *pos = (off + res->pages_walked) % npages;
+    return 0;
+}
+
 /*
  * Move up to m->want bytes of the range that sit on kernel node m->from to m->to. Walks the
  * range in windows of m->batch pages of the backend's page size: one status query, then one

@@ -57,6 +57,38 @@ typedef struct move_span {
 unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ram, uint64_t refused,
                        move_span *out, unsigned max);
 
+/* One window of a span as the mover works it (act_move_window). */
+typedef struct move_window {
+    pid_t pid;
+    uint64_t hva, len;  /* the span */
+    uint64_t page_size; /* 0: ACT_PAGE_SIZE */
+    int from;           /* kernel node the pages are taken from; -1: any but `to` (hot range) */
+    int to;             /* kernel node */
+    bool shared;        /* MPOL_MF_MOVE_ALL */
+    bool hugetlb;       /* room: the target's free huge pages of page_size, not MemFree */
+    uint32_t batch;     /* pages a window covers at most (one for pages of 1 GiB or more) */
+    uint64_t reserve;   /* bytes of MemFree the target keeps (not for hugetlb) */
+} move_window;
+
+typedef struct move_window_result {
+    uint64_t pages_moved;
+    uint64_t pages_unmovable; /* the kernel would not move them (pinned, shared) */
+    uint64_t queries;         /* move_pages(2) status queries made */
+    uint64_t pages_walked;    /* pages of the span the window covered */
+    bool wanted_more;         /* pages to move were found beyond max_bytes */
+    bool reserve_hit;         /* the target had no room for all it found */
+} move_window_result;
+
+/*
+ * One window of span w starting at page *pos (wrapping at its end): one status query of up to
+ * w->batch pages (rule 5), then one move of those found on w->from (or not on w->to for a hot
+ * range), at most max_bytes of them and what the target has room for (checked now, before the
+ * move). *pos is advanced past the pages it is done with: a window cut short by max_bytes or
+ * the target's room starts there again. Fills *res; 0 or -errno (-ESRCH: the process is gone).
+ */
+int act_move_window(const numa_ops *ops, const move_window *w, uint64_t *pos, uint64_t max_bytes,
+                    move_window_result *res);
+
 /* The plan's page moves, one mover per cell (up to ACT_MAX_MOVERS threads); 0 or -errno. */
 int act_move_cells(const act_target *tg, const topology *t, const plan_domain *pd,
                    const numa_ops *ops, act_budget *budget, const vn_config *cfg, act_result *res);

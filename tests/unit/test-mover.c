@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The mover (host/mover.h) against a fake kernel (a table of where each page of one process
+ * is) and a fake clock: an order moves all it asks and nothing twice, a new order replaces the
+ * old one (no page goes to the old target after it), the host's rate limit holds over the
+ * clock, a forgotten domain moves no more, pinned pages make a range refused, a target without
+ * room stops the order at its reserve, the higher priority goes first. Every wait is for the
+ * mover to be idle (a timeout only says it never was).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "mover.h"
+#include "tap.h"
+#include "topology.h"
+#include "util.h"
+
+#define PAGES 16384 /* 64 MiB of 4 KiB pages */
+#define PAGE  4096ULL
+#define MIB   (1ULL << 20)
+#define HVA   0x10000000ULL
+#define PID   4242
+
+static topology *topo;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int node_of[PAGES];
+static bool pinned[PAGES];
+static long long free_b[2];
+static long long min_free[2];
+static unsigned moves, queries, order_log[64], nr_log;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_closed, gate_waiting;
+
+/* ---- the fake clock: it moves when the mover waits for tokens ---- */
+
+static uint64_t clock_ns = 1000ULL * 1000000000ULL;
+
+static uint64_t fake_mono(void)
+{
+    uint64_t ns;
+
+    pthread_mutex_lock(&lock);
+    ns = clock_ns;
+    pthread_mutex_unlock(&lock);
+    return ns;
+}
+
+static uint64_t fake_real(void)
+{
+    return fake_mono();
+}
+
+static void fake_skip(uint64_t ns)
+{
+    pthread_mutex_lock(&lock);
+    clock_ns += ns;
+    pthread_mutex_unlock(&lock);
+}
+
+static const vn_clock_ops fake_clock = {
+    .mono_ns = fake_mono, .real_ns = fake_real, .skip = fake_skip};
+/* the same clock, standing still: a mover out of tokens waits (for real) until woken */
+static const vn_clock_ops frozen_clock = {.mono_ns = fake_mono, .real_ns = fake_real};
+
+/* ---- the fake kernel ---- */
+
+static int index_of(void *p)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+
+    return a >= HVA && a < HVA + PAGES * PAGE ? (int)((a - HVA) / PAGE) : -1;
+}
+
+static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
+{
+    if (pid != PID)
+        return -ESRCH;
+    pthread_mutex_lock(&lock);
+    queries++;
+    for (unsigned long i = 0; i < count; i++) {
+        int k = index_of(pages[i]);
+        status[i] = k < 0 ? -EFAULT : node_of[k];
+    }
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+static int fake_move(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+                     bool all)
+{
+    int left = 0;
+
+    (void)all;
+    if (pid != PID)
+        return -ESRCH;
+    /* a test may hold the first move until it has ordered something else */
+    pthread_mutex_lock(&gate_lock);
+    gate_waiting = gate_closed;
+    pthread_cond_broadcast(&gate_cond);
+    while (gate_closed)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    gate_waiting = false;
+    pthread_mutex_unlock(&gate_lock);
+    pthread_mutex_lock(&lock);
+    moves++;
+    for (unsigned long i = 0; i < count; i++) {
+        int k = index_of(pages[i]), to = nodes[i];
+        if (k < 0 || pinned[k]) {
+            left++;
+            continue; /* a long-term pin: no status written */
+        }
+        if (node_of[k] != to) {
+            free_b[node_of[k]] += (long long)PAGE;
+            free_b[to] -= (long long)PAGE;
+            if (free_b[to] < min_free[to])
+                min_free[to] = free_b[to];
+            node_of[k] = to;
+            if (nr_log < 64 && (!nr_log || order_log[nr_log - 1] != (unsigned)(k / (PAGES / 2))))
+                order_log[nr_log++] = (unsigned)(k / (PAGES / 2)); /* which half moved */
+        }
+        status[i] = to;
+    }
+    pthread_mutex_unlock(&lock);
+    return left;
+}
+
+static long long fake_node_free(int node)
+{
+    long long b;
+
+    pthread_mutex_lock(&lock);
+    b = free_b[node];
+    pthread_mutex_unlock(&lock);
+    return b;
+}
+
+static const numa_ops fake_ops = {
+    .query = fake_query, .move = fake_move, .node_free = fake_node_free, .thread_safe = true};
+
+static void reset(int node)
+{
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < PAGES; i++) {
+        node_of[i] = node;
+        pinned[i] = false;
+    }
+    free_b[0] = free_b[1] = min_free[0] = min_free[1] = 4LL << 30;
+    moves = queries = nr_log = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+static unsigned on_node(int node, unsigned from, unsigned to)
+{
+    unsigned n = 0;
+
+    pthread_mutex_lock(&lock);
+    for (unsigned i = from; i < to; i++)
+        n += node_of[i] == node;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* An order for cell `cell` of the domain: its half of the pages (cell 0: the first) in bulk from
+ * `from` to `to`, bytes of it. */
+static int order(mover *m, unsigned cell, int from, int to, uint64_t bytes, double prio)
+{
+    move_span sp = {.ri = cell,
+                    .move = 0,
+                    .hva = HVA + cell * (PAGES / 2) * PAGE,
+                    .len = (PAGES / 2) * PAGE,
+                    .from = from,
+                    .to = to,
+                    .bytes = bytes,
+                    .page_size = PAGE};
+    mover_order o = {.uuid = "00000000-0000-4000-8000-000000000001",
+                     .name = "mover-test",
+                     .cell = cell,
+                     .pid = PID,
+                     .ram_gen = 1,
+                     .spans = &sp,
+                     .nr_spans = bytes ? 1 : 0,
+                     .nr_moves = 1,
+                     .batch = 1024,
+                     .priority = prio,
+                     .reserve = 256 * MIB};
+    return mover_order_cell(m, &o);
+}
+
+#define UUID "00000000-0000-4000-8000-000000000001"
+
+static unsigned forgot_at; /* pages on node 0 when mover_forget returned */
+
+static void *forget_thread(void *arg)
+{
+    mover_forget(arg, UUID);
+    forgot_at = on_node(0, 0, PAGES);
+    return NULL;
+}
+
+int main(void)
+{
+    char err[256];
+    mover *m = NULL;
+    mover_progress p;
+    mover_stats st;
+
+    topo = calloc(1, sizeof(*topo));
+    if (topo_load(TOPO_SOURCE_SYNTHETIC, "numa:2 core:2 pu:1", NULL, topo, err, sizeof(err)) < 0)
+        return 1;
+    vn_clock_use(&fake_clock);
+
+    /* 1. one order: all of it moves, each page once, in windows */
+    reset(1);
+    CHECK(mover_start(&m, topo, &fake_ops, 2, 256) == 0, "mover started");
+    CHECK(order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10) == 0, "an order for cell 0 (32 MiB)");
+    CHECK(mover_wait_idle(m, 60), "the mover goes idle");
+    mover_take(m, UUID, &p);
+    CHECK(on_node(0, 0, PAGES / 2) == PAGES / 2 && on_node(1, PAGES / 2, PAGES) == PAGES / 2,
+          "cell 0's half all on node 0, cell 1's untouched");
+    CHECK(p.cells[0].bytes_moved == (PAGES / 2) * PAGE && p.cells[0].pages_moved == PAGES / 2 &&
+              !p.cells[0].queued && p.cells[0].bytes_left == 0,
+          "its progress: 32 MiB moved, nothing left (%llu)",
+          (unsigned long long)p.cells[0].bytes_moved);
+    CHECK(moves == 8, "in 8 windows of 1024 pages (%u moves)", moves);
+    mover_take(m, UUID, &p);
+    CHECK(p.cells[0].bytes_moved == 0, "a second take: nothing new");
+
+    /* 2. a new order replaces the old one: once it is in, no page goes to the old target */
+    reset(1);
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = true;
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 10);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_waiting)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 1, 0, 1, 0, 10); /* the plan changed: cell 1 stays on node 1 */
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = false;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    CHECK(mover_wait_idle(m, 60), "replaced: the mover goes idle");
+    CHECK(on_node(0, PAGES / 2, PAGES) <= 1024,
+          "replaced: only the window in flight went to the old target (%u pages)",
+          on_node(0, PAGES / 2, PAGES));
+    mover_take(m, UUID, &p);
+    CHECK(!p.cells[1].queued, "replaced: nothing queued for the cell");
+
+    /* 3. the host's rate: 32 MiB at 8 MiB/s (8 MiB of burst) take 3 s of the clock */
+    mover_stop(m);
+    reset(1);
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 8) == 0, "a mover limited to 8 MiB/s");
+    uint64_t t0 = fake_mono();
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
+    CHECK(mover_wait_idle(m, 60), "rate: the mover goes idle");
+    double took = (double)(fake_mono() - t0) / 1e9;
+    CHECK(on_node(0, 0, PAGES / 2) == PAGES / 2 && took >= 2.99 && took < 4.5,
+          "rate: 32 MiB moved in %.2f s of the clock (3 s: 8 MiB of burst, then 8 MiB/s)", took);
+
+    /* 4. forgotten: a domain that opts out moves no more; forgetting it waits for the window
+     * in flight. The clock stands still: after its first window (1 MiB, the whole bucket) the
+     * mover has no tokens for another. */
+    mover_stop(m);
+    reset(1);
+    vn_clock_use(&frozen_clock);
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1) == 0, "a mover limited to 1 MiB/s");
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = true;
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_waiting)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    pthread_t forgetter;
+    (void)pthread_create(&forgetter, NULL, forget_thread, m);
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = false;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    pthread_join(forgetter, NULL);
+    unsigned moved = on_node(0, 0, PAGES);
+    CHECK(mover_wait_idle(m, 60) && moved == 256 && forgot_at == 256,
+          "forgotten: mover_forget returned after the window in flight (1 MiB) ended, and "
+          "nothing moved after it (%u pages, %u when it returned)",
+          moved, forgot_at);
+    vn_clock_use(&fake_clock);
+    mover_take(m, UUID, &p);
+    CHECK(!p.cells[0].queued && p.cells[0].bytes_moved == 0,
+          "forgotten: the mover knows it no more");
+
+    /* 5. pinned pages: a range none of which moves is refused, and never tried again */
+    mover_stop(m);
+    reset(1);
+    for (unsigned i = 0; i < PAGES / 2; i++)
+        pinned[i] = true;
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
+    CHECK(mover_wait_idle(m, 60), "pinned: the mover goes idle");
+    mover_take(m, UUID, &p);
+    CHECK(p.cells[0].pages_moved == 0 && p.cells[0].pages_unmovable == PAGES / 2 &&
+              (p.refused & 1) && mover_refused(m, UUID, 1) == 1 && mover_refused(m, UUID, 2) == 0,
+          "pinned: none moved, all counted unmovable, the range refused (of its layout only)");
+    unsigned before = moves;
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
+    CHECK(mover_wait_idle(m, 60) && moves == before, "pinned: a new order does not try it again");
+
+    /* 6. room: the target keeps its reserve; the order stops there */
+    mover_stop(m);
+    reset(1);
+    free_b[0] = min_free[0] = (long long)(256 * MIB + 24 * MIB);
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
+    CHECK(mover_wait_idle(m, 60), "room: the mover goes idle");
+    mover_take(m, UUID, &p);
+    CHECK(p.cells[0].reserve_hit && !p.cells[0].queued && on_node(0, 0, PAGES) > 0 &&
+              on_node(0, 0, PAGES) < PAGES / 2 && min_free[0] >= (long long)(256 * MIB),
+          "room: part moved, the order stopped at the reserve (lowest %lld MiB free)",
+          min_free[0] / (long long)MIB);
+
+    /* 7. priority: with one thread the higher order goes first */
+    mover_stop(m);
+    reset(1);
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = true;
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 0, 1, 0, PAGE * 1024, 1); /* one window of cell 0 holds the thread */
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_waiting)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 1);
+    (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 50);
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = false;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    CHECK(mover_wait_idle(m, 60), "priority: the mover goes idle");
+    CHECK(nr_log >= 3 && order_log[0] == 0 && order_log[1] == 1 && order_log[2] == 0,
+          "priority: after the window in flight, cell 1 (50 points) all moved before cell 0 went "
+          "on (%u switches)",
+          nr_log);
+    mover_get_stats(m, &st);
+    CHECK(st.orders == 0 && st.bytes_moved > 0, "stats: nothing queued, bytes moved counted");
+    mover_stop(m);
+    free(topo);
+    return tap_done();
+}
