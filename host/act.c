@@ -14,6 +14,7 @@
 #include "act_backend.h"
 #include "act_move.h"
 #include "act_pins.h"
+#include "mover.h"
 #include "util.h"
 
 /* irqbalance's activate.c sorts errors the same way: retry what may pass, stop on the rest. */
@@ -46,9 +47,45 @@ static void fail(act_result *res, int err, const char *what)
     snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-err));
 }
 
+bool act_collect_moves(const act_target *tg, const plan_domain *pd, act_result *res)
+{
+    mover_progress mp;
+    bool moved = false;
+
+    mover_take(tg->movers, tg->uuid, &mp);
+    tg->mover->mem_refused = mp.refused;
+    tg->mover->ram_gen = mp.ram_gen;
+    for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++) {
+        const mover_cell_progress *cp = &mp.cells[c];
+        tg->count->pages_moved += cp->pages_moved;
+        tg->count->bytes_moved += cp->bytes_moved;
+        tg->count->pages_unmovable += cp->pages_unmovable;
+        tg->count->memory_scans += cp->queries;
+        moved |= cp->bytes_moved > 0;
+    }
+    res->nr_cells =
+        VN_MAX(res->nr_cells, VN_MIN(pd->nr_cells, (unsigned)SNAP_MAX_CELLS_PER_DOMAIN));
+    for (unsigned k = 0; k < res->nr_cells; k++) {
+        unsigned id = pd->cells[k].cell_id;
+        const mover_cell_progress *cp;
+        if (id >= SNAP_MAX_CELLS_PER_DOMAIN)
+            continue;
+        cp = &mp.cells[id];
+        res->cells[k].bytes_moved = cp->bytes_moved;
+        res->cells[k].pages_moved = cp->pages_moved;
+        res->cells[k].pages_unmovable = cp->pages_unmovable;
+        res->cells[k].bytes_left = cp->bytes_left;
+        res->cells[k].reserve_hit = cp->reserve_hit;
+        res->cells[k].refused = false;
+        for (unsigned ri = 0; ri < tg->sample->nr_ram && ri < 64; ri++)
+            res->cells[k].refused |=
+                tg->sample->ram[ri].cell == id && (mp.refused & (1ULL << ri)) && !cp->pages_moved;
+    }
+    return moved;
+}
+
 int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
-              const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
-              act_result *res)
+              const plan_domain *pd, const numa_ops *ops, const vn_config *cfg, act_result *res)
 {
     int main_node = -1, r;
     const char *step = NULL;
@@ -96,9 +133,9 @@ int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_d
         }
         return 0;
     }
-    r = act_move_cells(tg, t, pd, ops, budget, cfg, res);
+    r = act_order_cells(tg, t, pd, cfg, res);
     if (r < 0) {
-        fail(res, r, "move guest memory");
+        fail(res, r, "order guest memory moves");
         return r;
     }
     /* Shared (memfd, tmpfs) backends get the target as their preferred node (act_backend.c) */

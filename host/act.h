@@ -25,14 +25,7 @@
 #include "topology.h"
 #include "virt.h"
 
-/* Host-wide token bucket for memory migration (MiB/s). */
-typedef struct act_budget {
-    double rate_bytes_s;
-    double tokens;     /* bytes that may move now */
-    double max_tokens; /* burst: one interval's worth */
-    double last_s;
-    double deadline_s; /* monotonic time moves stop at (the rest follows next pass); 0 none */
-} act_budget;
+struct mover;
 
 typedef enum act_error_kind {
     ACT_OK,
@@ -48,20 +41,15 @@ act_error_kind act_classify(int err);
 
 typedef struct act_cell_result {
     unsigned pins_done;
+    uint64_t bytes_ordered; /* given to the mover this pass (its order for the cell) */
+    /* what the mover did for the cell since the domain's last record (mover_take) */
     uint64_t bytes_moved;
     uint64_t pages_moved;
     uint64_t pages_unmovable; /* pages the kernel would not move (pinned, shared, zero page) */
+    uint64_t bytes_left;      /* of its order still queued */
     bool refused;             /* none moved and some would not: the memory stays from now on */
-    bool budget_exhausted;    /* stopped by the rate limit; the rest follows next passes */
-    bool deadline_hit;        /* ... by the act stage's deadline (budget_exhausted set too) */
     bool reserve_hit;         /* stopped because the target reached its reserve */
 } act_cell_result;
-
-/* A move_pages(2) status entry the kernel did not write. */
-#define ACT_STATUS_UNSET INT32_MIN
-/* Huge pages this large move one per move_pages(2) call: the guest's vCPUs that touch it
- * wait while it copies (about 0.1 s for 1 GiB), so each call stalls them for one page. */
-#define ACT_ONE_PAGE_PER_CALL (1ULL << 30)
 
 typedef struct act_result {
     act_error_kind kind;
@@ -80,6 +68,9 @@ typedef struct act_result {
  */
 typedef struct act_target {
     const char *name;
+    const char *uuid;
+    unsigned rate_mib;              /* the domain's own migration limit (0: the host's only) */
+    struct mover *movers;           /* the host's mover: memory moves are ordered from it */
     const dom_sample_cache *sample; /* read */
     bool cputune_known;             /* read: the operator's <cputune> (act_operator_pins) */
     bool emulator_explicit;
@@ -93,6 +84,8 @@ typedef struct act_target {
 static inline act_target act_target_of(dom_state *st)
 {
     return (act_target){.name = st->name,
+                        .uuid = st->uuid,
+                        .rate_mib = st->cfg.rate_mib,
                         .sample = &st->sample,
                         .cputune_known = st->cputune_known,
                         .emulator_explicit = st->emulator_explicit,
@@ -104,14 +97,20 @@ static inline act_target act_target_of(dom_state *st)
 }
 
 /*
+ * What the mover did for the domain since the last call (mover_take), into its counters, its
+ * refused ranges (tg->mover) and res's cells of plan pd (bytes and pages moved, pages the
+ * kernel would not move, what is left, a full target, refused memory). True when it moved
+ * something.
+ */
+bool act_collect_moves(const act_target *tg, const plan_domain *pd, act_result *res);
+
+/*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
- * sd->cells[k]. Memory moves take what they move from the plan: act_move_plan() turns each
- * cell's plan into spans of the sample's RAM ranges, walked in windows of the plan's
- * batch_pages, moving the pages found on the source node, while the budget
- * lasts and the target's free memory stays above `reserve` bytes (checked with
- * ops->node_free before every batch). Fills *res; returns 0 or the -errno of
- * the first error that stopped it (res->kind says what to do about it).
+ * sd->cells[k]. Pins are set here; memory moves are ordered from the mover (tg->movers), which
+ * takes what it moves from the plan (act_move_plan: spans of the sample's RAM ranges) and moves
+ * them window by window after this returns, within the host's rate limit and the target's
+ * reserve (mover.h). Fills *res; returns 0 or the -errno of the first error that stopped it
+ * (res->kind says what to do about it).
  */
 int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
-              const plan_domain *pd, const numa_ops *ops, act_budget *budget, const vn_config *cfg,
-              act_result *res);
+              const plan_domain *pd, const numa_ops *ops, const vn_config *cfg, act_result *res);

@@ -18,6 +18,7 @@
 #include "domains.h"
 #include "holds.h"
 #include "log.h"
+#include "mover.h"
 #include "publish.h"
 #include "record.h"
 #include "rules.h"
@@ -227,6 +228,16 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
     json_object_object_add(o, "connected", json_object_new_boolean(dm->connected));
     json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
     json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
+    {
+        mover_stats ms;
+        struct json_object *mv = json_object_new_object();
+        mover_get_stats(dm->movers, &ms);
+        json_object_object_add(mv, "orders", json_object_new_int((int)ms.orders));
+        json_object_object_add(mv, "left_bytes", json_object_new_uint64(ms.bytes_left));
+        json_object_object_add(mv, "moved_bytes", json_object_new_uint64(ms.bytes_moved));
+        json_object_object_add(mv, "busy_s", json_object_new_double(ms.busy_s));
+        json_object_object_add(o, "mover", mv);
+    }
     {
         char journal[sizeof(dm->cfg.state_dir) + 16];
         snprintf(journal, sizeof(journal), "%s/journal.jsonl", dm->cfg.state_dir);
@@ -480,6 +491,8 @@ static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_o
     if (!st)
         return no_domain(domain, errclass, classlen, err, errlen);
     st->paused = paused;
+    if (paused)
+        mover_drop(dm->movers, st->uuid); /* nothing of it moves while it is paused */
     log_info("Domain '%s' %s by vnumactl", st->name, paused ? "paused" : "resumed");
     o = json_object_new_object();
     json_object_object_add(o, "domain", json_object_new_string(st->name));

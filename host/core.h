@@ -40,8 +40,8 @@ typedef struct vnumad {
     uint64_t pass;
     dom_state *doms[MAX_DOMAINS];
     size_t nr_doms;
-    act_budget budget;
-    bool moves_pending; /* the last pass stopped moving at its deadline with moves left */
+    /* guest memory moves: the host's queue, worked by its own threads (mover.h) */
+    struct mover *movers;
     control_server *ctl;
     int sigfd, sig_watch;
     bool quit;

@@ -26,6 +26,7 @@
 #include "holds.h"
 #include "log.h"
 #include "loop.h"
+#include "mover.h"
 #include "notify.h"
 #include "numa_ops.h"
 #include "pass.h"
@@ -230,19 +231,14 @@ static void connect_now(vnumad *dm)
 }
 
 /*
- * Passes come every interval. One that stopped moving memory at its deadline with moves left
- * (pass.c: one interval after its act stage began) is followed at once when it took the
- * interval: the next pass is due interval after the last one began, not after it ended, so
- * the mover does not idle for an interval while cells are still remote (issue 16: it did
- * about 40% of the time). Any other pass waits a whole interval from its end: a pass that
- * takes the interval for sampling alone (a loaded host, many domains) must not turn vnumad
- * into a busy loop.
+ * Passes come every interval, a whole interval after the last one ended: a pass that takes
+ * the interval for sampling alone (a loaded host, many domains) must not turn vnumad into a
+ * busy loop. Memory moves do not wait for passes: the mover works its queue between them.
  */
 static void reload_config(vnumad *dm);
 
 static void pass_and_rearm(vnumad *dm)
 {
-    double start = vn_mono_s(), took, next;
 
     if (dm->in_pass) { /* the loop runs inside a pass: this one comes after it */
         dm->pass_again = true;
@@ -250,9 +246,7 @@ static void pass_and_rearm(vnumad *dm)
     }
     dm->pass_again = false;
     pass_run(dm);
-    took = vn_mono_s() - start;
-    next = dm->moves_pending ? VN_MAX(0.0, dm->cfg.interval_s - took) : dm->cfg.interval_s;
-    loop_update_timer(dm->pass_timer, (int)(next * 1000));
+    loop_update_timer(dm->pass_timer, (int)(dm->cfg.interval_s * 1000));
     if (dm->reload_due) {
         dm->reload_due = false;
         reload_config(dm);
@@ -299,7 +293,7 @@ static void reload_config(vnumad *dm)
     dm->cfg = c;
     log_set_level(c.log_level);
     holds_enable(c.test_holds);
-    act_budget_init(&dm->budget, c.rate_limit_mib, c.interval_s, vn_mono_s());
+    mover_set_rate(dm->movers, c.rate_limit_mib);
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
     log_info("Reloaded %s", dm->config_path);
     (void)notify_send("READY=1");
@@ -413,7 +407,12 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         log_err("Cannot listen on %s: %s", dm->cfg.socket_path, strerror(-r));
         return r;
     }
-    act_budget_init(&dm->budget, dm->cfg.rate_limit_mib, dm->cfg.interval_s, vn_mono_s());
+    r = mover_start(&dm->movers, dm->topo, dm->numa, dm->cfg.decide.move_threads,
+                    dm->cfg.rate_limit_mib);
+    if (r < 0) {
+        log_err("Cannot start the mover's threads: %s", strerror(-r));
+        return r;
+    }
     r = pass_init(dm);
     if (r < 0) {
         log_err("Cannot start the worker threads: %s", strerror(-r));
@@ -473,6 +472,9 @@ static void drain_works(vnumad *dm, double timeout_s)
 void daemon_stop(vnumad *dm)
 {
     (void)notify_send("STOPPING=1");
+    /* no memory moves from here on: the pins are put back next */
+    mover_stop(dm->movers);
+    dm->movers = NULL;
     if (dm->pool) {
         pass_drain(dm, shutdown_restore);
         domains_consider_drain(dm, CONSIDER_DRAIN_S);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "loop.h"
 #include "metadata.h"
+#include "mover.h"
 #include "publish.h"
 #include "ramlayout.h"
 #include "rules.h"
@@ -95,6 +96,7 @@ static dom_state *state_new(void)
 
 void domains_forget(vnumad *dm, dom_state *st)
 {
+    mover_forget(dm->movers, st->uuid); /* nothing of it moves any more */
     for (size_t i = 0; i < dm->nr_doms; i++)
         if (dm->doms[i] == st) {
             dm->doms[i] = dm->doms[--dm->nr_doms];
@@ -124,7 +126,6 @@ static void state_reset_run(dom_state *st, int id)
     st->sample.ram_retry_age = 0;
     st->sample.ram_error[0] = '\0';
     sample_mem_changed(&st->sample);
-    memset(st->mover.move_resume, 0, sizeof(st->mover.move_resume));
     st->sample.nr_prev = 0;
     st->sample.prev_sample_s = 0;
     memset(st->sample.prev_poll_ns, 0xff, sizeof(st->sample.prev_poll_ns));
@@ -253,6 +254,7 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     act_target tg;
     int r;
 
+    mover_forget(dm->movers, st->uuid); /* no more of its memory moves */
     if (!st->orig.saved)
         return;
     r = act_restore(d, st);

@@ -252,6 +252,14 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
     fprintf(f, "vnuma_conflict{kind=\"numa_balancing\"} %d\n",
             h->conflicts & CONFLICT_NUMA_BALANCING ? 1 : 0);
     fprintf(f, "vnuma_conflict{kind=\"numad\"} %d\n", h->conflicts & CONFLICT_NUMAD ? 1 : 0);
+    family(f, "vnuma_mover_busy_seconds_total", "counter",
+           "Time the mover's threads spent moving guest memory (query and move of a window).");
+    fprintf(f, "vnuma_mover_busy_seconds_total %.6f\n", h->mover_busy_s);
+    family(f, "vnuma_mover_orders", "gauge", "Guest cells whose memory the mover is moving.");
+    fprintf(f, "vnuma_mover_orders %u\n", h->mover_orders);
+    family(f, "vnuma_mover_left_bytes", "gauge",
+           "Guest memory the mover's orders still plan to move (an estimate: the plans' bytes).");
+    fprintf(f, "vnuma_mover_left_bytes %llu\n", (unsigned long long)h->mover_left_bytes);
 }
 
 /* One per-domain counter family from a field of dom_counters. */

@@ -84,6 +84,10 @@ typedef struct metrics_host {
     unsigned conflicts; /* CONFLICT_* found at start (conflicts.h) */
     uint64_t log_suppressed;
     uint64_t libvirt_calls[VIRT_CALL_MAX]; /* virt_call_counts() */
+    /* the mover (mover_get_stats) */
+    double mover_busy_s;       /* its threads' time in windows */
+    unsigned mover_orders;     /* cells with an order queued */
+    uint64_t mover_left_bytes; /* what they still plan to move */
 } metrics_host;
 
 const char *metrics_skip_name(metrics_skip s);

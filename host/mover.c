@@ -4,7 +4,7 @@
  * time. A thread takes the waiting cell with the highest priority (the least recently served
  * among equals), the tokens its window may use from the host's bucket (and the domain's), works
  * the window without the lock, and puts back what it did not use. Everything below is under
- * mover.lock; only act_move_window() runs without it.
+ * mover.lock; only move_window_run() runs without it.
  */
 #include "mover.h"
 
@@ -214,6 +214,8 @@ void mover_forget(mover *m, const char *uuid)
 {
     mv_dom *d;
 
+    if (!m)
+        return;
     pthread_mutex_lock(&m->lock);
     for (;;) {
         d = dom_find(m, uuid);
@@ -236,11 +238,29 @@ void mover_forget(mover *m, const char *uuid)
     pthread_mutex_unlock(&m->lock);
 }
 
+void mover_drop(mover *m, const char *uuid)
+{
+    mv_dom *d;
+
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    d = dom_find(m, uuid);
+    for (unsigned c = 0; d && c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
+        if (d->cells[c]) {
+            d->cells[c]->nr_spans = d->cells[c]->next = 0;
+            d->cells[c]->gen++; /* a window in flight does not carry on with it */
+        }
+    pthread_mutex_unlock(&m->lock);
+}
+
 void mover_take(mover *m, const char *uuid, mover_progress *ret)
 {
     mv_dom *d;
 
     memset(ret, 0, sizeof(*ret));
+    if (!m)
+        return;
     pthread_mutex_lock(&m->lock);
     d = dom_find(m, uuid);
     if (d) {
@@ -276,13 +296,17 @@ uint64_t mover_refused(mover *m, const char *uuid, unsigned ram_gen)
 void mover_get_stats(mover *m, mover_stats *ret)
 {
     memset(ret, 0, sizeof(*ret));
+    if (!m)
+        return;
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->nr_doms; i++)
+    for (size_t i = 0; i < m->nr_doms; i++) {
+        ret->in_flight += m->doms[i]->busy;
         for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
             if (cell_waiting(m->doms[i]->cells[k])) {
                 ret->orders++;
                 ret->bytes_left += cell_left(m->doms[i]->cells[k]);
             }
+    }
     ret->bytes_moved = m->bytes_moved;
     ret->busy_s = m->busy_s;
     pthread_mutex_unlock(&m->lock);
@@ -424,7 +448,7 @@ static void *mover_thread(void *arg)
         pthread_mutex_unlock(&m->lock);
 
         t0 = vn_mono_s();
-        int r = act_move_window(m->ops, &w, &pos, (uint64_t)grant, &res);
+        int r = move_window_run(m->ops, &w, &pos, (uint64_t)grant, &res);
         double spent = vn_mono_s() - t0;
 
         pthread_mutex_lock(&m->lock);
@@ -501,6 +525,8 @@ int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned th
 
 void mover_set_rate(mover *m, unsigned rate_mib)
 {
+    if (!m)
+        return;
     pthread_mutex_lock(&m->lock);
     bucket_set(&m->host, rate_mib, vn_mono_s());
     pthread_cond_broadcast(&m->work);

@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "act_move.h"
 #include "model.h"
+#include "move_window.h"
 #include "numa_ops.h"
 #include "topology.h"
 
@@ -64,8 +64,11 @@ void mover_set_rate(mover *m, unsigned rate_mib);
 /* Replace what is queued for the order's cell with it. 0 or -ENOMEM. */
 int mover_order_cell(mover *m, const mover_order *o);
 /* Drop every order of the domain and forget it (opt-out, stopped, gone); returns once no
- * window of it is in flight. */
+ * window of it is in flight. A NULL mover (stopped) has nothing. */
 void mover_forget(mover *m, const char *uuid);
+/* Drop the domain's orders (paused, a libvirt job on it, a permanent error), keeping what it
+ * knows of it; a window in flight ends on its own. Never waits. */
+void mover_drop(mover *m, const char *uuid);
 
 /* What it did for the domain since the last take (zeros for a domain it does not know). */
 void mover_take(mover *m, const char *uuid, mover_progress *ret);
@@ -75,6 +78,7 @@ uint64_t mover_refused(mover *m, const char *uuid, unsigned ram_gen);
 /* The mover as status and the metrics show it. */
 typedef struct mover_stats {
     unsigned orders;      /* cells with an order queued */
+    unsigned in_flight;   /* windows being worked now */
     uint64_t bytes_left;  /* what they still plan to move */
     uint64_t bytes_moved; /* since the start */
     double busy_s;        /* thread time spent in windows since the start */

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "mover.h"
 #include "pass.h"
 #include "pass_work.h"
 #include "publish.h"
@@ -98,8 +99,8 @@ static const char *pass_action(const dom_state *st, const plan_domain *pd, const
         return "error";
     if (st->cfg.mode == VN_MODE_ADVISE)
         return plan_domain_has_actions(pd) ? "advised" : "none";
-    if (!acted)
-        return "none";
+    if (!acted) /* what the mover did since the last record of the same decision */
+        return record_continues(st->publish.last_record, pd, res) ? "moving" : "none";
     return record_continues(st->publish.last_record, pd, res) ? "moving" : "acted";
 }
 
@@ -133,14 +134,9 @@ static void act_run(work *w)
     }
     if (dw->r == 0) {
         act_target tg = act_target_of(st);
-        double before = dw->budget.tokens;
-        /* moves stop one interval after this domain's act began (the rest follows next
-         * pass): a deadline from the pass's start let nothing move when sampling took the
-         * interval (a loaded host, many domains) */
-        dw->budget.deadline_s = vn_mono_s() + dm->cfg.interval_s;
-        dw->r = act_apply(dw->d, &tg, dm->topo, &dw->sd, &dw->pd, dm->numa, &dw->budget,
-                          &dm->cfg.decide, &dw->res);
-        dw->used = before - dw->budget.tokens;
+        tg.movers = dm->movers;
+        dw->r =
+            act_apply(dw->d, &tg, dm->topo, &dw->sd, &dw->pd, dm->numa, &dm->cfg.decide, &dw->res);
     } else {
         dw->res.kind = act_classify(dw->r);
         dw->res.err = dw->r;
@@ -151,14 +147,29 @@ static void act_run(work *w)
         dw->res.kind = ACT_GONE;
 }
 
+/* What the mover did for the domain since its last record (act_collect_moves); its memory
+ * is counted afresh next pass when some moved. */
+static bool take_moves(vnumad *dm, dom_state *st, const plan_domain *pd, act_result *res)
+{
+    act_target tg = act_target_of(st);
+    bool moved;
+
+    tg.movers = dm->movers;
+    moved = act_collect_moves(&tg, pd, res);
+    if (moved)
+        sample_mem_changed(&st->sample);
+    return moved;
+}
+
 /* The domain's outcome of the pass, on the loop: counters, errors, the state for the next
  * pass and the record. */
 static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const snap_domain *sd,
-                               const plan_domain *pd, bool acted, int r, const act_result *res)
+                               const plan_domain *pd, bool acted, int r, act_result *res)
 {
     const char *reason = "ok";
     char time[32];
     record_ctx rc;
+    bool moved = take_moves(dm, st, pd, res);
 
     metrics_count_plan(&dm->stats, pd);
     if (r < 0) {
@@ -167,6 +178,7 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
         case ACT_PERMANENT:
             dm->stats.errors[METRICS_ERR_ACT_PERMANENT]++;
             st->permanent_error = true;
+            mover_drop(dm->movers, st->uuid);
             snprintf(st->error, sizeof(st->error), "%s", res->error);
             log_err("Stopped touching '%s': %s", st->name, res->error);
             reason = "permanent-error";
@@ -207,7 +219,7 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
                       .time = time,
                       .action = pass_action(st, pd, res, acted, r),
                       .reason = reason};
-    publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted ? res : NULL);
+    publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted || moved ? res : NULL);
 }
 
 static void act_done(work *w, bool late)
@@ -217,11 +229,8 @@ static void act_done(work *w, bool late)
     dom_state *st = dw->st;
 
     pass_work_finished(dw, late);
-    dm->budget.tokens -= dw->used;
     if (dw->meta_failed)
         dm->stats.errors[METRICS_ERR_METADATA]++;
-    for (unsigned k = 0; k < dw->res.nr_cells; k++)
-        dm->moves_pending |= dw->res.cells[k].deadline_hit;
     for (unsigned k = 0; k < dw->pd.nr_cells; k++)
         dm->pinned_in_window |= dw->r == 0 && dw->pd.cells[k].nr_pins > 0;
     if (dw->r == 0) {
@@ -229,6 +238,7 @@ static void act_done(work *w, bool late)
         sample_xml_stale(&st->sample);   /* and read the pins and numatune it set */
     }
     if (dw->r == -EBUSY) {
+        mover_drop(dm->movers, st->uuid); /* nothing moves while libvirt runs a job on it */
         /* a job runs on it: nothing was changed, nothing is written until it ends */
         dm->stats.skips[METRICS_SKIP_JOB]++;
         log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)", st->name);
@@ -240,24 +250,6 @@ static void act_done(work *w, bool late)
     }
     pass_release(dm, st);
     pass_work_free(dw);
-}
-
-/* The domain's share of the host-wide tokens: in proportion to the bytes its plan moves, at
- * most its own limit (rate_mib), so that one large domain does not use a pass's budget up
- * before the others acted. */
-static double budget_share(const vnumad *dm, const dom_state *st, const plan_domain *pd,
-                           uint64_t all_bytes)
-{
-    uint64_t mine = 0;
-    double share;
-
-    for (unsigned k = 0; k < pd->nr_cells; k++)
-        for (unsigned m = 0; m < pd->cells[k].nr_moves; m++)
-            mine += pd->cells[k].moves[m].bytes;
-    share = all_bytes ? dm->budget.tokens * (double)mine / (double)all_bytes : 0;
-    if (st->cfg.rate_mib && st->cfg.rate_mib < dm->cfg.rate_limit_mib)
-        share = VN_MIN(share, (double)st->cfg.rate_mib * VN_MIB * dm->cfg.interval_s);
-    return VN_MAX(share, 0.0);
 }
 
 /* ---- the pass ---- */
@@ -382,6 +374,7 @@ static void sample_done(work *w, bool late)
         return;
     }
     if (r == -EBUSY) {
+        mover_drop(dm->movers, st->uuid); /* nothing moves while libvirt runs a job on it */
         dm->stats.skips[METRICS_SKIP_JOB]++;
         log_debug("Skipping '%s': libvirt runs a job on it (migration, save, dump)", st->name);
         publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
@@ -545,12 +538,11 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
     ps->nr_in = 0;
 }
 
-/* Acts on every domain with something to do, each on a worker with its share of the tokens;
- * the others' outcome is recorded at once. */
+/* Acts on every domain with something to do, each on a worker (memory moves are ordered
+ * from the mover); the others' outcome is recorded at once. */
 static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
 {
     snapshot *s = &ps->s;
-    uint64_t all_bytes = 0;
     plan_domain *pds[MAX_DOMAINS];
 
     for (unsigned i = 0; i < s->nr_domains; i++) {
@@ -558,10 +550,6 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
         for (unsigned k = 0; k < p->nr_domains; k++)
             if (strcmp(p->domains[k].name, s->domains[i].name) == 0)
                 pds[i] = &p->domains[k];
-        if (pds[i] && ps->sts[i]->cfg.mode == VN_MODE_AUTO)
-            for (unsigned c = 0; c < pds[i]->nr_cells; c++)
-                for (unsigned m = 0; m < pds[i]->cells[c].nr_moves; m++)
-                    all_bytes += pds[i]->cells[c].moves[m].bytes;
     }
     for (unsigned i = 0; i < s->nr_domains; i++) {
         dom_state *st = ps->sts[i];
@@ -575,8 +563,6 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
             dom_work *dw = pass_work_new(dm, st, ps->ds[i], DW_ACT, act_run, act_done);
             if (dw) {
                 dw->pass = dm->pass;
-                dw->budget = dm->budget;
-                dw->budget.tokens = budget_share(dm, st, pd, all_bytes);
                 /* the work owns its sample and plan from here */
                 dw->sd = s->domains[i];
                 memset(&s->domains[i], 0, sizeof(s->domains[i]));
@@ -593,15 +579,13 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
     pass_wait(dm);
 }
 
-/* The pass's number, this pass's free memory per node and move budget, and the first
+/* The pass's number, this pass's free memory per node, and the first
  * reading of the other load (the first pass measures it over its own sampling). */
-static void pass_begin(vnumad *dm, pass_set *set, double now)
+static void pass_begin(vnumad *dm, pass_set *set)
 {
     dm->pass++;
-    dm->moves_pending = false;
     set->s.pass = dm->pass;
     (void)topo_refresh_free(dm->topo, dm->root);
-    act_budget_refill(&dm->budget, now);
     if (!dm->load[dm->load_cur].valid && hostload_read(dm->root, &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
 }
@@ -663,7 +647,7 @@ static void run_pass_stages(vnumad *dm)
 
     if (!dm->connected || !(set = pass_set_new(dm->nr_doms)))
         return;
-    pass_begin(dm, set, now);
+    pass_begin(dm, set);
     pass_sample_all(dm, set, now);      /* sample: every admitted domain, on the workers */
     pass_collect(dm, set, vn_mono_s()); /* the samples into one snapshot */
     pass_other_load(dm, &set->s);

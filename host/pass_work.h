@@ -50,10 +50,8 @@ typedef struct dom_work {
     double now;
     int r;
     char err[512];
-    snap_domain sd;    /* DW_SAMPLE out, DW_ACT in */
-    plan_domain pd;    /* DW_ACT in */
-    act_budget budget; /* DW_ACT: its share of the tokens */
-    double used;       /* tokens it spent */
+    snap_domain sd; /* DW_SAMPLE out, DW_ACT in */
+    plan_domain pd; /* DW_ACT in */
     act_result res;
     bool acted;
     bool meta_failed;

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metadata.h"
 #include "metrics.h"
+#include "mover.h"
 #include "publish.h"
 #include "record.h"
 #include "rules.h"
@@ -57,11 +58,16 @@ static void history_push(dom_state *st, const char *json, bool repeats)
 char *publish_metrics_text(vnumad *dm)
 {
     char *text = NULL;
+    mover_stats ms;
 
     dm->stats.passes = dm->pass;
     dm->stats.connected = dm->connected;
     dm->stats.log_suppressed = log_suppressed_total();
     virt_call_counts(dm->stats.libvirt_calls);
+    mover_get_stats(dm->movers, &ms);
+    dm->stats.mover_busy_s = ms.busy_s;
+    dm->stats.mover_orders = ms.orders;
+    dm->stats.mover_left_bytes = ms.bytes_left;
     if (metrics_render(&dm->stats, dm->topo, dm->doms, dm->nr_doms, vn_mono_s(), &text) < 0)
         return NULL;
     return text;

@@ -147,14 +147,14 @@ typedef struct dom_sample_cache {
     vn_cpuset bound;   /* ... and what it was */
 } dom_sample_cache;
 
-/* What the mover keeps of a domain for its QEMU run (act_move.c, act_backend.c). */
+/* What the act stage keeps of a domain's moves for its QEMU run (pass.c from the mover's
+ * progress, act_backend.c). */
 typedef struct dom_mover {
-    /* page of each ram[] cell where an unfinished bulk move stopped (act.c resumes there) */
-    uint64_t move_resume[SNAP_MAX_CELLS_PER_DOMAIN];
-    /* ram[] cells move_pages(2) moved none of the pages of (a long-term pin: io_uring
-     * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them */
+    /* ram[] ranges move_pages(2) moved none of the pages of (a long-term pin: io_uring
+     * buffers, RDMA): never tried again for this QEMU run, their vCPUs go to them; the mover
+     * found them (mover_take) */
     uint64_t mem_refused;
-    unsigned ram_gen; /* the sample's RAM layout the two above belong to (act_mover_sync) */
+    unsigned ram_gen;                           /* the sample's RAM layout mem_refused belongs to */
     int memfd_bound[SNAP_MAX_CELLS_PER_DOMAIN]; /* kernel node + 1 a shared backend is bound to */
 } dom_mover;
 

@@ -11,6 +11,7 @@
 #include "domains.h"
 #include "loop.h"
 #include "metadata.h"
+#include "mover.h"
 
 #define WAIT_S 120.0 /* real seconds: only says "it never happened" */
 
@@ -52,7 +53,12 @@ bool run_until(bool (*cond)(void *), void *arg)
 bool settled(void *arg)
 {
     (void)arg;
+    mover_stats ms;
+
     if (dm.nr_considering || dm.in_pass || dm.waiting || dm.pass_again || dm.pass_due)
+        return false;
+    mover_get_stats(dm.movers, &ms);
+    if (ms.orders || ms.in_flight) /* memory still moving */
         return false;
     for (size_t i = 0; i < dm.nr_doms; i++)
         if (dm.doms[i]->busy && !dm.doms[i]->hung_since_s) /* (one not answering stays held) */

@@ -25,7 +25,8 @@ extern const char *const AUTO;
 /* Runs vnumad's loop until cond(arg); false when it never came (a timeout of real seconds
  * only says it never happened). */
 bool run_until(bool (*cond)(void *), void *arg);
-/* Nothing out: no event's read, no pass running or due, no work of a pass, no domain held. */
+/* Nothing out: no event's read, no pass running or due, no work of a pass, no domain held,
+ * no memory moving. */
 bool settled(void *arg);
 /* One pass as the timer runs it, s seconds of the fake clock after the last (pass(): 5 s),
  * and the loop until everything it started is in. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "daemon_drive.h"
+#include "holds.h"
 #include "tap.h"
 
 #define CELL_MIB   64
@@ -176,6 +177,46 @@ static void test_fills_up(void)
     stop();
 }
 
+static bool move_held(void *arg)
+{
+    (void)arg;
+    return holds_active();
+}
+
+static bool passes_after(void *arg)
+{
+    return dm.pass >= *(uint64_t *)arg;
+}
+
+/* The mover works between passes, and nothing waits for it: with a move parked between two
+ * windows (a test hold), passes still run, sample, decide and write their records, and the
+ * memory moves on once it is let go. */
+static void test_loop_never_waits(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    uint64_t want;
+
+    config_qmp(&cfg);
+    cfg.test_holds = true;
+    a = two_cells_on_node1("fake-async");
+    start(&cfg);
+    CHECK(holds_arm(HOLD_MOVE, NULL) == 0, "async: a hold armed between two windows of a move");
+    CHECK(run_until(move_held, NULL), "async: the mover moved a window and parked");
+    unsigned on0 = (unsigned)(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0));
+    want = dm.pass + 2;
+    for (int i = 0; i < 2; i++) {
+        fake_clock_advance(5.0);
+        daemon_pass_now(&dm);
+    }
+    CHECK(run_until(passes_after, &want) && holds_active() && on0 > 0 && on0 < CELL_PAGES,
+          "async: two more passes ran while the move was parked (pass %llu, %u pages moved)",
+          (unsigned long long)dm.pass, on0);
+    (void)holds_release();
+    CHECK(run_until(one_cell_moved, a), "async: let go, the cell's memory all moved");
+    stop();
+}
+
 static bool hung(void *fd)
 {
     return fake_dom_hung(fd);
@@ -217,6 +258,7 @@ int main(void)
     test_cell_takes_its_memory();
     test_no_room();
     test_fills_up();
+    test_loop_never_waits();
     test_monitor_hangs();
     return tap_done();
 }
