@@ -3,10 +3,14 @@
 #include "daemon_drive.h"
 
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "domains.h"
 #include "loop.h"
@@ -184,3 +188,47 @@ bool decision_restored(void *fd)
 }
 
 const char *const AUTO = "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\"/>";
+
+/* ---- vnumactl ---- */
+
+/* vnumactl's side: one request line, the reply until the server closes */
+void *ctl_thread(void *arg)
+{
+    ctl_call *c = arg;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    size_t len = 0;
+    ssize_t n;
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dm.cfg.socket_path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        write(fd, c->request, strlen(c->request)) == (ssize_t)strlen(c->request))
+        while (len + 1 < sizeof(c->reply) &&
+               (n = read(fd, c->reply + len, sizeof(c->reply) - len - 1)) > 0)
+            len += (size_t)n;
+    c->reply[len] = '\0';
+    if (fd >= 0)
+        close(fd);
+    atomic_store(&c->done, true);
+    return NULL;
+}
+
+bool ctl_done(void *arg)
+{
+    return atomic_load(&((ctl_call *)arg)->done);
+}
+
+bool ctl(const char *request, char *reply, size_t len)
+{
+    ctl_call c = {0};
+    pthread_t t;
+    bool ok;
+
+    snprintf(c.request, sizeof(c.request), "%s\n", request);
+    if (pthread_create(&t, NULL, ctl_thread, &c) != 0)
+        return false;
+    ok = run_until(ctl_done, &c);
+    pthread_join(t, NULL);
+    snprintf(reply, len, "%s", c.reply);
+    return ok;
+}

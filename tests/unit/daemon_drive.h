@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -49,3 +50,15 @@ bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t
 /* The originals in the domain's <state> (saved false: none). */
 dom_originals state_originals(fake_dom *fd);
 bool decision_restored(void *fd);
+
+/* vnumactl's side of the control socket, on a thread while the loop runs: one request line, the
+ * reply until vnumad closes. */
+typedef struct ctl_call {
+    char request[256];
+    char reply[16384];
+    atomic_bool done;
+} ctl_call;
+void *ctl_thread(void *arg);
+bool ctl_done(void *arg);
+/* One request (a JSON object, no newline) and its reply; false when none came. */
+bool ctl(const char *request, char *reply, size_t len);

@@ -217,6 +217,38 @@ static void test_loop_never_waits(void)
     stop();
 }
 
+/* `vnumactl pause` while a move is under way: what was queued for the domain goes, and nothing
+ * more of its memory moves; `vnumactl status` shows the mover's queue. */
+static void test_pause_drops(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    char reply[16384];
+
+    config_qmp(&cfg);
+    cfg.test_holds = true;
+    a = two_cells_on_node1("fake-paused");
+    start(&cfg);
+    (void)holds_arm(HOLD_MOVE, NULL);
+    CHECK(run_until(move_held, NULL), "pause: a move parked between two windows");
+    CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"mover\":{\"orders\":1,"),
+          "pause: status shows one cell's order in the mover's queue");
+    CHECK(ctl("{\"command\":\"pause\",\"domain\":\"fake-paused\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"paused\":true"),
+          "pause: vnumactl pause answered");
+    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    (void)holds_release();
+    (void)run_until(settled, NULL);
+    CHECK(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0) == on0 && on0 < CELL_PAGES,
+          "pause: nothing moved after it (%llu pages on node 0 before and after)",
+          (unsigned long long)on0);
+    CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"mover\":{\"orders\":0,"),
+          "pause: the mover's queue is empty");
+    stop();
+}
+
 static bool hung(void *fd)
 {
     return fake_dom_hung(fd);
@@ -259,6 +291,7 @@ int main(void)
     test_no_room();
     test_fills_up();
     test_loop_never_waits();
+    test_pause_drops();
     test_monitor_hangs();
     return tap_done();
 }

@@ -443,39 +443,6 @@ static void test_reload(void)
 
 /* ---- vnumactl advise ---- */
 
-typedef struct ctl_call {
-    char request[256];
-    char reply[16384];
-    atomic_bool done;
-} ctl_call;
-
-/* vnumactl's side: one request line, the reply until the server closes */
-static void *ctl_thread(void *arg)
-{
-    ctl_call *c = arg;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    size_t len = 0;
-    ssize_t n;
-
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dm.cfg.socket_path);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        write(fd, c->request, strlen(c->request)) == (ssize_t)strlen(c->request))
-        while (len + 1 < sizeof(c->reply) &&
-               (n = read(fd, c->reply + len, sizeof(c->reply) - len - 1)) > 0)
-            len += (size_t)n;
-    c->reply[len] = '\0';
-    if (fd >= 0)
-        close(fd);
-    atomic_store(&c->done, true);
-    return NULL;
-}
-
-static bool ctl_done(void *arg)
-{
-    return atomic_load(&((ctl_call *)arg)->done);
-}
-
 /* the advise's sample parks in its vCPU read until the test lets it go */
 static atomic_bool advise_parked, advise_go, advise_on_loop;
 static pthread_t loop_thread;
