@@ -3,22 +3,23 @@
  * migrate-bench: how fast vnumad moves guest memory between two host nodes, and how well
  * its rate limit holds. Needs two NUMA nodes (the proving ground). A child process stands
  * for QEMU: one anonymous region first-touched by a thread bound to node FROM. Moves go
- * through the daemon's own act_apply() (host/act.c: per window one move_pages status
- * query, then one move_pages of the pages found on the source node, the free-memory check
- * before every batch, the token bucket) with numa_libnuma (host/numa_ops.c), and for
- * comparison through bare move_pages calls. Prints Markdown table rows.
+ * as the daemon makes them: act_apply() (host/act.c) orders them from the mover
+ * (host/mover.c), whose threads work them window by window (host/move_window.c: one
+ * move_pages status query, then one move_pages of the pages found on the source node, the
+ * free-memory check before every window, the token bucket) with numa_libnuma
+ * (host/numa_ops.c); the bench waits for the mover to be idle. For comparison, bare
+ * move_pages calls. Prints Markdown table rows.
  *
  *   migrate-bench batch --size-mib 512 --from 0 --to 1 [--batches 64,256,1024,4096,16384]
  *       memcpy bandwidth node FROM -> node TO (the physical limit), then per batch size the
  *       MiB/s of act_apply() and of bare move_pages, FROM -> TO and back
- *   migrate-bench rate --size-mib 512 --from 0 --to 1 [--rates 16,64,128,256,1024] [--passes 8]
- *       [--interval 1]: passes every INTERVAL s as the daemon runs them (act_budget_refill,
- *       then act_apply until the budget is spent, the region going back and forth); the
- *       achieved MiB/s against the configured rate
+ *   migrate-bench rate --size-mib 512 --from 0 --to 1 [--rates 16,64,128,256,1024] [--passes 2]
+ *       the region moved there and back PASSES times by a mover limited to each rate; the
+ *       achieved MiB/s (after the bucket's first second) against the configured rate
  *   migrate-bench parallel --size-mib 512 --from 0 --to 1 [--cells 4] [--threads 1,2,4] [--thp]
- *       the region as CELLS cells of a domain, all moved by one act_apply() with
- *       move_threads = each of THREADS: MiB/s there and back against memcpy, and (--thp:
- *       the region is madvise(MADV_HUGEPAGE)d) its AnonHugePages before and after
+ *       the region as CELLS cells of a domain, all ordered by one act_apply() from a mover
+ *       with move_threads = each of THREADS threads: MiB/s there and back against memcpy, and
+ * (--thp: the region is madvise(MADV_HUGEPAGE)d) its AnonHugePages before and after
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include "act_move.h"
 #include "bench-target.h"
 #include "model.h"
+#include "mover.h"
 #include "numa_ops.h"
 #include "state.h"
 #include "topology.h"
@@ -37,8 +39,7 @@
 static const numa_ops *ops = &numa_libnuma;
 static uint64_t opt_size = 512ULL << 20;
 static int opt_from = 0, opt_to = 1;
-static unsigned opt_passes = 8;
-static double opt_interval = 1.0;
+static unsigned opt_passes = 2;
 static char opt_batches[128] = "64,256,1024,4096,16384";
 static char opt_rates[128] = "16,64,128,256,1024";
 static char opt_threads[128] = "1,2,4";
@@ -139,8 +140,28 @@ static void act_ctx_init(act_ctx *a, const bt_target *tg)
     a->pc.moves = &a->mv;
 }
 
+/* The plan carried out as the daemon does: act_apply() orders its moves from a mover of
+ * `threads` threads limited to rate_mib; then the mover until it is idle, and what it did. */
+static int act_run(act_ctx *a, unsigned threads, unsigned rate_mib, act_result *res)
+{
+    mover *m = NULL;
+    act_target tg = act_target_of(a->st);
+    int r = mover_start(&m, a->t, ops, threads, rate_mib);
+
+    if (r < 0)
+        return r;
+    tg.movers = m;
+    r = act_apply(NULL, &tg, a->t, &a->sd, &a->pd, ops, &a->cfg, res);
+    if (!mover_wait_idle(m, 3600))
+        r = r < 0 ? r : -ETIMEDOUT;
+    (void)act_collect_moves(&tg, &a->pd, res);
+    mover_stop(m);
+    return r;
+}
+
 /* One act_apply() moving the whole region from kernel node `from` to `to`. */
-static int act_move(act_ctx *a, int from, int to, uint32_t batch, act_budget *b, act_result *res)
+static int act_move(act_ctx *a, int from, int to, uint32_t batch, unsigned rate_mib,
+                    act_result *res)
 {
     int fi = topo_node_index(a->t, (unsigned)from), ti = topo_node_index(a->t, (unsigned)to);
 
@@ -148,7 +169,7 @@ static int act_move(act_ctx *a, int from, int to, uint32_t batch, act_budget *b,
     a->pc.current_node = fi;
     a->pc.batch_pages = batch;
     a->mv = (plan_move){.from_node = fi, .to_node = ti, .bytes = a->st->sample.ram[0].size};
-    return act_apply(NULL, a->st, a->t, &a->sd, &a->pd, ops, b, &a->cfg, res);
+    return act_run(a, 1, rate_mib, res);
 }
 
 /* Bare move_pages of every page to `to`, `batch` pages per call (no status query). */
@@ -249,12 +270,9 @@ static void mode_batch(void)
         for (int rep = 0; rep < 2; rep++) {
             for (int dir = 0; dir < 2; dir++) {
                 int from = dir ? opt_to : opt_from, to = dir ? opt_from : opt_to;
-                act_budget b;
                 act_result res;
-                uint64_t t0;
-                act_budget_init(&b, 1u << 30, 1, bt_now_s());
-                t0 = bt_now_ns();
-                r = act_move(&a, from, to, batches[i], &b, &res);
+                uint64_t t0 = bt_now_ns();
+                r = act_move(&a, from, to, batches[i], 1u << 20, &res);
                 act_s[dir] += (double)(bt_now_ns() - t0) / 1e9 / 2;
                 if (r < 0) {
                     fprintf(stderr, "migrate-bench: act_apply: %s (%s)\n", strerror(-r), res.error);
@@ -295,12 +313,9 @@ static void mode_rate(void)
     }
     act_ctx_init(&a, &tg);
     for (unsigned i = 0; i < nr; i++) {
-        act_budget b;
-        double t_start = bt_now_s(), first_start = 0, last_start = 0, last_end = 0;
-        uint64_t first_bytes = 0, total = 0;
-        double busy = 0;
         int from = opt_from, to = opt_to;
-        bool exhausted_every = true;
+        uint64_t total = 0;
+        double secs = 0;
 
         /* start where the region is: mostly on `from` */
         {
@@ -308,54 +323,31 @@ static void mode_rate(void)
             if (count_nodes(&tg, c) == 0 && c[opt_to] > c[opt_from])
                 from = opt_to, to = opt_from;
         }
-        act_budget_init(&b, rates[i], opt_interval, t_start);
-        for (unsigned p = 0; p < opt_passes; p++) {
-            double target = t_start + p * opt_interval, now = bt_now_s();
-            uint64_t pass_bytes = 0;
+        for (unsigned p = 0; p < 2 * opt_passes; p++) {
             act_result res;
-            bool exhausted = false;
-            if (target > now)
-                usleep((useconds_t)((target - now) * 1e6));
-            now = bt_now_s();
-            act_budget_refill(&b, now);
-            if (p == 0)
-                first_start = now;
-            last_start = now;
-            /* spend the pass's tokens: the region goes back and forth */
-            for (unsigned k = 0; k < 8 && !exhausted; k++) {
-                r = act_move(&a, from, to, 4096, &b, &res);
-                if (r < 0) {
-                    fprintf(stderr, "migrate-bench: act_apply: %s (%s)\n", strerror(-r), res.error);
-                    exit(1);
-                }
-                pass_bytes += res.cells[0].bytes_moved;
-                exhausted = res.cells[0].budget_exhausted;
-                if (res.cells[0].reserve_hit) {
-                    fprintf(stderr, "migrate-bench: node %d reached its reserve\n", to);
-                    break;
-                }
-                if (!exhausted) {
-                    int x = from;
-                    from = to;
-                    to = x;
-                }
+            double t0 = bt_now_s();
+            r = act_move(&a, from, to, 4096, rates[i], &res);
+            if (r < 0) {
+                fprintf(stderr, "migrate-bench: act_apply: %s (%s)\n", strerror(-r), res.error);
+                exit(1);
             }
-            exhausted_every = exhausted_every && exhausted;
-            last_end = bt_now_s();
-            busy += last_end - now;
-            if (p == 0)
-                first_bytes = pass_bytes;
-            total += pass_bytes;
+            secs += bt_now_s() - t0;
+            total += res.cells[0].bytes_moved;
+            if (res.cells[0].reserve_hit) {
+                fprintf(stderr, "migrate-bench: node %d reached its reserve\n", to);
+                break;
+            }
+            int x = from;
+            from = to;
+            to = x;
         }
-        /* tokens accrued from the first pass's start to the last's pay for passes 2..N */
-        double steady = (double)(total - first_bytes) / (1 << 20) / (last_start - first_start);
-        double overall = (double)total / (1 << 20) / (last_end - first_start);
-        /* | configured MiB/s | passes x interval | first pass (burst) MiB | steady MiB/s |
-         * steady / configured | overall MiB/s incl. burst | mean pass duration s | every pass
-         * stopped by the budget | */
-        printf("| %u | %u x %.1f s | %.0f | %.1f | %.3f | %.1f | %.2f | %s |\n", rates[i],
-               opt_passes, opt_interval, (double)first_bytes / (1 << 20), steady, steady / rates[i],
-               overall, busy / opt_passes, exhausted_every ? "yes" : "no");
+        /* each move starts with a full bucket (a fresh mover): a second's worth at once */
+        double burst = (double)rates[i] * (1 << 20) * 2 * opt_passes;
+        double steady = total > burst ? ((double)total - burst) / (1 << 20) / secs : 0;
+        /* | configured MiB/s | moves | MiB moved | seconds | achieved MiB/s after the bursts |
+         * achieved / configured | */
+        printf("| %u | %u | %.0f | %.2f | %.1f | %.3f |\n", rates[i], 2 * opt_passes,
+               (double)total / (1 << 20), secs, steady, steady / rates[i]);
         fflush(stdout);
     }
     bt_target_stop(&tg);
@@ -436,16 +428,14 @@ static void mode_parallel(void)
         a.cfg.move_threads = threads[i];
         for (int dir = 0; dir < 2; dir++) {
             int from = dir ? ti : fi, to = dir ? fi : ti;
-            act_budget b;
             act_result res;
             for (unsigned k = 0; k < nc; k++) {
                 mvs[k] = (plan_move){.from_node = from, .to_node = to, .bytes = part};
                 pcs[k].target_node = to;
                 pcs[k].current_node = from;
             }
-            act_budget_init(&b, 1u << 30, 1, bt_now_s());
             uint64_t t0 = bt_now_ns();
-            r = act_apply(NULL, a.st, a.t, &a.sd, &a.pd, ops, &b, &a.cfg, &res);
+            r = act_run(&a, threads[i], 1u << 20, &res);
             secs[dir] = (double)(bt_now_ns() - t0) / 1e9;
             if (r < 0) {
                 fprintf(stderr, "migrate-bench: act_apply: %s (%s)\n", strerror(-r), res.error);
@@ -478,7 +468,6 @@ int main(int argc, char **argv)
         {"batches", required_argument, NULL, 'b'},
         {"rates", required_argument, NULL, 'r'},
         {"passes", required_argument, NULL, 'p'},
-        {"interval", required_argument, NULL, 'i'},
         {"threads", required_argument, NULL, 'T'},
         {"cells", required_argument, NULL, 'c'},
         {"thp", no_argument, NULL, 'H'},
@@ -514,9 +503,6 @@ int main(int argc, char **argv)
         case 'p':
             opt_passes = (unsigned)strtoul(optarg, NULL, 10);
             break;
-        case 'i':
-            opt_interval = strtod(optarg, NULL);
-            break;
         case 'T':
             snprintf(opt_threads, sizeof(opt_threads), "%s", optarg);
             break;
@@ -534,7 +520,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "migrate-bench: needs two NUMA nodes (this host has %d)\n", bt_nr_nodes());
         return 77;
     }
-    if (opt_passes < 2 || opt_interval <= 0)
+    if (opt_passes < 1)
         return 2;
     if (!strcmp(mode, "batch"))
         mode_batch();

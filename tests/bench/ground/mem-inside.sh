@@ -2,13 +2,13 @@
 # Runs INSIDE the proving ground (booted by tests/bench/sample-cost.sh --ground or
 # tests/bench/migrate.sh through vm-images/run-ground.sh). Runs the memory benchmarks that
 # need several host nodes and writes their Markdown rows to /results/PART.md.
-#   args: part=accuracy sizes=1024+2048 layouts=mixed+random random_mib=1024 [lock_mib=256] | part=migrate size=256 rate_size=512 from=0 to=2 passes=8
+#   args: part=accuracy sizes=1024+2048 layouts=mixed+random random_mib=1024 [lock_mib=256] | part=migrate size=256 rate_size=512 from=0 to=2 passes=2
 #         bin=DIR (where sample-bench and migrate-bench were built)
 set -u
 cd "$(dirname "$0")" || exit 1
 . ../../../vm-images/ground/lib.sh
 R=${GROUND_RESULTS:-/results}
-part="" layouts=mixed random_mib=1024 sizes=1024 size=256 rate_size=512 from=0 to=2 passes=8 bin="" lock_mib=256
+part="" layouts=mixed random_mib=1024 sizes=1024 size=256 rate_size=512 from=0 to=2 passes=2 bin="" lock_mib=256
 for kv in "$@"; do
     case "$kv" in
     part=*) part=${kv#*=} ;; sizes=*) sizes=${kv#*=} ;; size=*) size=${kv#*=} ;;
@@ -45,7 +45,7 @@ migrate)
     "$bin/migrate-bench" batch --size-mib "$size" --from "$from" --to "$to" >>"$OUT" 2>&1 || rc=1
     gt "migrate rate $rate_size MiB"
     echo "# rate" >>"$OUT"
-    "$bin/migrate-bench" rate --size-mib "$rate_size" --from "$from" --to "$to" --passes "$passes" --interval 1 >>"$OUT" 2>&1 || rc=1
+    "$bin/migrate-bench" rate --size-mib "$rate_size" --from "$from" --to "$to" --passes "$passes" >>"$OUT" 2>&1 || rc=1
     gt "migrate parallel $size MiB as 4 cells, 1, 2, 4 movers"
     echo "# parallel" >>"$OUT"
     "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 >>"$OUT" 2>&1 || rc=1
