@@ -2,8 +2,7 @@
 /*
  * Guest memory moves (act_move.h): what a plan moves, as spans of the sample's RAM ranges
  * (act_move_plan), the orders the act stage gives the mover for each cell (act_order_cells),
- * and one window of a span (act_move_window: query, then move what is on the source node
- * within the tokens given and the target's room), which the mover's threads work.
+ * which the mover's threads work window by window (move_window.c).
  */
 #include <errno.h>
 #include <stdio.h>

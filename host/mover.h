@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The mover (mover.c): one host-wide queue of guest memory moves, worked continuously by its
- * own threads, window by window (act_move_window), across every domain at once. The act stage
+ * own threads, window by window (move_window_run), across every domain at once. The act stage
  * of a pass gives it each cell's order (the spans of act_move_plan) and returns: the loop,
  * sampling and the control socket never wait for it. A new order for a cell replaces what was
  * queued for it, so no stale target is ever moved to. One token bucket for the host (and one

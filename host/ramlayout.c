@@ -287,7 +287,7 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
     sc->ram_error[0] = '\0';
     memcpy(sc->ram, ram, nr_ram * sizeof(ram[0]));
     memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
-    sc->ram_gen++; /* the mover forgets its resume points and refusals (act_mover_sync) */
+    sc->ram_gen++; /* the mover forgets its resume points and refusals of the old layout */
     sc->nr_ram = nr_ram;
     sc->nr_ram_boot = nr_cells;
     if (nr_ram > nr_cells)

@@ -440,7 +440,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     const topology *t = h->t;
     const numa_ops *ops = h->ops;
     unsigned nr_cells = dom->nr_cells;
-    /* the mover's refused ranges, if they are of this RAM layout (act_mover_sync) */
+    /* the mover's refused ranges, if they are of this RAM layout (mover_take) */
     uint64_t refused = in->mem_refused_gen == sc->ram_gen ? in->mem_refused : 0;
     int r;
 

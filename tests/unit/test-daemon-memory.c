@@ -199,6 +199,7 @@ static void test_loop_never_waits(void)
 
     config_qmp(&cfg);
     cfg.test_holds = true;
+    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
     a = two_cells_on_node1("fake-async");
     start(&cfg);
     CHECK(holds_arm(HOLD_MOVE, NULL) == 0, "async: a hold armed between two windows of a move");
@@ -227,6 +228,7 @@ static void test_pause_drops(void)
 
     config_qmp(&cfg);
     cfg.test_holds = true;
+    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
     a = two_cells_on_node1("fake-paused");
     start(&cfg);
     (void)holds_arm(HOLD_MOVE, NULL);
