@@ -118,3 +118,12 @@ int act_order_cells(const act_target *tg, const topology *t, const plan_domain *
     }
     return first;
 }
+
+void act_keep_targets(const act_target *tg, const plan_domain *pd)
+{
+    for (unsigned k = 0; k < pd->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        if (pc->target_node >= 0 && pc->target_node < 64)
+            mover_keep_to(tg->movers, tg->uuid, pc->cell_id, (1ULL << pc->target_node) | pc->span);
+    }
+}

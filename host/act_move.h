@@ -33,3 +33,10 @@ unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ra
  */
 int act_order_cells(const act_target *tg, const topology *t, const plan_domain *pd,
                     const vn_config *cfg, act_result *res);
+
+/*
+ * A pass that decided the domain's cells again without acting on them: what the mover still
+ * has queued for a cell stays only while it goes where the plan now puts the cell (its target
+ * node, or a wide cell's nodes); a cell with no target keeps its order.
+ */
+void act_keep_targets(const act_target *tg, const plan_domain *pd);

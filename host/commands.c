@@ -162,9 +162,15 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                       ? st->cfg.rate_mib
                                       : dm->cfg.rate_limit_mib)));
     json_object_object_add(o, "last_decision", last_decision(st));
+    uint64_t left[SNAP_MAX_CELLS_PER_DOMAIN];
+    mover_cells_left(dm->movers, st->uuid, left); /* the mover's queue, now */
     for (unsigned k = 0; k < st->nr_view; k++) {
         struct json_object *c = json_object_new_object();
         json_object_object_add(c, "cell", json_object_new_int((int)st->view[k].cell));
+        json_object_object_add(c, "mover_left_bytes",
+                               json_object_new_uint64(st->view[k].cell < SNAP_MAX_CELLS_PER_DOMAIN
+                                                          ? left[st->view[k].cell]
+                                                          : 0));
         json_object_object_add(
             c, "target_node",
             st->view[k].target >= 0
@@ -236,6 +242,14 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
         json_object_object_add(mv, "left_bytes", json_object_new_uint64(ms.bytes_left));
         json_object_object_add(mv, "moved_bytes", json_object_new_uint64(ms.bytes_moved));
         json_object_object_add(mv, "busy_s", json_object_new_double(ms.busy_s));
+        json_object_object_add(mv, "rate_bytes_s", json_object_new_uint64((uint64_t)ms.rate));
+        /* when what is queued is moved at the recent rate (or the limit), null: idle */
+        double rate = ms.rate > 0 ? ms.rate : (double)dm->cfg.rate_limit_mib * VN_MIB;
+        json_object_object_add(
+            mv, "eta_s",
+            ms.bytes_left && rate > 0
+                ? json_object_new_double(round((double)ms.bytes_left / rate * 10) / 10)
+                : NULL);
         json_object_object_add(o, "mover", mv);
     }
     {

@@ -227,7 +227,11 @@ static void connect_now(vnumad *dm)
     dm->backoff_s = BACKOFF_MIN_S;
     log_info("Connected to %s", dm->cfg.uri);
     domains_resync(dm);
-    schedule_pass_soon(dm);
+    /* every running domain was read on the loop just now: the pass (and the CPU time window
+     * of each domain new to vnumad) begins at once; event_delay batches a storm of later
+     * events, and there is none to wait for here */
+    dm->pass_due = true;
+    loop_update_timer(dm->soon_timer, 0);
 }
 
 /*

@@ -472,6 +472,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
             log_info("Domain '%s' balancer mode %s", st->name, mode_name(cfg.mode));
         st->cfg = cfg;
         changed = true;
+        if (cfg.mode != VN_MODE_AUTO) /* advise: nothing more of it moves */
+            mover_drop(dm->movers, st->uuid);
     }
     /* the handle read with it serves this QEMU run's passes: no lookup on the loop */
     if (!st->dom && virt_dom_ref(d, &st->dom) < 0)

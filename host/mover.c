@@ -72,7 +72,13 @@ struct mover {
     pthread_t threads[MOVER_MAX_THREADS];
     uint64_t bytes_moved;
     double busy_s;
+    /* the rate: bytes moved since rate_t (at least MOVER_RATE_S ago, once it is), and the
+     * rate over the span before it */
+    double rate_t, rate, last_window_s;
+    uint64_t rate_bytes;
 };
+
+#define MOVER_RATE_S 2.0 /* the span the rate is measured over */
 
 /* ---- buckets ---- */
 
@@ -88,6 +94,35 @@ static void bucket_set(bucket *b, unsigned rate_mib, double now)
     b->rate = (double)rate_mib * (double)VN_MIB;
     b->tokens = b->rate;
     b->last_s = now;
+}
+
+/* ---- the rate ---- */
+
+/* After a window that began at t0 and moved `moved`: a new span begins when the mover was
+ * idle longer than MOVER_RATE_S before it (idle time is not moving time); a span ends once it
+ * is MOVER_RATE_S long, and its rate is the rate until the next one ends. */
+static void note_rate(mover *m, double t0, double now, uint64_t moved)
+{
+    if (t0 - m->last_window_s > MOVER_RATE_S) {
+        m->rate_t = t0;
+        m->rate_bytes = m->bytes_moved - moved;
+        m->rate = 0;
+    } else if (now - m->rate_t >= MOVER_RATE_S) {
+        m->rate = (double)(m->bytes_moved - m->rate_bytes) / (now - m->rate_t);
+        m->rate_t = now;
+        m->rate_bytes = m->bytes_moved;
+    }
+    m->last_window_s = VN_MAX(m->last_window_s, now);
+}
+
+static double current_rate(const mover *m, double now)
+{
+    if (now - m->last_window_s > MOVER_RATE_S)
+        return 0; /* idle */
+    if (m->rate > 0)
+        return m->rate;
+    /* the first span is not over yet: what it moved so far */
+    return now > m->rate_t ? (double)(m->bytes_moved - m->rate_bytes) / (now - m->rate_t) : 0;
 }
 
 /* ---- domains and cells ---- */
@@ -204,6 +239,9 @@ int mover_order_cell(mover *m, const mover_order *o)
     c->reserve = o->reserve;
     c->cell_id = o->cell;
     c->took.reserve_hit = false;
+    if (o->nr_spans)
+        log_debug("Mover: cell %u of '%s' ordered, %llu bytes in %u span(s)", o->cell, d->name,
+                  (unsigned long long)cell_left(c), c->nr_spans);
     pthread_cond_broadcast(&m->work);
 out:
     pthread_mutex_unlock(&m->lock);
@@ -254,6 +292,26 @@ void mover_drop(mover *m, const char *uuid)
     pthread_mutex_unlock(&m->lock);
 }
 
+void mover_keep_to(mover *m, const char *uuid, unsigned cell, uint64_t nodes)
+{
+    mv_dom *d;
+    mv_cell *c;
+
+    if (!m || cell >= SNAP_MAX_CELLS_PER_DOMAIN)
+        return;
+    pthread_mutex_lock(&m->lock);
+    d = dom_find(m, uuid);
+    c = d ? d->cells[cell] : NULL;
+    for (unsigned i = c ? c->next : 0; cell_waiting(c) && i < c->nr_spans; i++)
+        if (c->spans[i].to < 0 || c->spans[i].to >= 64 || !(nodes & (1ULL << c->spans[i].to))) {
+            log_debug("Mover: cell %u of '%s' no longer goes to node index %d: its order goes",
+                      cell, d->name, c->spans[i].to);
+            c->nr_spans = c->next = 0;
+            c->gen++; /* a window in flight does not carry on with it */
+        }
+    pthread_mutex_unlock(&m->lock);
+}
+
 void mover_take(mover *m, const char *uuid, mover_progress *ret)
 {
     mv_dom *d;
@@ -277,6 +335,21 @@ void mover_take(mover *m, const char *uuid, mover_progress *ret)
             c->took.reserve_hit = ret->cells[k].reserve_hit && cell_waiting(c);
         }
     }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void mover_cells_left(mover *m, const char *uuid, uint64_t left[SNAP_MAX_CELLS_PER_DOMAIN])
+{
+    mv_dom *d;
+
+    memset(left, 0, SNAP_MAX_CELLS_PER_DOMAIN * sizeof(left[0]));
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    d = dom_find(m, uuid);
+    for (unsigned k = 0; d && k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        if (cell_waiting(d->cells[k]))
+            left[k] = cell_left(d->cells[k]);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -309,6 +382,7 @@ void mover_get_stats(mover *m, mover_stats *ret)
     }
     ret->bytes_moved = m->bytes_moved;
     ret->busy_s = m->busy_s;
+    ret->rate = current_rate(m, vn_mono_s());
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -457,6 +531,7 @@ static void *mover_thread(void *arg)
         d->own.tokens += grant - (double)moved;
         m->busy_s += spent;
         m->bytes_moved += moved;
+        note_rate(m, t0, t0 + spent, moved);
         c->took.bytes_moved += moved;
         c->took.pages_moved += res.pages_moved;
         c->took.pages_unmovable += res.pages_unmovable;
@@ -480,6 +555,8 @@ static void *mover_thread(void *arg)
             }
             if (!current_span(d, c) || c->next != i)
                 check_refused(d, c, sp.ri);
+            if (!cell_waiting(c))
+                log_debug("Mover: cell %u of '%s' done", c->cell_id, d->name);
             if (res.reserve_hit) {
                 /* the target has no room: the rest waits for the next pass's order */
                 c->took.reserve_hit = true;

@@ -70,6 +70,11 @@ void mover_forget(mover *m, const char *uuid);
  * knows of it; a window in flight ends on its own. Never waits. */
 void mover_drop(mover *m, const char *uuid);
 
+/* Drop the order of the domain's cell if a span it has still to move goes to a node (index)
+ * outside `nodes` (a bit per node index): a pass that decided the cell's place again without
+ * acting (nothing new to pin) must not leave it moving to where it decided against. */
+void mover_keep_to(mover *m, const char *uuid, unsigned cell, uint64_t nodes);
+
 /* What it did for the domain since the last take (zeros for a domain it does not know). */
 void mover_take(mover *m, const char *uuid, mover_progress *ret);
 /* The refused ranges of the domain's RAM layout ram_gen (0 when it is another layout's). */
@@ -82,8 +87,12 @@ typedef struct mover_stats {
     uint64_t bytes_left;  /* what they still plan to move */
     uint64_t bytes_moved; /* since the start */
     double busy_s;        /* thread time spent in windows since the start */
+    double rate;          /* bytes/s over the last seconds of moving; 0 while idle */
 } mover_stats;
 void mover_get_stats(mover *m, mover_stats *ret);
+
+/* Bytes still queued for each of the domain's cells (by guest cell id), 0 for none. */
+void mover_cells_left(mover *m, const char *uuid, uint64_t left[SNAP_MAX_CELLS_PER_DOMAIN]);
 
 /* Wait until nothing is queued or in flight (tests); false after timeout_s of real time. */
 bool mover_wait_idle(mover *m, double timeout_s);

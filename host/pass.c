@@ -13,6 +13,7 @@
  * events that would change or free it are deferred until the hold is released.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,8 +332,8 @@ static void sample_run(work *w)
         return;
     }
     if (dw->kind == DW_WINDOW)
-        dw->r =
-            sample_open_window(dw->d, &h, &in, &st->sample, vn_mono_s(), dw->err, sizeof(dw->err));
+        dw->r = sample_open_window(dw->d, &h, &in, &st->sample, &st->count, vn_mono_s(), dw->err,
+                                   sizeof(dw->err));
     else
         /* busy fractions over the time between two readings, taken now (a work may wait in
          * the queue: the pass's start would skew them) */
@@ -383,7 +384,9 @@ static void sample_done(work *w, bool late)
         pass_hold(st);
         ps->wait_st[ps->nr_wait] = st;
         ps->wait_d[ps->nr_wait++] = VN_TAKE_PTR(dw->d);
-        ps->opened = vn_mono_s();
+        /* the window runs from its CPU time reading, not from the work's end (which also
+         * counted the domain's pages: sample_open_window) */
+        ps->opened = VN_MAX(ps->opened, st->sample.prev_sample_s);
     } else if (dw->kind == DW_WINDOW) {
         /* sample_domain finds out again and records it; the cell stays unmeasured */
         log_debug("No CPU time window for '%s' yet: %s", st->name, dw->err);
@@ -572,6 +575,11 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
                 continue;
             }
         }
+        if (st->cfg.mode == VN_MODE_AUTO && !st->orphan) {
+            act_target tg = act_target_of(st);
+            tg.movers = dm->movers;
+            act_keep_targets(&tg, pd);
+        }
         memset(&none, 0, sizeof(none));
         if (!st->orphan)
             pass_domain_finish(dm, ps->ds[i], st, &s->domains[i], pd, false, 0, &none);
@@ -652,8 +660,15 @@ static void run_pass_stages(vnumad *dm)
     pass_collect(dm, set, vn_mono_s()); /* the samples into one snapshot */
     pass_other_load(dm, &set->s);
     holds_pass(HOLD_SAMPLE, &set->s); /* a test's: sampled, nothing decided yet */
-    if (pass_decide(dm, &set->s, &p) == 0)
+    double sampled = vn_mono_s(), decided = sampled;
+    if (pass_decide(dm, &set->s, &p) == 0) {
+        decided = vn_mono_s();
         pass_act_all(dm, set, &p); /* act, then record: each domain's plan, on the workers */
+    }
+    /* where a pass's time goes (the first move's delay is the sum of these) */
+    log_debug("Pass %" PRIu64
+              ": %u domain(s) sampled in %.3f s, decided in %.3f s, acted in %.3f s",
+              dm->pass, set->s.nr_domains, sampled - now, decided - sampled, vn_mono_s() - decided);
     pass_end(dm, set);
     plan_clear(&p);
     pass_set_free(set);

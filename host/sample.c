@@ -143,6 +143,7 @@ static void mem_settle(dom_sample_cache *sc, unsigned c, unsigned nr_nodes, uint
 void sample_mem_changed(dom_sample_cache *sc)
 {
     memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
+    sc->mem_fresh = 0;
 }
 
 /* True when rule 2 applies: memory bound to exactly one node. */
@@ -406,8 +407,74 @@ static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
     return 0;
 }
 
+/* The page size of a range, found once per RAM layout (and said when it is hugetlbfs's).
+ * 0, or -ESRCH when QEMU is gone; a size it cannot tell is taken as the base page size. */
+static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range *rr,
+                           const char *name)
+{
+    int r;
+
+    if (rr->page_size)
+        return 0;
+    r = ramlayout_page_size(h->root, sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+    if (r == -ESRCH) {
+        rr->page_size = 0;
+        return r;
+    }
+    if (r < 0)
+        log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u", rr->cell,
+                  name, strerror(-r), RAM_BASE_PAGE_SIZE);
+    if (rr->hugetlb)
+        log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell, name,
+                 (unsigned long long)(rr->page_size / 1024));
+    return 0;
+}
+
+/*
+ * While the window runs: the RAM layout and each range's page counts, for the sample that
+ * closes the window (sample_memory takes them). What fails here is left to that sample,
+ * which tries again and says why.
+ */
+static void window_count_memory(virt_dom *d, const sample_host *h, const sample_input *in,
+                                dom_sample_cache *sc, dom_counters *count, const virt_dom_id *ident,
+                                const int *cell_of, unsigned nr_vcpus, bool guest_numa)
+{
+    unsigned cell_ids[SNAP_MAX_CELLS_PER_DOMAIN], nr_cells = 0;
+    uint64_t cell_mask = 0, fresh = 0;
+    char err[256];
+
+    for (unsigned i = 0; i < nr_vcpus; i++)
+        cell_mask |= 1ULL << cell_of[i];
+    for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
+        if (cell_mask & (1ULL << c))
+            cell_ids[nr_cells++] = c;
+    if (ramlayout_ensure(d, in, sc, count, ident, cell_ids, nr_cells, guest_numa, err,
+                         sizeof(err)) <= 0)
+        return;
+    if (sc->pid <= 0 && sample_qemu_pid(ident->name, &sc->pid) < 0) {
+        sc->pid = 0;
+        return;
+    }
+    for (unsigned ri = 0; ri < sc->nr_ram && ri < SNAP_MAX_CELLS_PER_DOMAIN; ri++) {
+        ram_range *rr = &sc->ram[ri];
+        uint64_t pages[VN_MAX_NODES] = {0};
+        unsigned q = 0;
+
+        if (range_page_size(h, sc, rr, ident->name) < 0 || rr->page_size == 0 ||
+            sample_count_pages(h->ops, h->t, sc->pid, rr->hva, rr->size, rr->page_size,
+                               in->passes * 0x9e3779b97f4a7c15ULL, pages, &q) < 0)
+            return;
+        count->memory_scans += q;
+        mem_settle(sc, ri, h->t->nr_nodes, rr->size / rr->page_size, pages);
+        fresh |= 1ULL << ri;
+    }
+    sc->mem_fresh = fresh;
+    sc->mem_fresh_pass = in->passes + 1;
+}
+
 int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in,
-                       dom_sample_cache *sc, double now_s, char *err, size_t errlen)
+                       dom_sample_cache *sc, dom_counters *count, double now_s, char *err,
+                       size_t errlen)
 {
     _cleanup_free_ virt_vcpu *vcpus = NULL;
     _cleanup_free_ int *cell_of = NULL;
@@ -425,6 +492,9 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     if (r < 0)
         return r;
     remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
+    sc->mem_fresh = 0;
+    if (h->use_qmp && h->ops && h->ops->query)
+        window_count_memory(d, h, in, sc, count, &ident, cell_of, nr_vcpus, guest_numa);
     return 0;
 }
 
@@ -468,17 +538,9 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
 
             if (ri < sc->nr_ram_boot ? ri != c : rr->cell != cell_ids[c])
                 continue;
-            if (rr->page_size == 0) {
-                r = ramlayout_page_size(h->root, sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
-                if (r == -ESRCH)
-                    return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
-                if (r < 0)
-                    log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u",
-                              rr->cell, ident->name, strerror(-r), RAM_BASE_PAGE_SIZE);
-                if (rr->hugetlb)
-                    log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell,
-                             ident->name, (unsigned long long)(rr->page_size / 1024));
-            }
+            r = range_page_size(h, sc, rr, ident->name);
+            if (r == -ESRCH)
+                return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
             if (!seen++)
                 cell->page_size = rr->page_size; /* the cell's: its first range's */
             nr_pages = rr->size / rr->page_size;
@@ -486,6 +548,10 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
             if (binding_pins_memory(&cell->binding)) {
                 /* Rule 2 (cpuset skip): no page can move, so none is looked at. */
                 pages[rule_binding_single_node(&cell->binding)] = nr_pages;
+            } else if (sc->mem_valid[ri] && sc->mem_fresh_pass == in->passes + 1 &&
+                       (sc->mem_fresh & (1ULL << ri))) {
+                /* counted while this pass's window ran (sample_open_window) */
+                memcpy(pages, sc->mem_pages[ri], sizeof(pages));
             } else if (sc->mem_valid[ri] && sc->mem_skipped[ri] + 1 < sc->mem_wait[ri]) {
                 /* settled: the last counts stand (sample.h) */
                 memcpy(pages, sc->mem_pages[ri], sizeof(pages));
@@ -687,6 +753,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     /* memory: each cell's pages per node */
     if (ram_ok) {
         r = sample_memory(h, in, sc, count, &ident, vcpus, nr_vcpus, cell_ids, &dom, err, errlen);
+        sc->mem_fresh = 0; /* the window's counts serve one sample */
         if (r < 0)
             return r;
     }

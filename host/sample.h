@@ -81,11 +81,16 @@ bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp);
 /*
  * Opens the window: reads every vCPU's CPU time (and KVM halt polling) as sample_domain()
  * would, so that a sample_domain() at least SAMPLE_MIN_WINDOW_S later has measured busy
- * fractions. 0 or -errno with a reason in err.
+ * fractions. With QMP it also finds the guest's RAM and counts where its pages are, while
+ * the window runs: the sample_domain() that closes the window in this pass takes those
+ * counts (sc->mem_fresh_pass) instead of counting again, so the first decision on a new
+ * domain comes one count sooner. 0 or -errno with a reason in err (a failure to find the
+ * memory is not one: sample_domain() finds out again and says it).
  */
 #define SAMPLE_MIN_WINDOW_S 1.0
 int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in,
-                       dom_sample_cache *sc, double now_s, char *err, size_t errlen);
+                       dom_sample_cache *sc, dom_counters *count, double now_s, char *err,
+                       size_t errlen);
 
 /*
  * A copy of st to sample for a dry run (vnumactl advise): its own live XML and vCPU threads,

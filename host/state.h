@@ -123,6 +123,10 @@ typedef struct dom_sample_cache {
     uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */
     uint8_t mem_skipped[SNAP_MAX_CELLS_PER_DOMAIN]; /* passes since the last count */
     uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
+    /* counts taken when the window opened (sample_open_window), for the sample that closes
+     * it: of the domain's sampled passes (dom_counters.passes) + 1, 0 none */
+    uint64_t mem_fresh_pass;
+    uint64_t mem_fresh;   /* the ram[] ranges (bit per index) those counts are of */
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];

@@ -270,9 +270,11 @@ static void build_rows(top_view *v, double now)
                 r->vcpus += (unsigned)json_object_get_int(vval);
             }
             r->eta_s = -1;
-            if (acts && r->home >= 0 && strcmp(r->reason, "act") == 0 &&
-                !strcmp(jstr(c, "memory_pinned", "none"), "none"))
-                r->moving = r->mem_total - home_bytes;
+            if (json_object_is_type(jget(c, "mover_left_bytes"), json_type_int))
+                r->moving = ju64(c, "mover_left_bytes"); /* the mover's queue for the cell */
+            else if (acts && r->home >= 0 && strcmp(r->reason, "act") == 0 &&
+                     !strcmp(jstr(c, "memory_pinned", "none"), "none"))
+                r->moving = r->mem_total - home_bytes; /* a vnumad before the mover */
             remaining += r->moving;
         }
         /* the cells of a domain move together, sharing its rate: each ends with the last */
@@ -427,13 +429,25 @@ static void format_head(const top_view *v, char *out, size_t len)
         measured |= v->prev[i].measured;
     }
     (void)jnum(v->status, "interval_s", &interval);
+    struct json_object *mv = jget(v->status, "mover");
+    double eta = -1;
+    char q[32], e[32];
+    if (mv) { /* the mover measures its own rate: no need to wait for two refreshes */
+        rate = (double)ju64(mv, "rate_bytes_s");
+        measured = true;
+        (void)jnum(mv, "eta_s", &eta);
+    }
     /* the rate needs a few seconds of counters: "?" until then, not a false 0 */
-    snprintf(out, len,
-             "vnumad pass %" PRIu64 ", libvirt %s, %zu domains, every %gs, budget %" PRIu64
-             "M/s, moving %s/s",
-             ju64(v->status, "pass"), jbool(v->status, "connected") ? "up" : "DOWN",
-             jlen(jget(v->status, "domains")), interval, ju64(v->status, "rate_limit_mib"),
-             measured || !v->nr_prev ? short_bytes((uint64_t)rate, b, sizeof(b)) : "?");
+    int n = snprintf(out, len,
+                     "vnumad pass %" PRIu64 ", libvirt %s, %zu domains, every %gs, budget %" PRIu64
+                     "M/s, moving %s/s",
+                     ju64(v->status, "pass"), jbool(v->status, "connected") ? "up" : "DOWN",
+                     jlen(jget(v->status, "domains")), interval, ju64(v->status, "rate_limit_mib"),
+                     measured || !v->nr_prev ? short_bytes((uint64_t)rate, b, sizeof(b)) : "?");
+    if (mv && ju64(mv, "orders") && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, ", queue %s in %" PRIu64 " cells, done in %s",
+                 short_bytes(ju64(mv, "left_bytes"), q, sizeof(q)), ju64(mv, "orders"),
+                 eta >= 0 ? short_duration(eta, e, sizeof(e)) : "?");
 }
 
 /* The picked domain's details as up to `max` lines (detail[i], width chars). */

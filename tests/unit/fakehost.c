@@ -60,8 +60,17 @@ static void fake_skip(uint64_t ns)
     pthread_mutex_unlock(&fh.lock);
 }
 
+/* vnumad waits on the clock (a pass's CPU time window, the mover's tokens): over at once */
+static void fake_wait(uint64_t ns)
+{
+    pthread_mutex_lock(&fh.lock);
+    fh.query_calls_at_wait = fh.query_calls;
+    fake_clock_move(ns);
+    pthread_mutex_unlock(&fh.lock);
+}
+
 static const vn_clock_ops fake_clock = {
-    .mono_ns = fake_mono_ns, .real_ns = fake_real_ns, .skip = fake_skip};
+    .mono_ns = fake_mono_ns, .real_ns = fake_real_ns, .skip = fake_wait};
 
 void fake_clock_advance(double s)
 {
@@ -176,6 +185,7 @@ void fake_host_reset(void)
     }
     memset(fh.doms, 0, sizeof(fh.doms));
     fh.move_calls = 0;
+    fh.query_calls = fh.query_calls_at_wait = 0;
     for (unsigned n = 0; n < FAKE_NODES; n++) {
         fh.node_free[n] = fh.min_free[n] = FAKE_NODE_FREE;
         fake_node_sync(n);

@@ -140,6 +140,9 @@ void fake_node_set_free(unsigned n, uint64_t bytes);
 uint64_t fake_node_min_free(unsigned n);
 /* move_pages(2) move calls made on the fake host so far. */
 unsigned fake_move_calls(void);
+/* Page queries (move_pages without nodes) made in all, and made when vnumad last waited on
+ * the clock (the end of a pass's CPU time window, or the mover waiting for tokens). */
+void fake_query_calls(unsigned *total, unsigned *at_wait);
 
 /* How many connections vnumad has opened. */
 unsigned fake_connections(void);

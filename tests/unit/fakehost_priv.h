@@ -83,6 +83,8 @@ typedef struct fake_host_state {
     uint64_t node_free[FAKE_NODES]; /* bytes (node_free, meminfo) */
     uint64_t min_free[FAKE_NODES];  /* the lowest node_free[] a page move left */
     unsigned move_calls;            /* move_pages(2) moves made */
+    unsigned query_calls;           /* move_pages(2) queries (no nodes) made */
+    unsigned query_calls_at_wait;   /* ... when vnumad last waited on the clock */
 } fake_host_state;
 
 /* The fake host's state: one per process, under fh.lock (fakehost.c owns it). */

@@ -233,11 +233,20 @@ static fake_dom *dom_of_pid(pid_t pid)
     return NULL;
 }
 
+void fake_query_calls(unsigned *total, unsigned *at_wait)
+{
+    pthread_mutex_lock(&fh.lock);
+    *total = fh.query_calls;
+    *at_wait = fh.query_calls_at_wait;
+    pthread_mutex_unlock(&fh.lock);
+}
+
 static int fake_query(pid_t pid, unsigned long count, void **pages, int *status)
 {
     fake_dom *fd;
 
     pthread_mutex_lock(&fh.lock);
+    fh.query_calls++;
     fd = dom_of_pid(pid);
     if (!fd) {
         pthread_mutex_unlock(&fh.lock);

@@ -14,6 +14,7 @@
 
 #include "daemon_drive.h"
 #include "holds.h"
+#include "mover.h"
 #include "tap.h"
 
 #define CELL_MIB   64
@@ -107,6 +108,39 @@ static void test_cell_takes_its_memory(void)
     stop();
 }
 
+static bool first_pass_done(void *arg)
+{
+    (void)arg;
+    return dm.pass >= 1 && settled(NULL);
+}
+
+/* A new domain's first pass counts where its pages are while its CPU time window runs: the
+ * sample that closes the window takes those counts and queries no page (one count sooner to
+ * the first decision). Its memory is where its vCPUs fit, so nothing moves (no mover query). */
+static void test_counts_in_window(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    unsigned total, at_wait;
+    char action[32], reason[64];
+
+    config_qmp(&cfg);
+    a = fake_dom_add("fake-window", 2, AUTO);
+    fake_dom_memory(a, 1, CELL_MIB, 0);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    CHECK(run_until(first_pass_done, NULL), "window: the first pass ran");
+    fake_query_calls(&total, &at_wait);
+    CHECK(at_wait > 0 && total == at_wait,
+          "window: its pages were counted before the window closed (%u queries), none after "
+          "(%u)",
+          at_wait, total - at_wait);
+    CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
+              strcmp(reason, "ok") == 0 && fake_dom_pages_on(a, 0, 0) == CELL_PAGES,
+          "window: the first pass decided on them (%s, %s), its memory stays", action, reason);
+    stop();
+}
+
 /* The node the cell would move to has no room (less free than its reserve): not a page moves
  * there. With a little room above the reserve, only what fits moves, and the node never
  * drops below the reserve. */
@@ -183,6 +217,21 @@ static bool move_held(void *arg)
     return holds_active();
 }
 
+static bool mover_empty(void *arg)
+{
+    mover_stats ms;
+
+    (void)arg;
+    mover_get_stats(dm.movers, &ms);
+    return ms.orders == 0;
+}
+
+static bool mode_advise(void *arg)
+{
+    (void)arg;
+    return dm.nr_doms == 1 && dm.doms[0]->cfg.mode == VN_MODE_ADVISE;
+}
+
 static bool passes_after(void *arg)
 {
     return dm.pass >= *(uint64_t *)arg;
@@ -251,6 +300,39 @@ static void test_pause_drops(void)
     stop();
 }
 
+/* The domain switched to advise while a move is under way: what was queued for it goes, and
+ * nothing more of its memory moves (advise decides and records, it never acts). */
+static void test_advise_drops(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    char reply[16384];
+
+    config_qmp(&cfg);
+    cfg.test_holds = true;
+    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
+    a = two_cells_on_node1("fake-advise");
+    start(&cfg);
+    (void)holds_arm(HOLD_MOVE, NULL);
+    CHECK(run_until(move_held, NULL), "advise: a move parked between two windows");
+    fake_dom_set_balancer(a, "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"advise\"/>");
+    fake_event_metadata(a);
+    CHECK(run_until(mode_advise, NULL), "advise: vnumad read the new mode");
+    CHECK(mover_empty(NULL), "advise: the mover's queue is empty (the move is still parked)");
+    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    (void)holds_release();
+    (void)run_until(settled, NULL);
+    pass();
+    pass();
+    CHECK(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0) == on0 && on0 < CELL_PAGES,
+          "advise: nothing moved after it (%llu pages on node 0 before and after)",
+          (unsigned long long)on0);
+    CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"mover\":{\"orders\":0,"),
+          "advise: status shows the mover's queue empty");
+    stop();
+}
+
 static bool hung(void *fd)
 {
     return fake_dom_hung(fd);
@@ -290,10 +372,12 @@ int main(void)
 {
     fake_host_init(&host);
     test_cell_takes_its_memory();
+    test_counts_in_window();
     test_no_room();
     test_fills_up();
     test_loop_never_waits();
     test_pause_drops();
+    test_advise_drops();
     test_monitor_hangs();
     return tap_done();
 }

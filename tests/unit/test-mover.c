@@ -251,6 +251,32 @@ int main(void)
     mover_take(m, UUID, &p);
     CHECK(!p.cells[1].queued, "replaced: nothing queued for the cell");
 
+    /* 2b. a pass that decided again without acting: the order stays while it goes where the
+     * plan puts the cell, and goes once the plan puts the cell elsewhere */
+    reset(1);
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = true;
+    pthread_mutex_unlock(&gate_lock);
+    (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 10);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_waiting)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    mover_keep_to(m, UUID, 1, 1ULL << 0); /* the plan: node 0, as ordered */
+    mover_get_stats(m, &st);
+    CHECK(st.orders == 1, "kept: an order that goes where the plan puts the cell stays");
+    mover_keep_to(m, UUID, 1, 1ULL << 1); /* the plan now: node 1 */
+    mover_get_stats(m, &st);
+    CHECK(st.orders == 0, "retargeted: an order to where the plan no longer puts the cell goes");
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = false;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    CHECK(mover_wait_idle(m, 60), "retargeted: the mover goes idle");
+    CHECK(on_node(0, PAGES / 2, PAGES) <= 1024,
+          "retargeted: only the window in flight went to the old target (%u pages)",
+          on_node(0, PAGES / 2, PAGES));
+
     /* 3. the host's rate: 32 MiB at 8 MiB/s (8 MiB of burst) take 3 s of the clock */
     mover_stop(m);
     reset(1);

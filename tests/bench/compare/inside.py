@@ -30,7 +30,7 @@ with only that domain opted in (both domains get the same misplaced start, both 
 Every sample adds the hot set's pages per node (move_pages(2) on every page of its ranges,
 through HMP gpa2hva), and the hot set's locality: its share on the node vCPU 0 runs on.
 """
-import json, os, shutil, signal, subprocess, sys, time
+import json, os, shutil, signal, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "../../.."))
@@ -341,9 +341,18 @@ def balancer_start(name):
         os.makedirs(state)
         conf = os.path.join(R, "vnumad.conf")
         with open(conf, "w") as f:  # the defaults (interval 5 s, 256 MiB/s, ...) but where things go
-            f.write(f"socket = /run/vnuma-cmp/vnumad.sock\nstate_dir = {state}\nlog_level = info\n")
+            f.write(f"socket = /run/vnuma-cmp/vnumad.sock\nstate_dir = {state}\nlog_level = debug\n")
         log = open(os.path.join(R, "vnumad.log"), "w")
-        p = subprocess.Popen([os.path.join(BUILD, "vnumad"), "--foreground", "--config", conf], stdout=log, stderr=log)
+        t0 = time.monotonic()
+        p = subprocess.Popen([os.path.join(BUILD, "vnumad"), "--foreground", "--config", conf],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+
+        def stamp():  # each line with the seconds since the start: where the first move's delay goes
+            for line in p.stdout:
+                log.write(f"{time.monotonic() - t0:8.3f} {line}")
+                log.flush()
+        reader = threading.Thread(target=stamp, daemon=True)
+        reader.start()
 
         def stop():
             p.send_signal(signal.SIGTERM)
@@ -351,6 +360,8 @@ def balancer_start(name):
                 p.wait(20)
             except subprocess.TimeoutExpired:
                 p.kill()
+            reader.join(5)
+            log.close()
         return p.pid, stop
     raise SystemExit(f"unknown balancer {name}")
 
