@@ -267,21 +267,31 @@ static void test_loop_never_waits(void)
     stop();
 }
 
+/* A busy domain's move started and parked between two windows (a test hold; one mover
+ * thread, so nothing else moves meanwhile). */
+static fake_dom *start_move_parked(const char *name, const char *what)
+{
+    daemon_config cfg;
+    fake_dom *a;
+
+    config_qmp(&cfg);
+    cfg.test_holds = true;
+    cfg.decide.move_threads = 1;
+    a = two_cells_on_node1(name);
+    start(&cfg);
+    (void)holds_arm(HOLD_MOVE, NULL);
+    CHECK(run_until(move_held, NULL), "%s: a move parked between two windows", what);
+    return a;
+}
+
 /* `vnumactl pause` while a move is under way: what was queued for the domain goes, and nothing
  * more of its memory moves; `vnumactl status` shows the mover's queue. */
 static void test_pause_drops(void)
 {
-    daemon_config cfg;
     fake_dom *a;
     char reply[16384];
 
-    config_qmp(&cfg);
-    cfg.test_holds = true;
-    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
-    a = two_cells_on_node1("fake-paused");
-    start(&cfg);
-    (void)holds_arm(HOLD_MOVE, NULL);
-    CHECK(run_until(move_held, NULL), "pause: a move parked between two windows");
+    a = start_move_parked("fake-paused", "pause");
     CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
               strstr(reply, "\"mover\":{\"orders\":1,"),
           "pause: status shows one cell's order in the mover's queue");
@@ -304,17 +314,10 @@ static void test_pause_drops(void)
  * nothing more of its memory moves (advise decides and records, it never acts). */
 static void test_advise_drops(void)
 {
-    daemon_config cfg;
     fake_dom *a;
     char reply[16384];
 
-    config_qmp(&cfg);
-    cfg.test_holds = true;
-    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
-    a = two_cells_on_node1("fake-advise");
-    start(&cfg);
-    (void)holds_arm(HOLD_MOVE, NULL);
-    CHECK(run_until(move_held, NULL), "advise: a move parked between two windows");
+    a = start_move_parked("fake-advise", "advise");
     fake_dom_set_balancer(a, "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"advise\"/>");
     fake_event_metadata(a);
     CHECK(run_until(mode_advise, NULL), "advise: vnumad read the new mode");

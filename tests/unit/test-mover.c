@@ -201,6 +201,31 @@ static void *forget_thread(void *arg)
     return NULL;
 }
 
+/* The gate: closed, the next move waits at it (a window in flight) until it opens. */
+static void gate_close(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = true;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* until a move waits at the closed gate */
+static void gate_wait(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_waiting)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_open(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = false;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
 int main(void)
 {
     char err[256];
@@ -231,19 +256,11 @@ int main(void)
 
     /* 2. a new order replaces the old one: once it is in, no page goes to the old target */
     reset(1);
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = true;
-    pthread_mutex_unlock(&gate_lock);
+    gate_close();
     (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 10);
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_waiting)
-        pthread_cond_wait(&gate_cond, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    gate_wait();
     (void)order(m, 1, 0, 1, 0, 10); /* the plan changed: cell 1 stays on node 1 */
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = false;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gate_open();
     CHECK(mover_wait_idle(m, 60), "replaced: the mover goes idle");
     CHECK(on_node(0, PAGES / 2, PAGES) <= 1024,
           "replaced: only the window in flight went to the old target (%u pages)",
@@ -254,24 +271,16 @@ int main(void)
     /* 2b. a pass that decided again without acting: the order stays while it goes where the
      * plan puts the cell, and goes once the plan puts the cell elsewhere */
     reset(1);
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = true;
-    pthread_mutex_unlock(&gate_lock);
+    gate_close();
     (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 10);
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_waiting)
-        pthread_cond_wait(&gate_cond, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    gate_wait();
     mover_keep_to(m, UUID, 1, 1ULL << 0); /* the plan: node 0, as ordered */
     mover_get_stats(m, &st);
     CHECK(st.orders == 1, "kept: an order that goes where the plan puts the cell stays");
     mover_keep_to(m, UUID, 1, 1ULL << 1); /* the plan now: node 1 */
     mover_get_stats(m, &st);
     CHECK(st.orders == 0, "retargeted: an order to where the plan no longer puts the cell goes");
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = false;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gate_open();
     CHECK(mover_wait_idle(m, 60), "retargeted: the mover goes idle");
     CHECK(on_node(0, PAGES / 2, PAGES) <= 1024,
           "retargeted: only the window in flight went to the old target (%u pages)",
@@ -295,20 +304,12 @@ int main(void)
     reset(1);
     vn_clock_use(&frozen_clock);
     CHECK(mover_start(&m, topo, &fake_ops, 1, 1) == 0, "a mover limited to 1 MiB/s");
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = true;
-    pthread_mutex_unlock(&gate_lock);
+    gate_close();
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_waiting)
-        pthread_cond_wait(&gate_cond, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    gate_wait();
     pthread_t forgetter;
     (void)pthread_create(&forgetter, NULL, forget_thread, m);
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = false;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gate_open();
     pthread_join(forgetter, NULL);
     unsigned moved = on_node(0, 0, PAGES);
     CHECK(mover_wait_idle(m, 60) && moved == 256 && forgot_at == 256,
@@ -353,20 +354,12 @@ int main(void)
     mover_stop(m);
     reset(1);
     CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = true;
-    pthread_mutex_unlock(&gate_lock);
+    gate_close();
     (void)order(m, 0, 1, 0, PAGE * 1024, 1); /* one window of cell 0 holds the thread */
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_waiting)
-        pthread_cond_wait(&gate_cond, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    gate_wait();
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 1);
     (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 50);
-    pthread_mutex_lock(&gate_lock);
-    gate_closed = false;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gate_open();
     CHECK(mover_wait_idle(m, 60), "priority: the mover goes idle");
     CHECK(nr_log >= 3 && order_log[0] == 0 && order_log[1] == 1 && order_log[2] == 0,
           "priority: after the window in flight, cell 1 (50 points) all moved before cell 0 went "
