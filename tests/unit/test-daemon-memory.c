@@ -267,6 +267,19 @@ static void test_loop_never_waits(void)
     stop();
 }
 
+/* The most any cell of a status reply has queued in the mover (mover_left_bytes). */
+static uint64_t queued_in_reply(const char *reply)
+{
+    const char *key = "\"mover_left_bytes\":";
+    uint64_t most = 0;
+
+    for (const char *p = strstr(reply, key); p; p = strstr(p + 1, key)) {
+        uint64_t v = strtoull(p + strlen(key), NULL, 10);
+        most = v > most ? v : most;
+    }
+    return most;
+}
+
 /* A busy domain's move started and parked between two windows (a test hold; one mover
  * thread, so nothing else moves meanwhile). */
 static fake_dom *start_move_parked(const char *name, const char *what)
@@ -295,6 +308,10 @@ static void test_pause_drops(void)
     CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
               strstr(reply, "\"mover\":{\"orders\":1,"),
           "pause: status shows one cell's order in the mover's queue");
+    CHECK(queued_in_reply(reply) > 0 && strstr(reply, "\"eta_s\":") &&
+              !strstr(reply, "\"eta_s\":null"),
+          "pause: status shows the bytes queued for a cell (%llu) and when they are moved",
+          (unsigned long long)queued_in_reply(reply));
     CHECK(ctl("{\"command\":\"pause\",\"domain\":\"fake-paused\"}", reply, sizeof(reply)) &&
               strstr(reply, "\"paused\":true"),
           "pause: vnumactl pause answered");

@@ -296,6 +296,14 @@ int main(void)
     double took = (double)(fake_mono() - t0) / 1e9;
     CHECK(on_node(0, 0, PAGES / 2) == PAGES / 2 && took >= 2.99 && took < 4.5,
           "rate: 32 MiB moved in %.2f s of the clock (3 s: 8 MiB of burst, then 8 MiB/s)", took);
+    mover_get_stats(m, &st);
+    CHECK(st.rate >= 11.9 * MIB && st.rate <= 12.1 * MIB,
+          "rate: the mover measured itself at %.1f MiB/s (12: its first 2 s span moved the 8 MiB "
+          "of burst and 2 s at 8 MiB/s)",
+          st.rate / MIB);
+    fake_skip(3000000000ULL); /* 3 s of the clock with nothing to move */
+    mover_get_stats(m, &st);
+    CHECK(st.rate == 0, "rate: idle, it says 0 (%.1f MiB/s)", st.rate / MIB);
 
     /* 4. forgotten: a domain that opts out moves no more; forgetting it waits for the window
      * in flight. The clock stands still: after its first window (1 MiB, the whole bucket) the
