@@ -121,8 +121,9 @@ static double current_rate(const mover *m, double now)
         return 0; /* idle */
     if (m->rate > 0)
         return m->rate;
-    /* the first span is not over yet: what it moved so far */
-    return now > m->rate_t ? (double)(m->bytes_moved - m->rate_bytes) / (now - m->rate_t) : 0;
+    /* the first span is not over yet: what it moved so far, over at least a second (a first
+     * window that just ended is no rate) */
+    return (double)(m->bytes_moved - m->rate_bytes) / VN_MAX(now - m->rate_t, 1.0);
 }
 
 /* ---- domains and cells ---- */

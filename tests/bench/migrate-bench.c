@@ -16,15 +16,20 @@
  *   migrate-bench rate --size-mib 512 --from 0 --to 1 [--rates 16,64,128,256,1024] [--passes 2]
  *       the region moved there and back PASSES times by a mover limited to each rate; the
  *       achieved MiB/s (after the bucket's first second) against the configured rate
- *   migrate-bench parallel --size-mib 512 --from 0 --to 1 [--cells 4] [--threads 1,2,4] [--thp]
+ *   migrate-bench parallel --size-mib 512 --from 0 --to 1 [--cells 4] [--threads 1,2,4]
+ *                          [--thp | --hugetlb]
  *       the region as CELLS cells of a domain, all ordered by one act_apply() from a mover
  *       with move_threads = each of THREADS threads: MiB/s there and back against memcpy, and
- * (--thp: the region is madvise(MADV_HUGEPAGE)d) its AnonHugePages before and after
+ *       (--thp: the region is madvise(MADV_HUGEPAGE)d) its AnonHugePages before and after;
+ *       --hugetlb: the region is of 2 MiB hugetlb pages (MAP_HUGETLB: the nodes need free huge
+ *       pages), moved in windows of 16 MiB as the 4 KiB region is
  */
 #include <getopt.h>
+#include <linux/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "act.h"
 #include "act_move.h"
@@ -44,7 +49,9 @@ static char opt_batches[128] = "64,256,1024,4096,16384";
 static char opt_rates[128] = "16,64,128,256,1024";
 static char opt_threads[128] = "1,2,4";
 static unsigned opt_cells = 4;
-static bool opt_thp;
+static bool opt_thp, opt_hugetlb;
+
+#define HUGE_2M (2ULL << 20)
 
 static void child_region(void *arg, int cmd_fd, int reply_fd)
 {
@@ -57,8 +64,19 @@ static void child_region(void *arg, int cmd_fd, int reply_fd)
      * guest RAM (numa_maps shows such a backend "default") */
     if (bt_bind_thread_to_node(opt_from) < 0)
         fprintf(stderr, "migrate-bench: cannot bind to node %d\n", opt_from);
-    p = bt_map_region(opt_size, opt_thp);
-    bt_touch(p, opt_size);
+    if (opt_hugetlb) {
+        p = mmap(NULL, opt_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+        if (p == MAP_FAILED) {
+            perror("migrate-bench: mmap of 2 MiB hugetlb pages (nr_hugepages on the node?)");
+            _exit(1);
+        }
+        for (uint64_t off = 0; off < opt_size; off += HUGE_2M)
+            ((volatile char *)p)[off] = 1;
+    } else {
+        p = bt_map_region(opt_size, opt_thp);
+        bt_touch(p, opt_size);
+    }
     hva = (uintptr_t)p;
     if (bt_write_full(reply_fd, &hva, sizeof(hva)) < 0)
         _exit(1);
@@ -399,17 +417,26 @@ static void mode_parallel(void)
     act_ctx_init(&a, &tg);
     fi = topo_node_index(a.t, (unsigned)opt_from);
     ti = topo_node_index(a.t, (unsigned)opt_to);
-    /* CELLS ranges of the region, a cell each */
-    uint64_t part = tg.len / nc / BT_PAGE * BT_PAGE;
+    /* CELLS ranges of the region, a cell each; windows of 16 MiB whatever the page size */
+    uint64_t page = opt_hugetlb ? HUGE_2M : BT_PAGE;
+    uint64_t part = tg.len / nc / page * page;
     memset(cells, 0, sizeof(cells));
     memset(pcs, 0, sizeof(pcs));
     a.st->sample.nr_ram = nc;
     for (unsigned k = 0; k < nc; k++) {
-        a.st->sample.ram[k] =
-            (ram_range){.cell = k, .gpa = k * part, .hva = tg.hva + k * part, .size = part};
+        a.st->sample.ram[k] = (ram_range){.cell = k,
+                                          .gpa = k * part,
+                                          .hva = tg.hva + k * part,
+                                          .size = part,
+                                          .page_size = page,
+                                          .hugetlb = opt_hugetlb};
         cells[k].id = k;
-        cells[k].page_size = BT_PAGE;
-        pcs[k] = (plan_cell){.cell_id = k, .nr_moves = 1, .moves = &mvs[k], .batch_pages = 4096};
+        cells[k].page_size = page;
+        pcs[k] = (plan_cell){.cell_id = k,
+                             .nr_moves = 1,
+                             .moves = &mvs[k],
+                             .batch_pages = (uint32_t)((16ULL << 20) / page),
+                             .page_size = page};
     }
     a.sd.nr_cells = nc;
     a.sd.cells = cells;
@@ -417,7 +444,10 @@ static void mode_parallel(void)
     a.pd.cells = pcs;
     printf(
         "# region %.0f MiB as %u cells of %llu MiB; THP %s, AnonHugePages %ld kB after the first touch\n",
-        mib, nc, (unsigned long long)(part >> 20), opt_thp ? "asked (MADV_HUGEPAGE)" : "not asked",
+        mib, nc, (unsigned long long)(part >> 20),
+        opt_hugetlb ? "not asked (2 MiB hugetlb pages)"
+        : opt_thp   ? "asked (MADV_HUGEPAGE)"
+                    : "not asked",
         anon_huge_kb(&tg));
     /* | move_threads | act_apply() MiB/s (there, back) | / memcpy | / one thread | AnonHugePages kB
      * before -> after | */
@@ -471,6 +501,7 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 'T'},
         {"cells", required_argument, NULL, 'c'},
         {"thp", no_argument, NULL, 'H'},
+        {"hugetlb", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     const char *mode;
@@ -511,6 +542,9 @@ int main(int argc, char **argv)
             break;
         case 'H':
             opt_thp = true;
+            break;
+        case 'L':
+            opt_hugetlb = true;
             break;
         default:
             return 2;

@@ -10,7 +10,8 @@
 #   rate:  the region moved there and back PASSES times by a mover limited to 16, 64, 128, 256
 #          and 1024 MiB/s (one token bucket, a second of burst); achieved vs set
 #   parallel: the SIZE MiB region as 4 cells of one domain ordered by one act_apply() from a
-#          mover of 1, 2, 4 threads (and again with the region MADV_HUGEPAGE: AnonHugePages after)
+#          mover of 1, 2, 4 threads (and again with the region MADV_HUGEPAGE: AnonHugePages after;
+#          and again of 2 MiB hugetlb pages, SIZE/2 + 16 reserved on both nodes)
 # Prints Markdown tables. Usage: tests/bench/migrate.sh [SIZE_MIB] [RATE_SIZE_MIB] [PASSES]
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -36,14 +37,15 @@ echo
 echo "| configured MiB/s | moves | MiB moved | seconds | achieved MiB/s after each move's first second | achieved / configured |"
 echo "|---|---|---|---|---|---|"
 sed -n '/^# rate/,/^# parallel/p' "$GROUND_OUT" | grep '^|'
-for part in parallel parallel-thp; do
+for part in parallel parallel-thp parallel-hugetlb; do
     echo
     echo "## cells moving at once ($part: $SIZE MiB as 4 cells of one domain, one act_apply() each way, a mover of 1, 2, 4 threads)"
     echo
-    sed -n "/^# $part\$/,/^# parallel/p" "$GROUND_OUT" | grep '^# [mr]' | sed 's/^# /    /'
+    # the part's lines: from its "# PART" line to the next part's (or the end)
+    awk -v p="# $part" '$0 == p {on = 1; next} /^# parallel/ && on {exit} on' "$GROUND_OUT" >"$RESULTS/$part.rows"
+    grep '^# [mrn]' "$RESULTS/$part.rows" | sed 's/^# /    /'
     echo
     echo "| move_threads | act_apply() MiB/s (there, back) | / memcpy | / one thread | AnonHugePages kB before -> after |"
     echo "|---|---|---|---|---|"
-    if [ $part = parallel ]; then sed -n '/^# parallel$/,/^# parallel-thp/p' "$GROUND_OUT" | grep '^|'
-    else sed -n '/^# parallel-thp/,$p' "$GROUND_OUT" | grep '^|'; fi
+    grep '^|' "$RESULTS/$part.rows"
 done

@@ -51,6 +51,15 @@ migrate)
     "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 >>"$OUT" 2>&1 || rc=1
     echo "# parallel-thp" >>"$OUT"
     "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 --thp >>"$OUT" 2>&1 || rc=1
+    # 2 MiB hugetlb pages: the region's and the mover's 16 MiB of slack, on both nodes
+    hp=$((size / 2 + 16))
+    for n in "$from" "$to"; do echo "$hp" >"/sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages"; done
+    echo "# parallel-hugetlb" >>"$OUT"
+    for n in "$from" "$to"; do
+        echo "# node$n: $(cat "/sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages") huge pages of 2 MiB reserved" >>"$OUT"
+    done
+    "$bin/migrate-bench" parallel --size-mib "$size" --from "$from" --to "$to" --cells 4 --threads 1,2,4 --hugetlb >>"$OUT" 2>&1 || rc=1
+    for n in "$from" "$to"; do echo 0 >"/sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages"; done
     ;;
 *) echo "mem-inside: part=accuracy|migrate"; exit 2 ;;
 esac
