@@ -437,11 +437,20 @@ static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range
  */
 static void window_count_memory(virt_dom *d, const sample_host *h, const sample_input *in,
                                 dom_sample_cache *sc, dom_counters *count, const virt_dom_id *ident,
-                                const int *cell_of, unsigned nr_vcpus, bool guest_numa)
+                                const int *cell_of, unsigned nr_vcpus, bool guest_numa,
+                                double now_s)
 {
     unsigned cell_ids[SNAP_MAX_CELLS_PER_DOMAIN], nr_cells = 0;
     uint64_t cell_mask = 0, fresh = 0;
+    const char *xml = NULL;
+    domxml_info x = {0};
     char err[256];
+
+    /* rule 2: memory bound to one node is never looked at; with placement='auto' the binding
+     * is numad's, which the sample asks libvirt for: that domain's sample counts itself */
+    if (sample_live_xml(d, sc, now_s, &xml, err, sizeof(err)) < 0 ||
+        domxml_parse(xml, h->t, &x, err, sizeof(err)) < 0 || x.memory_auto)
+        return;
 
     for (unsigned i = 0; i < nr_vcpus; i++)
         cell_mask |= 1ULL << cell_of[i];
@@ -460,6 +469,12 @@ static void window_count_memory(virt_dom *d, const sample_host *h, const sample_
         uint64_t pages[VN_MAX_NODES] = {0};
         unsigned q = 0;
 
+        vn_mem_binding b = x.memory;
+        for (unsigned k = 0; k < x.nr_memnodes; k++)
+            if (x.memnodes[k].cellid == rr->cell)
+                b = x.memnodes[k].binding;
+        if (binding_pins_memory(&b))
+            continue;
         if (range_page_size(h, sc, rr, ident->name) < 0 || rr->page_size == 0 ||
             sample_count_pages(h->ops, h->t, sc->pid, rr->hva, rr->size, rr->page_size,
                                in->passes * 0x9e3779b97f4a7c15ULL, pages, &q) < 0)
@@ -494,7 +509,7 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
     sc->mem_fresh = 0;
     if (h->use_qmp && h->ops && h->ops->query)
-        window_count_memory(d, h, in, sc, count, &ident, cell_of, nr_vcpus, guest_numa);
+        window_count_memory(d, h, in, sc, count, &ident, cell_of, nr_vcpus, guest_numa, now_s);
     return 0;
 }
 
