@@ -121,9 +121,14 @@ int act_order_cells(const act_target *tg, const topology *t, const plan_domain *
 
 void act_keep_targets(const act_target *tg, const plan_domain *pd)
 {
+    uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN];
+
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        nodes[k] = UINT64_MAX; /* no target in the plan: its order stays */
     for (unsigned k = 0; k < pd->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
-        if (pc->target_node >= 0 && pc->target_node < 64)
-            mover_keep_to(tg->movers, tg->uuid, pc->cell_id, (1ULL << pc->target_node) | pc->span);
+        if (pc->cell_id < SNAP_MAX_CELLS_PER_DOMAIN && pc->target_node >= 0 && pc->target_node < 64)
+            nodes[pc->cell_id] = (1ULL << pc->target_node) | pc->span;
     }
+    mover_keep_to(tg->movers, tg->uuid, nodes);
 }

@@ -293,23 +293,26 @@ void mover_drop(mover *m, const char *uuid)
     pthread_mutex_unlock(&m->lock);
 }
 
-void mover_keep_to(mover *m, const char *uuid, unsigned cell, uint64_t nodes)
+void mover_keep_to(mover *m, const char *uuid, const uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN])
 {
     mv_dom *d;
-    mv_cell *c;
 
-    if (!m || cell >= SNAP_MAX_CELLS_PER_DOMAIN)
+    if (!m)
         return;
     pthread_mutex_lock(&m->lock);
     d = dom_find(m, uuid);
-    c = d ? d->cells[cell] : NULL;
-    for (unsigned i = c ? c->next : 0; cell_waiting(c) && i < c->nr_spans; i++)
-        if (c->spans[i].to < 0 || c->spans[i].to >= 64 || !(nodes & (1ULL << c->spans[i].to))) {
-            log_debug("Mover: cell %u of '%s' no longer goes to node index %d: its order goes",
-                      cell, d->name, c->spans[i].to);
+    for (unsigned k = 0; d && k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
+        mv_cell *c = d->cells[k];
+        for (unsigned i = c ? c->next : 0; cell_waiting(c) && i < c->nr_spans; i++) {
+            int to = c->spans[i].to;
+            if (to >= 0 && to < 64 && (nodes[k] & (1ULL << to)))
+                continue;
+            log_debug("Mover: cell %u of '%s' no longer goes to node index %d: its order goes", k,
+                      d->name, to);
             c->nr_spans = c->next = 0;
             c->gen++; /* a window in flight does not carry on with it */
         }
+    }
     pthread_mutex_unlock(&m->lock);
 }
 

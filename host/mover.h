@@ -70,10 +70,11 @@ void mover_forget(mover *m, const char *uuid);
  * knows of it; a window in flight ends on its own. Never waits. */
 void mover_drop(mover *m, const char *uuid);
 
-/* Drop the order of the domain's cell if a span it has still to move goes to a node (index)
- * outside `nodes` (a bit per node index): a pass that decided the cell's place again without
- * acting (nothing new to pin) must not leave it moving to where it decided against. */
-void mover_keep_to(mover *m, const char *uuid, unsigned cell, uint64_t nodes);
+/* Drop the order of each of the domain's cells (by guest cell id) that has a span still to
+ * move to a node (index) outside nodes[cell] (a bit per node index; UINT64_MAX: keep it): a
+ * pass that decided the cells' places again without acting (nothing new to pin) must not leave
+ * them moving to where it decided against. One lookup of the domain for all its cells. */
+void mover_keep_to(mover *m, const char *uuid, const uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN]);
 
 /* What it did for the domain since the last take (zeros for a domain it does not know). */
 void mover_take(mover *m, const char *uuid, mover_progress *ret);

@@ -407,6 +407,48 @@ static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
     return 0;
 }
 
+/* The guest cells that have vCPUs (cell_of[i]: vCPU i's), in cell order, into ids; how many,
+ * and their mask in *mask. */
+static unsigned vcpu_cells(const int *cell_of, unsigned nr_vcpus,
+                           unsigned ids[SNAP_MAX_CELLS_PER_DOMAIN], uint64_t *mask)
+{
+    unsigned n = 0;
+
+    *mask = 0;
+    for (unsigned i = 0; i < nr_vcpus; i++)
+        *mask |= 1ULL << cell_of[i];
+    for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
+        if (*mask & (1ULL << c))
+            ids[n++] = c;
+    return n;
+}
+
+/* Guest cell `id`'s memory binding: its <memnode>, else the domain's (dom). */
+static vn_mem_binding cell_binding(const domxml_info *x, vn_mem_binding dom, unsigned id)
+{
+    for (unsigned k = 0; k < x->nr_memnodes; k++)
+        if (x->memnodes[k].cellid == id)
+            return x->memnodes[k].binding;
+    return dom;
+}
+
+/* sc->pid, found when not known yet: libvirt's pid file, else the process of the first vCPU's
+ * thread (libvirt 9.0 names the pid file after an escaped name for some names). 0 or -errno. */
+static int find_qemu_pid(const sample_host *h, const virt_dom_id *ident, dom_sample_cache *sc,
+                         const virt_vcpu *vcpus, unsigned nr_vcpus)
+{
+    int r;
+
+    if (sc->pid > 0)
+        return 0;
+    r = sample_qemu_pid(ident->name, &sc->pid);
+    if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
+        r = sample_pid_of_thread(h->root, sc->vcpu_tid[vcpus[0].number], &sc->pid);
+    if (r < 0)
+        sc->pid = 0;
+    return r;
+}
+
 /* The page size of a range, found once per RAM layout (and said when it is hugetlbfs's).
  * 0, or -ESRCH when QEMU is gone; a size it cannot tell is taken as the base page size. */
 static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range *rr,
@@ -437,11 +479,11 @@ static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range
  */
 static void window_count_memory(virt_dom *d, const sample_host *h, const sample_input *in,
                                 dom_sample_cache *sc, dom_counters *count, const virt_dom_id *ident,
-                                const int *cell_of, unsigned nr_vcpus, bool guest_numa,
-                                double now_s)
+                                const virt_vcpu *vcpus, const int *cell_of, unsigned nr_vcpus,
+                                bool guest_numa, double now_s)
 {
-    unsigned cell_ids[SNAP_MAX_CELLS_PER_DOMAIN], nr_cells = 0;
-    uint64_t cell_mask = 0, fresh = 0;
+    unsigned cell_ids[SNAP_MAX_CELLS_PER_DOMAIN], nr_cells;
+    uint64_t cell_mask, fresh = 0;
     const char *xml = NULL;
     domxml_info x = {0};
     char err[256];
@@ -452,27 +494,17 @@ static void window_count_memory(virt_dom *d, const sample_host *h, const sample_
         domxml_parse(xml, h->t, &x, err, sizeof(err)) < 0 || x.memory_auto)
         return;
 
-    for (unsigned i = 0; i < nr_vcpus; i++)
-        cell_mask |= 1ULL << cell_of[i];
-    for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
-        if (cell_mask & (1ULL << c))
-            cell_ids[nr_cells++] = c;
+    nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
     if (ramlayout_ensure(d, in, sc, count, ident, cell_ids, nr_cells, guest_numa, err,
-                         sizeof(err)) <= 0)
+                         sizeof(err)) <= 0 ||
+        find_qemu_pid(h, ident, sc, vcpus, nr_vcpus) < 0)
         return;
-    if (sc->pid <= 0 && sample_qemu_pid(ident->name, &sc->pid) < 0) {
-        sc->pid = 0;
-        return;
-    }
     for (unsigned ri = 0; ri < sc->nr_ram && ri < SNAP_MAX_CELLS_PER_DOMAIN; ri++) {
         ram_range *rr = &sc->ram[ri];
         uint64_t pages[VN_MAX_NODES] = {0};
         unsigned q = 0;
 
-        vn_mem_binding b = x.memory;
-        for (unsigned k = 0; k < x.nr_memnodes; k++)
-            if (x.memnodes[k].cellid == rr->cell)
-                b = x.memnodes[k].binding;
+        vn_mem_binding b = cell_binding(&x, x.memory, rr->cell);
         if (binding_pins_memory(&b))
             continue;
         if (range_page_size(h, sc, rr, ident->name) < 0 || rr->page_size == 0 ||
@@ -509,7 +541,8 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
     sc->mem_fresh = 0;
     if (h->use_qmp && h->ops && h->ops->query)
-        window_count_memory(d, h, in, sc, count, &ident, cell_of, nr_vcpus, guest_numa, now_s);
+        window_count_memory(d, h, in, sc, count, &ident, vcpus, cell_of, nr_vcpus, guest_numa,
+                            now_s);
     return 0;
 }
 
@@ -529,14 +562,10 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     uint64_t refused = in->mem_refused_gen == sc->ram_gen ? in->mem_refused : 0;
     int r;
 
-    if (sc->pid <= 0) {
-        r = sample_qemu_pid(ident->name, &sc->pid);
-        if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-            r = sample_pid_of_thread(h->root, sc->vcpu_tid[vcpus[0].number], &sc->pid);
-        if (r < 0)
-            return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
-                           strerror(-r));
-    }
+    r = find_qemu_pid(h, ident, sc, vcpus, nr_vcpus);
+    if (r < 0)
+        return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
+                       strerror(-r));
     if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed) < 0)
         sc->mems_allowed = 0; /* unknown: the configured nodes stand */
 
@@ -677,11 +706,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
             return r;
     }
 
-    for (unsigned i = 0; i < nr_vcpus; i++)
-        cell_mask |= 1ULL << cell_of[i];
-    for (unsigned c = 0; c < SNAP_MAX_CELLS_PER_DOMAIN; c++)
-        if (cell_mask & (1ULL << c))
-            cell_ids[nr_cells++] = c;
+    nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
     /* where each cell's RAM is; cells that have memory but no vCPU (memory-only) follow */
     if (use_qmp) {
         r = ramlayout_ensure(d, in, sc, count, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
@@ -733,11 +758,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         cell->page_size = RAM_BASE_PAGE_SIZE;
         cell->mem_pinned = x.mem_pin;
         cell->last_candidate = in->last_candidate[cell_ids[c]];
-        cell->binding = dom_bind;
-        if (use_qmp)
-            for (unsigned k = 0; k < x.nr_memnodes; k++)
-                if (x.memnodes[k].cellid == cell_ids[c])
-                    cell->binding = x.memnodes[k].binding;
+        cell->binding = use_qmp ? cell_binding(&x, dom_bind, cell_ids[c]) : dom_bind;
 
         for (unsigned i = 0; i < nr_vcpus; i++) {
             const virt_vcpu *v = &vcpus[i];

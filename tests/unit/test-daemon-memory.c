@@ -38,6 +38,12 @@ static fake_dom *two_cells_on_node1(const char *name)
     return fd;
 }
 
+/* the pages of both cells on node 0 */
+static uint64_t pages_on_node0(fake_dom *fd)
+{
+    return fake_dom_pages_on(fd, 0, 0) + fake_dom_pages_on(fd, 1, 0);
+}
+
 /* the cell (0 or 1) whose pages are all on node 0 now, -1 none */
 static int cell_on_node0(fake_dom *fd)
 {
@@ -168,7 +174,7 @@ static void test_no_room(void)
     (void)run_until(settled, NULL);
     pass();
     pass();
-    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    uint64_t on0 = pages_on_node0(a);
     CHECK(on0 > 0 && on0 < CELL_PAGES, "tight: part of a cell moved (%llu of %llu pages)",
           (unsigned long long)on0, (unsigned long long)CELL_PAGES);
     CHECK(fake_node_min_free(0) >= RESERVE,
@@ -202,7 +208,7 @@ static void test_fills_up(void)
     start(&cfg);
     (void)run_until(settled, NULL);
     fake_dom_hook(a, FAKE_PIN_VCPU, NULL, NULL);
-    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    uint64_t on0 = pages_on_node0(a);
     CHECK(filled && on0 < CELL_PAGES, "fills up: the move stopped short (%llu of %llu pages moved)",
           (unsigned long long)on0, (unsigned long long)CELL_PAGES);
     CHECK(fake_node_min_free(0) >= RESERVE,
@@ -253,7 +259,7 @@ static void test_loop_never_waits(void)
     start(&cfg);
     CHECK(holds_arm(HOLD_MOVE, NULL) == 0, "async: a hold armed between two windows of a move");
     CHECK(run_until(move_held, NULL), "async: the mover moved a window and parked");
-    unsigned on0 = (unsigned)(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0));
+    unsigned on0 = (unsigned)pages_on_node0(a);
     want = dm.pass + 2;
     for (int i = 0; i < 2; i++) {
         fake_clock_advance(5.0);
@@ -315,10 +321,10 @@ static void test_pause_drops(void)
     CHECK(ctl("{\"command\":\"pause\",\"domain\":\"fake-paused\"}", reply, sizeof(reply)) &&
               strstr(reply, "\"paused\":true"),
           "pause: vnumactl pause answered");
-    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    uint64_t on0 = pages_on_node0(a);
     (void)holds_release();
     (void)run_until(settled, NULL);
-    CHECK(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0) == on0 && on0 < CELL_PAGES,
+    CHECK(pages_on_node0(a) == on0 && on0 < CELL_PAGES,
           "pause: nothing moved after it (%llu pages on node 0 before and after)",
           (unsigned long long)on0);
     CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
@@ -339,12 +345,12 @@ static void test_advise_drops(void)
     fake_event_metadata(a);
     CHECK(run_until(mode_advise, NULL), "advise: vnumad read the new mode");
     CHECK(mover_empty(NULL), "advise: the mover's queue is empty (the move is still parked)");
-    uint64_t on0 = fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0);
+    uint64_t on0 = pages_on_node0(a);
     (void)holds_release();
     (void)run_until(settled, NULL);
     pass();
     pass();
-    CHECK(fake_dom_pages_on(a, 0, 0) + fake_dom_pages_on(a, 1, 0) == on0 && on0 < CELL_PAGES,
+    CHECK(pages_on_node0(a) == on0 && on0 < CELL_PAGES,
           "advise: nothing moved after it (%llu pages on node 0 before and after)",
           (unsigned long long)on0);
     CHECK(ctl("{\"command\":\"status\"}", reply, sizeof(reply)) &&
