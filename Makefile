@@ -237,7 +237,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 # The whole daemon on the fake host (tests/unit/fakehost.h).
 FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o \
                  $(BUILD)/tests/unit/fakehost_qemu.o $(BUILD)/tests/unit/daemon_drive.o
-FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory
+FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory \
+                  $(BUILD)/tests/test-daemon-poll
 $(FAKEHOST_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(FAKEHOST_OBJS) $(CORE_LIB) \
                                      $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)

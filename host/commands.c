@@ -402,8 +402,11 @@ static void advise_run(work *w)
 {
     advise_work *aw = (advise_work *)w;
     sample_input in = sample_input_of(aw->copy);
-    sample_host h = {
-        .t = aw->dm->topo, .ops = aw->dm->numa, .root = aw->dm->root, .use_qmp = aw->use_qmp};
+    sample_host h = {.t = aw->dm->topo,
+                     .ops = aw->dm->numa,
+                     .root = aw->dm->root,
+                     .use_qmp = aw->use_qmp,
+                     .poll_from = aw->dm->cfg.decide.busy_threshold};
 
     aw->r = sample_domain(aw->d, &h, &in, &aw->copy->sample, &aw->copy->count, vn_mono_s(), &aw->sd,
                           aw->err, sizeof(aw->err));

@@ -129,6 +129,7 @@ static void state_reset_run(dom_state *st, int id)
     st->sample.nr_prev = 0;
     st->sample.prev_sample_s = 0;
     memset(st->sample.prev_poll_ns, 0xff, sizeof(st->sample.prev_poll_ns));
+    st->sample.poll_at_s = 0;
     st->sample.kvm_poll = 0;
     st->permanent_error = false;
     st->error[0] = '\0';

@@ -323,7 +323,11 @@ static void sample_run(work *w)
     vnumad *dm = dw->dm;
     dom_state *st = dw->st;
     sample_input in = sample_input_of(st);
-    sample_host h = {.t = dm->topo, .ops = dm->numa, .root = dm->root, .use_qmp = dm->cfg.use_qmp};
+    sample_host h = {.t = dm->topo,
+                     .ops = dm->numa,
+                     .root = dm->root,
+                     .use_qmp = dm->cfg.use_qmp,
+                     .poll_from = dm->cfg.decide.busy_threshold};
     bool job = false;
 
     if (sample_uses_monitor(dw->d, &st->sample, dm->cfg.use_qmp) &&

@@ -10,7 +10,8 @@
  *   move_pages queries  pages per host node of each cell's RAM backend, in bounded windows
  *                      with a stride (rules 4 and 5), never for memory bound to one node
  *                      (rule 2)
- *   QMP query-stats     KVM's halt-polling time (KVM domains only)
+ *   libvirt statistics  KVM's halt-polling time (KVM domains only), when a vCPU ran above
+ *                      busy_threshold since the last sample or the last reading is a minute old
  * and once per QEMU run: the vCPU threads and their guest cells (query-cpus-fast), where each
  * cell's RAM (boot backend, memory devices, memory-only cells) sits in the QEMU process
  * (ramlayout.c, cached in dom_state.sample.ram[]).
@@ -199,12 +200,55 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
 /* Each vCPU's guest cell (cell_of[], 0 without guest NUMA) and host thread (st->vcpu_tid[]),
  * from query-cpus-fast; *guest_numa is set when the guest has NUMA cells. */
 /*
+ * Whether this sample asks for KVM's halt-polling time. It only ever lowers a vCPU's busy
+ * fraction, and the decide stage tells a busy vCPU from an idle one at busy_threshold
+ * (h->poll_from): when no vCPU ran more than that since the last sample, each is idle with or
+ * without it, every decision is the same, and the call (libvirt's statistics: a monitor round
+ * trip in libvirtd) is not made. An idle domain is asked only to keep its reading at most
+ * SAMPLE_POLL_REFRESH_S old, the base poll_in_window() measures the next busy sample from.
+ */
+static bool poll_needed(const sample_host *h, const dom_sample_cache *sc, const virt_vcpu *vcpus,
+                        unsigned nr_vcpus, double now_s)
+{
+    double dt = now_s - sc->prev_sample_s;
+
+    if (!(h->poll_from > 0) || sc->nr_prev != nr_vcpus || !(dt > 0) ||
+        !(now_s - sc->poll_at_s < SAMPLE_POLL_REFRESH_S))
+        return true;
+    for (unsigned i = 0; i < nr_vcpus; i++) {
+        uint64_t was = sc->prev_cpu_ns[vcpus[i].number];
+        if (sc->prev_poll_ns[vcpus[i].number] == UINT64_MAX || vcpus[i].cpu_time_ns < was ||
+            (double)(vcpus[i].cpu_time_ns - was) > h->poll_from * dt * 1e9)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The part of vCPU `number`'s run time since the last sample that was KVM's halt polling, not
+ * guest work, from its reading now (poll_now, UINT64_MAX none: 0). With a reading at the last
+ * sample too, exact. With an older one (poll_needed() skipped the samples in between), the
+ * polling since that reading less all the run time up to the last sample: the least of it
+ * that can have fallen in this window, so busy is never read low.
+ */
+static uint64_t poll_in_window(const dom_sample_cache *sc, unsigned number, uint64_t poll_now)
+{
+    uint64_t was = sc->prev_poll_ns[number], at = sc->poll_cpu_ns[number];
+    uint64_t prev = sc->prev_cpu_ns[number], before;
+
+    if (poll_now == UINT64_MAX || was == UINT64_MAX || poll_now < was || prev < at)
+        return 0;
+    before = prev - at;
+    return poll_now - was > before ? poll_now - was - before : 0;
+}
+
+/*
  * Each vCPU's halt-polling time (poll_ns[i], UINT64_MAX unknown) from KVM's statistics: under
  * KVM a vCPU's run time includes the time it spins waiting for work after the guest halted
  * (halt_poll_ns, 200 us by default), so an idle vCPU that wakes often reads as busy. Asked
- * once per pass with one libvirt call that sends no monitor command of ours (libvirt's vCPU
- * statistics) and so needs no job check; a QEMU that had none three times in a row (TCG,
- * QEMU before 7.1) is not asked again in this run.
+ * when poll_needed() says so, with one libvirt call that sends no monitor command of ours
+ * (libvirt's vCPU statistics) and so needs no job check; a QEMU that had none three times in
+ * a row (TCG, QEMU before 7.1) is not asked again in this run.
  */
 static void vcpu_poll(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
                       const virt_vcpu *vcpus, unsigned nr_vcpus, uint64_t *poll_ns)
@@ -230,13 +274,18 @@ static void vcpu_poll(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
             poll_ns[i] = by_number[vcpus[i].number];
 }
 
-/* The CPU time readings the next sample's busy fractions are measured against. */
+/* The CPU time readings the next sample's busy fractions are measured against; a vCPU's
+ * halt-polling reading is kept until a newer one comes (a new QEMU run forgets it). */
 static void remember_cpu_times(dom_sample_cache *sc, const virt_vcpu *vcpus, unsigned nr_vcpus,
                                const uint64_t *poll_ns, double now_s)
 {
     for (unsigned i = 0; i < nr_vcpus; i++) {
         sc->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        if (poll_ns[i] == UINT64_MAX)
+            continue;
         sc->prev_poll_ns[vcpus[i].number] = poll_ns[i];
+        sc->poll_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
+        sc->poll_at_s = now_s;
     }
     sc->nr_prev = nr_vcpus;
     sc->prev_sample_s = now_s;
@@ -248,8 +297,8 @@ bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp)
 
     if (!use_qmp || virt_dom_ident(d, &ident) < 0)
         return use_qmp;
-    /* the vCPU threads and the RAM layout are learnt once per QEMU run (KVM's halt polling,
-     * asked every pass, goes through libvirt's statistics: vcpu_poll) */
+    /* the vCPU threads and the RAM layout are learnt once per QEMU run (KVM's halt polling
+     * goes through libvirt's statistics: vcpu_poll) */
     return sc->vcpus_for_id != ident.id || !sc->qv || sc->ram_for_id != ident.id;
 }
 
@@ -350,8 +399,9 @@ static int vcpus_from_proc(const char *root, const dom_sample_cache *sc, virt_vc
  * vCPU information. The caller frees the arrays. 0 or -errno.
  */
 static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
-                      dom_sample_cache *sc, int id, virt_vcpu **vcpus, unsigned *nr_vcpus,
-                      int **cell_of, bool *guest_numa, uint64_t **poll_ns, char *err, size_t errlen)
+                      dom_sample_cache *sc, int id, double now_s, virt_vcpu **vcpus,
+                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
+                      char *err, size_t errlen)
 {
     bool use_qmp = h->use_qmp;
     unsigned n = 0;
@@ -403,7 +453,8 @@ static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
         (*cell_of)[i] = sc->qv[i].node_id < 0 ? 0 : sc->qv[i].node_id;
         *guest_numa |= sc->qv[i].node_id >= 0;
     }
-    vcpu_poll(d, in, sc, *vcpus, n, *poll_ns);
+    if (poll_needed(h, sc, *vcpus, n, now_s))
+        vcpu_poll(d, in, sc, *vcpus, n, *poll_ns);
     return 0;
 }
 
@@ -534,8 +585,8 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = read_vcpus(d, h, in, sc, ident.id, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err,
-                   errlen);
+    r = read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+                   &poll_ns, err, errlen);
     if (r < 0)
         return r;
     remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
@@ -687,8 +738,8 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = read_vcpus(d, h, in, sc, ident.id, &vcpus, &nr_vcpus, &cell_of, &guest_numa, &poll_ns, err,
-                   errlen);
+    r = read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+                   &poll_ns, err, errlen);
     if (r < 0)
         return r;
 
@@ -769,10 +820,8 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
                 continue;
             if (!first && v->cpu_time_ns >= sc->prev_cpu_ns[v->number]) {
                 uint64_t run = v->cpu_time_ns - sc->prev_cpu_ns[v->number];
-                uint64_t was = sc->prev_poll_ns[v->number];
                 /* KVM's halt polling is not guest work */
-                if (poll_ns[i] != UINT64_MAX && was != UINT64_MAX && poll_ns[i] >= was)
-                    run -= VN_MIN(run, poll_ns[i] - was);
+                run -= VN_MIN(run, poll_in_window(sc, v->number, poll_ns[i]));
                 busy = (double)run / (dt * 1e9);
             }
             sv = &cell->vcpus[cell->nr_vcpus++];

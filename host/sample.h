@@ -25,7 +25,13 @@ typedef struct sample_host {
     const numa_ops *ops; /* page queries */
     const char *root;    /* where /proc and the cgroups are read: "/" (the fake host's tree) */
     bool use_qmp;        /* false: no monitor commands; a domain is one cell, memory unsampled */
+    /* KVM's halt-polling time is asked for only when a vCPU ran above this fraction of a CPU
+     * since the last sample (the decide stage's busy_threshold: below it a vCPU is idle with
+     * or without its polling) or the last reading is SAMPLE_POLL_REFRESH_S old; 0: always */
+    double poll_from;
 } sample_host;
+
+#define SAMPLE_POLL_REFRESH_S 60.0
 
 /*
  * Count the resident pages per kernel node of [hva, hva+len) of process pid, with

@@ -130,10 +130,14 @@ typedef struct dom_sample_cache {
     double prev_sample_s; /* monotonic time of the last sample */
     unsigned nr_prev;
     uint64_t prev_cpu_ns[STATE_MAX_VCPUS];
-    /* KVM halt-polling time of each vCPU at the last sample (UINT64_MAX unknown), and
+    /* KVM halt-polling time of each vCPU at its last reading (UINT64_MAX unknown), which is
+     * older than the last sample when samples in between had no vCPU busy enough to ask
+     * (sample.c, poll_needed); the vCPU's CPU time at that reading; when it was taken. And
      * whether this QEMU reports it: 1 yes, 0 not asked yet, -1 and -2 missed once and twice,
      * -3 no (TCG, QEMU < 7.1: not asked again in this run) */
     uint64_t prev_poll_ns[STATE_MAX_VCPUS];
+    uint64_t poll_cpu_ns[STATE_MAX_VCPUS];
+    double poll_at_s;
     int kvm_poll;
     pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
     /* The vCPUs of this QEMU run from one query-cpus-fast (sample.c): number, guest cell,

@@ -2,8 +2,10 @@
 # Scale (issue 14): what vnumad costs, how long its passes take and how fast its control socket
 # answers as the number of idle domains grows, for one or more vnumad builds side by side in one
 # run. The domains: tests/data/domains/storm-flat (TCG, 1 vCPU, 32 MiB, SeaBIOS with nothing to
-# boot; about 39 MiB of RSS and 0.7% of a CPU per QEMU here), all opted in with mode="auto";
-# for each count N (ascending) more are started and kept running. Per N:
+# boot, told never to retry (rebootTimeout -1: its retry every 60 s keeps a vCPU busy for
+# seconds); about 39 MiB of RSS and 0.7% of a CPU per QEMU here), all opted in with
+# mode="auto"; with VN_ACCEL=kvm they are type='kvm' (firmware only, tests/e2e/lib.sh
+# define_stopped). For each count N (ascending) more are started and kept running. Per N:
 #   - a no-balancer window (WARMUP s, then WINDOW s): libvirtd's and the N QEMUs' CPU;
 #   - per build, in the order given: a private vnumad at the defaults (interval 5 s, event_delay
 #     0.5 s, log_level info, a metrics_file; its own config, socket and state dir), WARMUP s,
@@ -34,7 +36,7 @@
 #          [--storm 3] [--poll-ms 200] [--out DIR] [NAME=PATH/TO/vnumad ...]
 #   builds: NAME=PATH pairs (default: current=$BUILD/vnumad); each build's vnumactl is the one
 #   beside its vnumad.
-#   env: BUILD=build (OUT defaults to $BUILD/bench-scale)
+#   env: BUILD=build (OUT defaults to $BUILD/bench-scale), VN_ACCEL=kvm (type='kvm' domains)
 # Needs root, libvirtd, qemu-system-x86_64 and about 40 MiB of memory per domain; takes the
 # test lock (tests/services.sh). Stops growing N (with a note) when MemAvailable falls below
 # 1 GiB.
@@ -244,8 +246,9 @@ report() {
         echo "Command: \`$COMMAND\`"
         echo
         echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(nproc) CPUs, $(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
-            "$(uname -r), $(qemu-system-x86_64 --version | head -n 1 | sed 's/ (.*//'), libvirt $(libvirtd --version | awk '{print $NF}'), TCG domains" \
-            "($([ -e /dev/kvm ] && echo "/dev/kvm present, not used" || echo "no /dev/kvm")); load average at the start: $LOAD0."
+            "$(uname -r), $(qemu-system-x86_64 --version | head -n 1 | sed 's/ (.*//'), libvirt $(libvirtd --version | awk '{print $NF}')," \
+            "$([ "${VN_ACCEL:-tcg}" = kvm ] && echo "type='kvm' domains (firmware only)" || echo "TCG domains ($([ -e /dev/kvm ] && echo "/dev/kvm present, not used" || echo "no /dev/kvm"))");" \
+            "load average at the start: $LOAD0."
         echo
         echo "Builds:"
         echo
@@ -305,7 +308,8 @@ est=$(((10 + WARMUP + WINDOW + nb * (WARMUP + 2 * WINDOW + 2 * PHASE + 25)) * $(
 echo "# scale: counts $COUNTS; builds ${names[*]}; window $WINDOW s, warm-up $WARMUP s, phases $PHASE s; about $est min plus domain starts (~1 s each) and cleanup"
 doms=()
 for i in $(seq "$max"); do
-    d=$(define_stopped "idle$i" tests/data/domains/storm-flat.xml.in "$(optin_sed 'mode="auto"')") ||
+    d=$(define_stopped "idle$i" tests/data/domains/storm-flat.xml.in "$(optin_sed 'mode="auto"')" \
+        "s|hvm</type></os>|hvm</type><bios rebootTimeout='-1'/></os>|") ||
         skip_all "cannot define a domain"
     doms+=("$d")
 done

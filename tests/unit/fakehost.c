@@ -31,8 +31,10 @@ void fake_clock_move(uint64_t ns)
         fake_dom *fd = &fh.doms[i];
         if (!fd->used || !fd->running)
             continue;
-        for (unsigned v = 0; v < fd->nr_vcpus; v++)
+        for (unsigned v = 0; v < fd->nr_vcpus; v++) {
             fd->cpu_ns[v] += (uint64_t)(fd->busy * (double)ns);
+            fd->poll_ns[v] += (uint64_t)(fd->poll * (double)ns);
+        }
         fake_qemu_sync(fd); /* its threads' schedstat */
     }
 }
@@ -289,6 +291,14 @@ void fake_dom_set_busy(fake_dom *fd, double busy)
     pthread_mutex_unlock(&fh.lock);
 }
 
+void fake_dom_set_poll(fake_dom *fd, double poll)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->kvm = true;
+    fd->poll = poll;
+    pthread_mutex_unlock(&fh.lock);
+}
+
 static void set_element(char **e, const char *xml)
 {
     pthread_mutex_lock(&fh.lock);
@@ -342,6 +352,7 @@ void fake_dom_start(fake_dom *fd)
     for (unsigned v = 0; v < fd->nr_vcpus; v++) {
         fd->pin[v] = fd->defined[v];
         fd->cpu_ns[v] = 0;
+        fd->poll_ns[v] = 0;
     }
     fd->emulator = fd->emulator_defined;
     fake_qemu_sync(fd);

@@ -54,6 +54,7 @@ typedef enum fake_call {
     FAKE_NUMA_GET,
     FAKE_QMP,
     FAKE_HMP,
+    FAKE_STATS, /* libvirt's vCPU statistics (KVM's halt polling) */
     FAKE_OTHER, /* IOThreads, nodeset: what these domains are never asked */
     FAKE_CALL_MAX,
 } fake_call;
@@ -92,6 +93,10 @@ void fake_dom_set_pin(fake_dom *fd, unsigned v, const char *cpus);
 const char *fake_dom_pin(fake_dom *fd, unsigned v, char *buf, size_t len);
 /* Each vCPU's busy fraction from now on (its CPU time grows by busy x the clock's moves). */
 void fake_dom_set_busy(fake_dom *fd, double busy);
+/* The domain runs under KVM: libvirt's vCPU statistics give each vCPU's halt-polling time,
+ * which grows by poll x the clock's moves from now on, as part of its CPU time (poll <= the
+ * busy fraction). Without it the statistics have none (TCG). */
+void fake_dom_set_poll(fake_dom *fd, double poll);
 /* The operator's <balancer> element replaced (NULL: removed). No event is sent. */
 void fake_dom_set_balancer(fake_dom *fd, const char *xml);
 /* vnumad's <state> element replaced (NULL: removed), as another host's vnumad left it. */

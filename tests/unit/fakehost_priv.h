@@ -31,6 +31,9 @@ struct fake_dom {
     unsigned nr_vcpus;
     double busy;
     uint64_t cpu_ns[FAKE_MAX_VCPUS];
+    bool kvm;    /* libvirt's vCPU statistics give halt-polling time */
+    double poll; /* of busy, the part that is halt polling */
+    uint64_t poll_ns[FAKE_MAX_VCPUS];
     vn_cpuset pin[FAKE_MAX_VCPUS];     /* live */
     vn_cpuset defined[FAKE_MAX_VCPUS]; /* the definition's (all CPUs: none) */
     vn_cpuset emulator;

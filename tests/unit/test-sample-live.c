@@ -40,7 +40,8 @@ static int sample_of(virt_dom *d, dom_state *st, const topology *t, const numa_o
 {
     sample_input in = sample_input_of(st);
 
-    sample_host h = {.t = t, .ops = ops, .root = "/", .use_qmp = use_qmp};
+    /* poll_from 0: KVM's halt-polling statistics are asked at every sample */
+    sample_host h = {.t = t, .ops = ops, .root = "/", .use_qmp = use_qmp, .poll_from = 0};
 
     return sample_domain(d, &h, &in, &st->sample, &st->count, now, out, err, errlen);
 }
