@@ -433,6 +433,11 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
      * domain's own bounds come from its cgroup (sample.c). */
     if (kind == TOPO_SOURCE_LIVE)
         (void)hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    /* Linux's sysfs gives every object the balancer reads; hwloc's x86 component only adds
+     * CPUID details, and to read them binds vnumad to each CPU of the host in turn, each bind
+     * waiting for that CPU on a busy host (its start, a SIGHUP's reload) */
+    if (kind == TOPO_SOURCE_LIVE)
+        (void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
 
     /* a failed set_xml/set_synthetic would let load() discover the live host instead */
     errno = 0;
