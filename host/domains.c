@@ -25,6 +25,7 @@
 #include "ramlayout.h"
 #include "rules.h"
 #include "sample.h"
+#include "sample_vcpus.h"
 #include "util.h"
 #include "virt.h"
 #include "workers.h"
@@ -130,6 +131,7 @@ static void state_reset_run(dom_state *st, int id)
     st->sample.prev_sample_s = 0;
     memset(st->sample.prev_poll_ns, 0xff, sizeof(st->sample.prev_poll_ns));
     st->sample.poll_at_s = 0;
+    st->sample.rss_counted_kib = 0;
     st->sample.kvm_poll = 0;
     st->permanent_error = false;
     st->error[0] = '\0';
@@ -238,10 +240,15 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
     bool open = false;
     int r;
 
-    /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale */
+    /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale; a
+     * read without an open channel is searched once */
     if (st->guest.link || !dm->cfg.use_qmp || !st->cfg.valid || !st->sample.xml ||
-        agentlink_find_channel(st->sample.xml, path, sizeof(path), &open) < 0 || !open)
+        st->guest.no_channel_gen == st->sample.xml_gen)
         return;
+    if (agentlink_find_channel(st->sample.xml, path, sizeof(path), &open) < 0 || !open) {
+        st->guest.no_channel_gen = st->sample.xml_gen;
+        return;
+    }
     r = agentlink_open(path, &cb, &st->guest.stats, &st->guest.link);
     if (r < 0)
         log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));

@@ -36,6 +36,7 @@
 #include "ramlayout.h"
 #include "rules.h"
 #include "sample_proc.h"
+#include "sample_vcpus.h"
 #include "util.h"
 
 /* Bytes of untrusted text quoted in an error message. */
@@ -197,100 +198,6 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
     return 0;
 }
 
-/* Each vCPU's guest cell (cell_of[], 0 without guest NUMA) and host thread (st->vcpu_tid[]),
- * from query-cpus-fast; *guest_numa is set when the guest has NUMA cells. */
-/*
- * Whether this sample asks for KVM's halt-polling time. It only ever lowers a vCPU's busy
- * fraction, and the decide stage tells a busy vCPU from an idle one at busy_threshold
- * (h->poll_from): when no vCPU ran more than that since the last sample, each is idle with or
- * without it, every decision is the same, and the call (libvirt's statistics: a monitor round
- * trip in libvirtd) is not made. An idle domain is asked only to keep its reading at most
- * SAMPLE_POLL_REFRESH_S old, the base poll_in_window() measures the next busy sample from.
- */
-static bool poll_needed(const sample_host *h, const dom_sample_cache *sc, const virt_vcpu *vcpus,
-                        unsigned nr_vcpus, double now_s)
-{
-    double dt = now_s - sc->prev_sample_s;
-
-    if (!(h->poll_from > 0) || sc->nr_prev != nr_vcpus || !(dt > 0) ||
-        !(now_s - sc->poll_at_s < SAMPLE_POLL_REFRESH_S))
-        return true;
-    for (unsigned i = 0; i < nr_vcpus; i++) {
-        uint64_t was = sc->prev_cpu_ns[vcpus[i].number];
-        if (sc->prev_poll_ns[vcpus[i].number] == UINT64_MAX || vcpus[i].cpu_time_ns < was ||
-            (double)(vcpus[i].cpu_time_ns - was) > h->poll_from * dt * 1e9)
-            return true;
-    }
-    return false;
-}
-
-/*
- * The part of vCPU `number`'s run time since the last sample that was KVM's halt polling, not
- * guest work, from its reading now (poll_now, UINT64_MAX none: 0). With a reading at the last
- * sample too, exact. With an older one (poll_needed() skipped the samples in between), the
- * polling since that reading less all the run time up to the last sample: the least of it
- * that can have fallen in this window, so busy is never read low.
- */
-static uint64_t poll_in_window(const dom_sample_cache *sc, unsigned number, uint64_t poll_now)
-{
-    uint64_t was = sc->prev_poll_ns[number], at = sc->poll_cpu_ns[number];
-    uint64_t prev = sc->prev_cpu_ns[number], before;
-
-    if (poll_now == UINT64_MAX || was == UINT64_MAX || poll_now < was || prev < at)
-        return 0;
-    before = prev - at;
-    return poll_now - was > before ? poll_now - was - before : 0;
-}
-
-/*
- * Each vCPU's halt-polling time (poll_ns[i], UINT64_MAX unknown) from KVM's statistics: under
- * KVM a vCPU's run time includes the time it spins waiting for work after the guest halted
- * (halt_poll_ns, 200 us by default), so an idle vCPU that wakes often reads as busy. Asked
- * when poll_needed() says so, with one libvirt call that sends no monitor command of ours
- * (libvirt's vCPU statistics) and so needs no job check; a QEMU that had none three times in
- * a row (TCG, QEMU before 7.1) is not asked again in this run.
- */
-static void vcpu_poll(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
-                      const virt_vcpu *vcpus, unsigned nr_vcpus, uint64_t *poll_ns)
-{
-    _cleanup_free_ uint64_t *by_number = NULL;
-    unsigned found = 0;
-
-    for (unsigned i = 0; i < nr_vcpus; i++)
-        poll_ns[i] = UINT64_MAX;
-    if (sc->kvm_poll <= -3 || !(by_number = malloc(STATE_MAX_VCPUS * sizeof(*by_number))))
-        return;
-    if (virt_dom_vcpu_poll(d, by_number, STATE_MAX_VCPUS, &found) < 0 || found == 0) {
-        /* kvm_poll counts the misses down from 0 while KVM was never seen: -3 is "none" */
-        if (sc->kvm_poll <= 0 && --sc->kvm_poll == -3)
-            log_debug("No KVM halt-polling statistics for '%s' (TCG, or QEMU before 7.1): vCPU run "
-                      "time is taken as it is",
-                      in->name);
-        return;
-    }
-    sc->kvm_poll = 1;
-    for (unsigned i = 0; i < nr_vcpus; i++)
-        if (vcpus[i].number < STATE_MAX_VCPUS)
-            poll_ns[i] = by_number[vcpus[i].number];
-}
-
-/* The CPU time readings the next sample's busy fractions are measured against; a vCPU's
- * halt-polling reading is kept until a newer one comes (a new QEMU run forgets it). */
-static void remember_cpu_times(dom_sample_cache *sc, const virt_vcpu *vcpus, unsigned nr_vcpus,
-                               const uint64_t *poll_ns, double now_s)
-{
-    for (unsigned i = 0; i < nr_vcpus; i++) {
-        sc->prev_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
-        if (poll_ns[i] == UINT64_MAX)
-            continue;
-        sc->prev_poll_ns[vcpus[i].number] = poll_ns[i];
-        sc->poll_cpu_ns[vcpus[i].number] = vcpus[i].cpu_time_ns;
-        sc->poll_at_s = now_s;
-    }
-    sc->nr_prev = nr_vcpus;
-    sc->prev_sample_s = now_s;
-}
-
 bool sample_uses_monitor(virt_dom *d, const dom_sample_cache *sc, bool use_qmp)
 {
     virt_dom_id ident;
@@ -322,8 +229,27 @@ int sample_live_xml(virt_dom *d, dom_sample_cache *sc, double now_s, const char 
         free(sc->xml);
         sc->xml = xml;
         sc->xml_at_s = now_s;
+        sc->xml_gen++;
     }
     *ret = sc->xml;
+    return 0;
+}
+
+/* What the cached live XML (sample_live_xml) says, parsed once per read of it. */
+static int live_xml_info(dom_sample_cache *sc, const topology *t, domxml_info *x, char *err,
+                         size_t errlen)
+{
+    if (!sc->xml)
+        return vn_fail(err, errlen, -EINVAL, "no live XML");
+    if (sc->xml_info_gen != sc->xml_gen) {
+        int r = domxml_parse(sc->xml, t, &sc->xml_info, err, errlen);
+        if (r < 0) {
+            sc->xml_info_gen = 0;
+            return r;
+        }
+        sc->xml_info_gen = sc->xml_gen;
+    }
+    *x = sc->xml_info;
     return 0;
 }
 
@@ -331,131 +257,6 @@ void sample_xml_stale(dom_sample_cache *sc)
 {
     free(sc->xml);
     sc->xml = NULL;
-}
-
-/* ---- vCPU threads ---- */
-
-void sample_vcpus_stale(dom_sample_cache *sc)
-{
-    free(sc->qv);
-    sc->qv = NULL;
-    sc->nr_qv = 0;
-    sc->vcpus_for_id = -1;
-}
-
-/* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast. */
-static int vcpus_learn(virt_dom *d, dom_sample_cache *sc, int id, char *err, size_t errlen)
-{
-    _cleanup_free_ qmp_vcpu *qv = NULL;
-    _cleanup_free_ char *reply = NULL;
-    unsigned nr_qv = 0;
-    int r;
-
-    sample_vcpus_stale(sc);
-    r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
-    if (r < 0)
-        return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
-    r = qmp_parse_cpus_fast(reply, &qv, &nr_qv, err, errlen);
-    if (r < 0)
-        return r;
-    if (nr_qv == 0)
-        return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
-    if (nr_qv > STATE_MAX_VCPUS)
-        return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", nr_qv, STATE_MAX_VCPUS);
-    for (unsigned i = 0; i < nr_qv; i++) {
-        if (qv[i].cpu_index >= STATE_MAX_VCPUS)
-            return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
-                           qv[i].cpu_index, STATE_MAX_VCPUS - 1);
-        sc->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
-    }
-    sc->qv = VN_TAKE_PTR(qv);
-    sc->nr_qv = nr_qv;
-    sc->vcpus_for_id = id;
-    return 0;
-}
-
-/* Each known vCPU thread's CPU time, CPU and affinity from /proc; -ESRCH when one is gone. */
-static int vcpus_from_proc(const char *root, const dom_sample_cache *sc, virt_vcpu *out)
-{
-    char proc[PATH_MAX];
-
-    (void)snprintf(proc, sizeof(proc), "%s/proc", strcmp(root, "/") == 0 ? "" : root);
-    for (unsigned i = 0; i < sc->nr_qv; i++) {
-        int r = sample_thread(proc, sc->qv[i].thread_id, &out[i].cpu_time_ns, &out[i].cpu,
-                              &out[i].affinity);
-        if (r < 0)
-            return r;
-        out[i].number = sc->qv[i].cpu_index;
-    }
-    return 0;
-}
-
-/*
- * The domain's vCPUs with their CPU times (*vcpus), each one's guest cell (*cell_of, 0
- * without guest NUMA or QMP) and KVM halt-polling time (*poll_ns, UINT64_MAX unknown);
- * *guest_numa when the guest has NUMA cells. With QMP the vCPU threads and cells are learnt
- * once per QEMU run (query-cpus-fast) and each pass reads the threads in /proc: no libvirt
- * call (a thread that is gone makes it learn them again, once). Without QMP, libvirt's
- * vCPU information. The caller frees the arrays. 0 or -errno.
- */
-static int read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
-                      dom_sample_cache *sc, int id, double now_s, virt_vcpu **vcpus,
-                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
-                      char *err, size_t errlen)
-{
-    bool use_qmp = h->use_qmp;
-    unsigned n = 0;
-    int r;
-
-    if (use_qmp) {
-        for (int attempt = 0;; attempt++) {
-            if (sc->vcpus_for_id != id || !sc->qv) {
-                r = vcpus_learn(d, sc, id, err, errlen);
-                if (r < 0)
-                    return r;
-            }
-            free(*vcpus);
-            *vcpus = calloc(sc->nr_qv, sizeof(**vcpus));
-            if (!*vcpus)
-                return vn_fail(err, errlen, -ENOMEM, "out of memory");
-            r = vcpus_from_proc(h->root, sc, *vcpus);
-            if (r == 0)
-                break;
-            sample_vcpus_stale(sc);
-            if (r != -ESRCH || attempt > 0)
-                return vn_fail(err, errlen, r, "reading the vCPU threads failed: %s", strerror(-r));
-            /* a vCPU thread is gone: unplugged, or QEMU stopped (the next query says) */
-        }
-        n = sc->nr_qv;
-    } else {
-        r = virt_vcpus(d, vcpus, &n);
-        if (r < 0)
-            return vn_fail(err, errlen, r, "reading the vCPUs failed: %s", virt_last_error());
-        if (n == 0)
-            return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
-        if (n > STATE_MAX_VCPUS)
-            return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", n, STATE_MAX_VCPUS);
-        for (unsigned i = 0; i < n; i++)
-            if ((*vcpus)[i].number >= STATE_MAX_VCPUS)
-                return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
-                               (*vcpus)[i].number, STATE_MAX_VCPUS - 1);
-    }
-    *nr_vcpus = n;
-    *cell_of = calloc(n, sizeof(**cell_of));
-    *poll_ns = malloc(n * sizeof(**poll_ns));
-    if (!*cell_of || !*poll_ns)
-        return vn_fail(err, errlen, -ENOMEM, "out of memory");
-    memset(*poll_ns, 0xff, n * sizeof(**poll_ns));
-    *guest_numa = false;
-    if (!use_qmp)
-        return 0;
-    for (unsigned i = 0; i < n; i++) {
-        (*cell_of)[i] = sc->qv[i].node_id < 0 ? 0 : sc->qv[i].node_id;
-        *guest_numa |= sc->qv[i].node_id >= 0;
-    }
-    if (poll_needed(h, sc, *vcpus, n, now_s))
-        vcpu_poll(d, in, sc, *vcpus, n, *poll_ns);
-    return 0;
 }
 
 /* The guest cells that have vCPUs (cell_of[i]: vCPU i's), in cell order, into ids; how many,
@@ -542,7 +343,7 @@ static void window_count_memory(virt_dom *d, const sample_host *h, const sample_
     /* rule 2: memory bound to one node is never looked at; with placement='auto' the binding
      * is numad's, which the sample asks libvirt for: that domain's sample counts itself */
     if (sample_live_xml(d, sc, now_s, &xml, err, sizeof(err)) < 0 ||
-        domxml_parse(xml, h->t, &x, err, sizeof(err)) < 0 || x.memory_auto)
+        live_xml_info(sc, h->t, &x, err, sizeof(err)) < 0 || x.memory_auto)
         return;
 
     nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
@@ -585,11 +386,11 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
-                   &poll_ns, err, errlen);
+    r = sample_read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+                          &poll_ns, err, errlen);
     if (r < 0)
         return r;
-    remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
+    sample_remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
     sc->mem_fresh = 0;
     if (h->use_qmp && h->ops && h->ops->query)
         window_count_memory(d, h, in, sc, count, &ident, vcpus, cell_of, nr_vcpus, guest_numa,
@@ -617,8 +418,19 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     if (r < 0)
         return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
                        strerror(-r));
-    if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed) < 0)
+    uint64_t rss_kib = 0, ram_kib = 0;
+    bool counted = sc->mem_fresh_pass == in->passes + 1 && sc->mem_fresh;
+    if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed, &rss_kib) < 0)
         sc->mems_allowed = 0; /* unknown: the configured nodes stand */
+    for (unsigned ri = 0; ri < sc->nr_ram; ri++)
+        ram_kib += sc->ram[ri].size / 1024;
+    /* the guest touched or gave back memory since the last count: count again (sample.h) */
+    if (!counted && rss_kib && sc->rss_counted_kib &&
+        (rss_kib > sc->rss_counted_kib ? rss_kib - sc->rss_counted_kib
+                                       : sc->rss_counted_kib - rss_kib) *
+                1000 >
+            ram_kib * SAMPLE_SETTLED_PERMILLE)
+        sample_mem_changed(sc);
 
     for (unsigned c = 0; c < nr_cells; c++) {
         snap_cell *cell = &dom->cells[c];
@@ -660,6 +472,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
                     return vn_fail(err, errlen, r, "page query of guest cell %u failed: %s",
                                    cell->id, strerror(-r));
                 mem_settle(sc, ri, t->nr_nodes, nr_pages, pages);
+                counted = true;
             }
             /* in the cell's page size (a device's pages may be of another size) */
             for (unsigned n = 0; n < t->nr_nodes; n++)
@@ -671,6 +484,8 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
         if (seen && all_refused && refused)
             cell->mem_pinned = MEM_PIN_REFUSED; /* move_pages moved none of it: it stays */
     }
+    if (counted)
+        sc->rss_counted_kib = rss_kib;
     return 0;
 }
 
@@ -738,15 +553,15 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
-                   &poll_ns, err, errlen);
+    r = sample_read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+                          &poll_ns, err, errlen);
     if (r < 0)
         return r;
 
     r = sample_live_xml(d, sc, now_s, &xml, err, errlen);
     if (r < 0)
         return r;
-    r = domxml_parse(xml, t, &x, err, errlen);
+    r = live_xml_info(sc, t, &x, err, errlen);
     if (r < 0)
         return r;
     /* the numatune from the live XML; placement='auto' keeps numad's nodeset out of it */
@@ -821,7 +636,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
             if (!first && v->cpu_time_ns >= sc->prev_cpu_ns[v->number]) {
                 uint64_t run = v->cpu_time_ns - sc->prev_cpu_ns[v->number];
                 /* KVM's halt polling is not guest work */
-                run -= VN_MIN(run, poll_in_window(sc, v->number, poll_ns[i]));
+                run -= VN_MIN(run, sample_poll_in_window(sc, v->number, poll_ns[i]));
                 busy = (double)run / (dt * 1e9);
             }
             sv = &cell->vcpus[cell->nr_vcpus++];
@@ -860,7 +675,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     dom.preferred_node = in->preferred_node;
     dom.busy_unmeasured = first;
 
-    remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
+    sample_remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
 
     *out = dom;
     dom = (snap_domain){0};

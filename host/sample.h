@@ -50,12 +50,15 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
  * Memory placement changes slowly when nothing moves it, so a settled cell is not
  * counted every pass: after a count that differs from the previous one by at most
  * SAMPLE_SETTLED_PERMILLE of the cell on every node, the cell's next count waits twice
- * as many passes as the last wait, up to SAMPLE_MEM_MAX_WAIT passes (40 s at the
+ * as many passes as the last wait, up to SAMPLE_MEM_MAX_WAIT passes (160 s at the
  * default 5 s interval); a different count, a move or pin by vnumad, a new QEMU or a
- * new RAM layout count again at the next pass. Passes in between reuse the last counts.
+ * new RAM layout count again at the next pass, and so does a change of QEMU's resident
+ * memory (VmRSS, read each pass with Mems_allowed) by more than SAMPLE_SETTLED_PERMILLE
+ * of the guest's RAM since the last count: the guest touched or gave back memory, which
+ * lands where the kernel puts it. Passes in between reuse the last counts.
  */
 #define SAMPLE_SETTLED_PERMILLE 20
-#define SAMPLE_MEM_MAX_WAIT     8
+#define SAMPLE_MEM_MAX_WAIT     32
 
 /* vnumad moved or pinned something of the domain: count its cells at the next pass. */
 void sample_mem_changed(dom_sample_cache *sc);
@@ -69,8 +72,6 @@ int sample_live_xml(virt_dom *d, dom_sample_cache *sc, double now_s, const char 
                     size_t errlen);
 /* An event (or vnumad's own change) says the live XML changed. */
 void sample_xml_stale(dom_sample_cache *sc);
-/* Forget the vCPU threads and cells of this QEMU run (a vCPU was plugged or unplugged). */
-void sample_vcpus_stale(dom_sample_cache *sc);
 
 /*
  * Busy fractions need a window: two readings of each vCPU's CPU time. True when the next

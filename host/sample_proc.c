@@ -79,19 +79,28 @@ int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret)
  * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
  * whole call with EACCES when a target is outside it. -errno when it cannot be read.
  */
-int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret)
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret,
+                        uint64_t *rss_kib)
 {
     _cleanup_fclose_ FILE *f = NULL;
     char path[PATH_MAX], line[4200];
     uint64_t mask = 0;
     vn_cpuset set;
 
+    if (rss_kib)
+        *rss_kib = 0;
     (void)snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)pid);
     f = fopen(path, "re");
     if (!f)
         return errno == ENOENT ? -ESRCH : -errno;
     while (fgets(line, sizeof(line), f)) {
         char *v = line + strlen("Mems_allowed_list:");
+        unsigned long long kib;
+        /* "VmRSS:\t  1234 kB", before Mems_allowed_list */
+        if (rss_kib && sscanf(line, "VmRSS: %llu kB", &kib) == 1) {
+            *rss_kib = kib;
+            continue;
+        }
         if (strncmp(line, "Mems_allowed_list:", strlen("Mems_allowed_list:")) != 0)
             continue;
         v += strspn(v, " \t");

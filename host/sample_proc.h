@@ -24,9 +24,11 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
 /*
  * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its
  * Mems_allowed_list (under root: "/", a fixture tree in tests). 0 or -errno (-ESRCH: gone). The
- * sampled domain's allowed nodes are intersected with it.
+ * sampled domain's allowed nodes are intersected with it. From the same read, its resident
+ * memory (VmRSS) into *rss_kib when not NULL (0: not given).
  */
-int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret);
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret,
+                        uint64_t *rss_kib);
 
 /* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
  * such file). */

@@ -13,6 +13,7 @@
 
 #include "agentlink.h"
 #include "cpuset.h"
+#include "domxml.h"
 #include "model.h"
 #include "numa_ops.h"
 
@@ -105,9 +106,10 @@ typedef struct dom_counters {
  * the live XML. Owned by a work while the domain is busy, by the loop otherwise.
  */
 typedef struct dom_sample_cache {
-    pid_t pid;             /* QEMU process */
-    uint64_t mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
-    int ram_for_id;        /* libvirt id the RAM layout belongs to */
+    pid_t pid;                /* QEMU process */
+    uint64_t mems_allowed;    /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
+    uint64_t rss_counted_kib; /* QEMU's VmRSS at the last page count (sample.h); 0 unknown */
+    int ram_for_id;           /* libvirt id the RAM layout belongs to */
     /* RAM discovery that failed for this QEMU run (sample.c): how often, the age_passes
      * before which it is not tried again, and why (shown by vnumactl status) */
     unsigned ram_failures;
@@ -151,6 +153,11 @@ typedef struct dom_sample_cache {
      * every SAMPLE_XML_REFRESH_S */
     char *xml;
     double xml_at_s;
+    uint64_t xml_gen; /* counts the reads (0: none yet) */
+    /* the XML parsed (sample.c, live_xml_info), and the read it was parsed from (0: none):
+     * an idle pass parses nothing */
+    domxml_info xml_info;
+    uint64_t xml_info_gen;
     bool bound_logged; /* the cgroup bound of this QEMU run was logged (sample.c) */
     vn_cpuset bound;   /* ... and what it was */
 } dom_sample_cache;
@@ -183,12 +190,13 @@ typedef struct dom_published {
 
 /* The domain's guest agent (domains.c, agentlink.c). */
 typedef struct dom_guest {
-    bool connected;         /* the guest opened org.vnuma.agent.0 */
-    struct agentlink *link; /* the channel to vnuma-agent, NULL if none */
-    bool link_closed;       /* the channel failed: close it next pass */
-    agentlink_stats stats;  /* what came over the channel */
-    proto_hints *hints;     /* the latest valid hint set, or NULL */
-    double hints_at_s;      /* monotonic time it arrived */
+    bool connected;          /* the guest opened org.vnuma.agent.0 */
+    struct agentlink *link;  /* the channel to vnuma-agent, NULL if none */
+    bool link_closed;        /* the channel failed: close it next pass */
+    agentlink_stats stats;   /* what came over the channel */
+    proto_hints *hints;      /* the latest valid hint set, or NULL */
+    double hints_at_s;       /* monotonic time it arrived */
+    uint64_t no_channel_gen; /* the read of the live XML that had no open channel (0: none) */
 } dom_guest;
 
 /*

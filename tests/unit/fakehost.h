@@ -136,6 +136,8 @@ void fake_libvirtd_start(void);
 /* The domain's guest gets nr_cells NUMA cells (0: no guest NUMA, one range) of mib MiB each,
  * its vCPUs split across them in order, every page on host node `node`. Once per domain. */
 void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned node);
+/* QEMU's resident memory grows by kib (the guest touched memory; no page moves). */
+void fake_dom_touch(fake_dom *fd, uint64_t kib);
 /* Pages of guest cell `cell` on host node `node` now. */
 uint64_t fake_dom_pages_on(fake_dom *fd, unsigned cell, unsigned node);
 /* Node n has `bytes` free from now on (node_free and its meminfo); pages vnumad moves in or

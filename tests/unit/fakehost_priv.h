@@ -49,6 +49,7 @@ struct fake_dom {
     uint64_t cell_bytes;
     uint8_t *page_node; /* the host node of each page, the cells' in order */
     uint64_t nr_pages;
+    uint64_t rss_extra_kib; /* QEMU's VmRSS beyond the guest's pages (fake_dom_touch) */
 };
 
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */

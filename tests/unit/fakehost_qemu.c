@@ -106,8 +106,9 @@ void fake_qemu_sync(fake_dom *fd)
     snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
     mkdirs(rel);
     snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
-    snprintf(text, sizeof(text), "Name:\tqemu-system-x86\nTgid:\t%d\nMems_allowed_list:\t0-1\n",
-             (int)pid);
+    snprintf(text, sizeof(text),
+             "Name:\tqemu-system-x86\nTgid:\t%d\nVmRSS:\t%" PRIu64 " kB\nMems_allowed_list:\t0-1\n",
+             (int)pid, fd->nr_pages * 4 + fd->rss_extra_kib);
     put(rel, text);
     for (unsigned c = 0; c < VN_MAX(fd->nr_cells, 1u) && fd->page_node; c++)
         used += (size_t)snprintf(text + used, sizeof(text) - used,
@@ -171,6 +172,14 @@ void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned nod
     fd->nr_pages = pages;
     fh.node_free[node] -= pages * FAKE_PAGE;
     fake_node_sync(node);
+    fake_qemu_sync(fd);
+    pthread_mutex_unlock(&fh.lock);
+}
+
+void fake_dom_touch(fake_dom *fd, uint64_t kib)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->rss_extra_kib += kib;
     fake_qemu_sync(fd);
     pthread_mutex_unlock(&fh.lock);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "daemon_drive.h"
+#include "domains.h"
 #include "holds.h"
 #include "mover.h"
 #include "tap.h"
@@ -144,6 +145,54 @@ static void test_counts_in_window(void)
     CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
               strcmp(reason, "ok") == 0 && fake_dom_pages_on(a, 0, 0) == CELL_PAGES,
           "window: the first pass decided on them (%s, %s), its memory stays", action, reason);
+    stop();
+}
+
+/* The page queries vnumad made for the domain so far. */
+static uint64_t scans_of(fake_dom *fd)
+{
+    char uuid[SNAP_UUID_MAX];
+    const dom_state *st;
+
+    return fake_dom_uuid(fd, uuid, sizeof(uuid)) && (st = domains_find(&dm, uuid))
+               ? st->count.memory_scans
+               : 0;
+}
+
+/* A settled domain's pages are counted after longer and longer waits (sample.h), and at the
+ * next pass when QEMU's resident memory changed by more than 2% of the guest's RAM since the
+ * last count (the guest touched memory, which lands where the kernel puts it). */
+static void test_recount_on_rss(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    uint64_t s0;
+
+    config_qmp(&cfg);
+    a = fake_dom_add("fake-rss", 2, AUTO);
+    fake_dom_memory(a, 1, CELL_MIB, 0);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    CHECK(run_until(first_pass_done, NULL), "rss: the first pass ran");
+    for (int i = 0; i < 8; i++) /* counted at passes 2, 4 and 8: the next waits 8 passes */
+        pass();
+    s0 = scans_of(a);
+    pass();
+    CHECK(scans_of(a) == s0, "rss: settled, a pass reuses the counts (%" PRIu64 " queries)",
+          scans_of(a) - s0);
+    fake_dom_touch(a, CELL_MIB * 1024 / 100); /* 1% of its RAM */
+    pass();
+    CHECK(scans_of(a) == s0, "rss: 1%% more resident memory counts nothing (%" PRIu64 " queries)",
+          scans_of(a) - s0);
+    fake_dom_touch(a, CELL_MIB * 1024 / 10); /* 10% more */
+    pass();
+    CHECK(scans_of(a) > s0,
+          "rss: 10%% more resident memory counts at the next pass (%" PRIu64 " queries)",
+          scans_of(a) - s0);
+    pass(); /* the waits start again from one pass */
+    s0 = scans_of(a);
+    pass();
+    CHECK(scans_of(a) == s0, "rss: then settled again (%" PRIu64 " queries)", scans_of(a) - s0);
     stop();
 }
 
@@ -399,6 +448,7 @@ int main(void)
     fake_host_init(&host);
     test_cell_takes_its_memory();
     test_counts_in_window();
+    test_recount_on_rss();
     test_no_room();
     test_fills_up();
     test_loop_never_waits();

@@ -22,6 +22,7 @@
 #include "numa_ops.h"
 #include "rules.h"
 #include "sample.h"
+#include "sample_vcpus.h"
 #include "state.h"
 #include "tap.h"
 #include "topology.h"

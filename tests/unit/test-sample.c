@@ -49,11 +49,13 @@ static void test_mems_allowed(void)
         free(t);
         return;
     }
-    r = sample_mems_allowed("/", getpid(), t, &mask);
+    uint64_t rss = 0;
+    r = sample_mems_allowed("/", getpid(), t, &mask, &rss);
     CHECK(r == 0 && mask == (t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1),
           "Mems_allowed of this process: every one of the %u nodes (r=%d mask 0x%llx)", t->nr_nodes,
           r, (unsigned long long)mask);
-    CHECK(sample_mems_allowed("/", 0x7ffffff0, t, &mask) == -ESRCH,
+    CHECK(rss > 0, "its resident memory from the same read (%llu KiB)", (unsigned long long)rss);
+    CHECK(sample_mems_allowed("/", 0x7ffffff0, t, &mask, NULL) == -ESRCH,
           "a process that is gone: ESRCH");
     free(t);
 }
