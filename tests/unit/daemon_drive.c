@@ -70,6 +70,12 @@ bool settled(void *arg)
     return true;
 }
 
+bool first_pass_done(void *arg)
+{
+    (void)arg;
+    return dm.pass >= 1 && settled(NULL);
+}
+
 /* One pass as the timer runs it, an interval after the last (the busy fractions are measured
  * over it), and the loop until everything it started is in. */
 void pass_after(double s)

@@ -115,12 +115,6 @@ static void test_cell_takes_its_memory(void)
     stop();
 }
 
-static bool first_pass_done(void *arg)
-{
-    (void)arg;
-    return dm.pass >= 1 && settled(NULL);
-}
-
 /* A new domain's first pass counts where its pages are while its CPU time window runs: the
  * sample that closes the window takes those counts and queries no page (one count sooner to
  * the first decision). Its memory is where its vCPUs fit, so nothing moves (no mover query). */

@@ -36,12 +36,6 @@ static int busy_vcpus(fake_dom *fd)
     return n;
 }
 
-static bool first_pass_done(void *arg)
-{
-    (void)arg;
-    return dm.pass >= 1 && settled(NULL);
-}
-
 static void test_halt_polling(void)
 {
     daemon_config cfg;
