@@ -29,10 +29,7 @@ int act_thread_affinity(pid_t tid, const vn_cpuset *want)
         return 0;
     if (sched_getaffinity(tid, sizeof(cur), &cur) < 0)
         return errno == ESRCH ? 0 : -errno;
-    cpuset_zero(&have);
-    for (unsigned c = 0; c < CPU_SETSIZE && c < VN_MAX_CPUS; c++)
-        if (CPU_ISSET(c, &cur))
-            cpuset_set(&have, c);
+    cpuset_from_sched(&cur, &have);
     if (cpuset_equal(&have, want))
         return 0;
     CPU_ZERO(&set);

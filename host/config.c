@@ -20,6 +20,7 @@ void daemon_config_defaults(daemon_config *c)
     memset(c, 0, sizeof(*c));
     c->interval_s = 5;
     c->event_delay_s = 0.5;
+    c->heartbeat_s = 600;
     c->rate_limit_mib = 256;
     c->use_qmp = true;
     c->restore_on_exit = true;
@@ -88,6 +89,9 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             goto range;
     } else if (!strcmp(k, "event_delay")) {
         if (vn_parse_double(v, 0, 60, &c->event_delay_s) < 0)
+            goto range;
+    } else if (!strcmp(k, "record_heartbeat")) {
+        if (vn_parse_double(v, 0, 86400, &c->heartbeat_s) < 0)
             goto range;
     } else if (!strcmp(k, "rate_limit_mib")) {
         if (parse_uint(v, 1, 1048576, &u) < 0)

@@ -124,3 +124,11 @@ int cpuset_format(const vn_cpuset *s, char *buf, size_t len)
         return -ENOSPC;
     return 0;
 }
+
+void cpuset_from_sched(const cpu_set_t *in, vn_cpuset *out)
+{
+    cpuset_zero(out);
+    for (unsigned c = 0; c < CPU_SETSIZE && c < VN_MAX_CPUS; c++)
+        if (CPU_ISSET(c, in))
+            cpuset_set(out, c);
+}

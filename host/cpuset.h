@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +113,9 @@ int cpuset_next(const vn_cpuset *s, int prev);
  * only on success. The empty string is the empty set.
  */
 int cpuset_parse(const char *str, vn_cpuset *out);
+
+/* The kernel's CPU mask (sched_getaffinity(2)) as a set; CPUs past VN_MAX_CPUS are dropped. */
+void cpuset_from_sched(const cpu_set_t *in, vn_cpuset *out);
 
 /* Format as a Linux list string into buf (always NUL-terminated). Returns 0 or -ENOSPC. */
 int cpuset_format(const vn_cpuset *s, char *buf, size_t len);

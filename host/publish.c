@@ -113,9 +113,6 @@ int publish_open_journal(vnumad *dm)
 }
 
 #define JOURNAL_KEY_MAX 160
-/* A record that repeats the last one written into QEMU and the metadata goes there again
- * after this long (seconds): vnumad's heartbeat there. */
-#define RECORD_HEARTBEAT_S 60.0
 
 /* A record's gist for the duplicate check: action, reason, each cell's reason and target. */
 static void journal_key(const topology *t, const record_decision *r, char *key, size_t len)
@@ -155,9 +152,11 @@ static void journal_write(vnumad *dm, const char *json, bool repeats)
 /*
  * Whether the record goes into QEMU and the live metadata this pass: when its gist differs
  * from the last one written there, or something was carried out, or the originals changed
- * (an arrival takes this host's, a restore drops them: they are in <state>), or RECORD_HEARTBEAT_S
- * passed since (so a reader sees vnumad alive and its pass). Writing every pass cost each
- * domain a status-XML rewrite in libvirtd and an event to every client every interval.
+ * (an arrival takes this host's, a restore drops them: they are in <state>), or
+ * record_heartbeat passed since (0: never), so a reader sees vnumad alive and its pass. Writing
+ * every pass cost each domain a status-XML rewrite in libvirtd and an event to every client
+ * every interval; a heartbeat each minute was still most of what an idle domain cost libvirtd
+ * (docs/benchmarks.md, idle KVM domains).
  */
 static bool record_due(const vnumad *dm, dom_state *st, const record_decision *rec, double now)
 {
@@ -167,7 +166,8 @@ static bool record_due(const vnumad *dm, dom_state *st, const record_decision *r
 
     journal_key(dm->topo, rec, key, sizeof(key));
     if (!carried && !st->orig_unwritten && st->publish.pub_at_s > 0 &&
-        now >= st->publish.pub_at_s && now - st->publish.pub_at_s < RECORD_HEARTBEAT_S &&
+        now >= st->publish.pub_at_s &&
+        (!(dm->cfg.heartbeat_s > 0) || now - st->publish.pub_at_s < dm->cfg.heartbeat_s) &&
         strcmp(key, st->publish.pub_key) == 0)
         return false;
     _Static_assert(sizeof(st->publish.pub_key) >= JOURNAL_KEY_MAX, "pub_key holds a journal key");

@@ -593,7 +593,14 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     vn_cpuset cg;
     if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
         sc->pid = 0; /* no bound is known: the XML's stand */
-    int cgr = sc->pid > 0 ? sample_cgroup_cpus(h->root, sc->pid, &cg) : -ESRCH;
+    if (sc->cg_pid != sc->pid || sc->cg_gen != sc->xml_gen) {
+        sc->cg_file[0] = '\0'; /* another process, or a minute on (SAMPLE_XML_REFRESH_S) */
+        sc->cg_pid = sc->pid;
+        sc->cg_gen = sc->xml_gen;
+    }
+    int cgr = sc->pid > 0
+                  ? sample_cgroup_cpus(h->root, sc->pid, sc->cg_file, sizeof(sc->cg_file), &cg)
+                  : -ESRCH;
     bool cg_known = cgr == 0;
     if (!sc->bound_logged || (cg_known && !cpuset_equal(&cg, &sc->bound))) {
         char b[SAMPLE_SHOWN_BUF] = "";

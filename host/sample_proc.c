@@ -147,7 +147,7 @@ static bool has_controller(char *list, const char *name)
     return false;
 }
 
-int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
+int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_len, vn_cpuset *ret)
 {
     _cleanup_fclose_ FILE *f = NULL;
     char path[4096], line[4096], v1[4096] = "", v2[4096] = "", cpus[4096];
@@ -156,6 +156,12 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
 
     if (!root || pid <= 0 || !ret)
         return -EINVAL;
+    /* the file found last time for this process: an idle pass reads only it */
+    if (cached && cached[0] && read_line(root, cached, cpus, sizeof(cpus)) == 0 &&
+        cpuset_parse(cpus, ret) == 0 && !cpuset_empty(ret))
+        return 0;
+    if (cached && cached_len)
+        cached[0] = '\0';
     n = snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
     if (n < 0 || (size_t)n >= sizeof(path))
         return -ENAMETOOLONG;
@@ -208,6 +214,8 @@ int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret)
         return r;
     if (cpuset_parse(cpus, ret) < 0 || cpuset_empty(ret))
         return -EINVAL;
+    if (cached && strlen(line) < cached_len)
+        memcpy(cached, line, strlen(line) + 1);
     return 0;
 }
 
@@ -255,6 +263,15 @@ int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cp
     if (!have_ns) {
         long hz = sysconf(_SC_CLK_TCK);
         *cpu_ns = (utime + stime) * (uint64_t)(1000000000L / (hz > 0 ? hz : 100));
+    }
+    /* the affinity from the kernel, not formatted into /proc/TID/status and parsed back (the
+     * most costly read of an idle pass); fixture trees in tests have the file */
+    if (!strcmp(proc, "/proc")) {
+        cpu_set_t set;
+        if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+            return errno == ESRCH ? -ESRCH : -errno;
+        cpuset_from_sched(&set, affinity);
+        return 0;
     }
     snprintf(path, sizeof(path), "%s/%d/status", proc, (int)tid);
     _cleanup_fclose_ FILE *f = fopen(path, "re");

@@ -18,8 +18,13 @@
  * whatever vnumad's or its emulator's pins are. root
  * is "/" (tests point it at a fixture tree). Returns 0, or -errno when there is no cpuset
  * controller or no such file (the caller then has no bound beyond the XML's).
+ *
+ * cached (cached_len bytes; NULL: none) keeps the file found, below root, for the next call on
+ * the same process, which reads only that file; "" or a file that cannot be read any more
+ * (its group gone) is looked up again. The caller forgets it when the process may have moved.
  */
-int sample_cgroup_cpus(const char *root, pid_t pid, vn_cpuset *ret);
+int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_len,
+                       vn_cpuset *ret);
 
 /*
  * The host nodes (mask of topology node indexes) process `pid` may have memory on, from its

@@ -158,6 +158,11 @@ typedef struct dom_sample_cache {
      * an idle pass parses nothing */
     domxml_info xml_info;
     uint64_t xml_info_gen;
+    /* the cpuset file that bounds the QEMU process (sample_cgroup_cpus), found for process
+     * cg_pid at XML read cg_gen: looked up again for another process or XML read */
+    char cg_file[1024];
+    pid_t cg_pid;
+    uint64_t cg_gen;
     bool bound_logged; /* the cgroup bound of this QEMU run was logged (sample.c) */
     vn_cpuset bound;   /* ... and what it was */
 } dom_sample_cache;
@@ -326,8 +331,9 @@ static inline void originals_drop(dom_state *st)
 
 /* vnumad.conf (docs/operations.md); defaults from daemon_config_defaults(). */
 typedef struct daemon_config {
-    double interval_s;       /* interval = 5 */
-    double event_delay_s;    /* event_delay = 0.5: a pass this soon after an event */
+    double interval_s;    /* interval = 5 */
+    double event_delay_s; /* event_delay = 0.5: a pass this soon after an event */
+    double heartbeat_s;   /* record_heartbeat = 600: an unchanged record written again; 0 never */
     unsigned rate_limit_mib; /* rate_limit_mib = 256: host-wide migration, MiB/s */
     bool use_qmp;            /* qmp = yes */
     bool restore_on_exit;    /* restore_on_exit = yes */

@@ -54,6 +54,7 @@ int main(void)
         {"interval = 5,5\n", ":1: interval"},
         {"interval =\n", ":1: interval: value '' is not a number"},
         {"event_delay = -0\n", ":1: event_delay"},
+        {"record_heartbeat = 86401\n", ":1: record_heartbeat"},
         {"busy_threshold = .\n", ":1: busy_threshold"},
         {"rate_limit_mib = 18446744073709551616\n", ":1: rate_limit_mib"},
         {"rate_limit_mib = 4294967297\n", ":1: rate_limit_mib"},
@@ -96,15 +97,16 @@ int main(void)
 
     close(fd);
     daemon_config_defaults(&c);
-    CHECK(c.interval_s == 5 && c.rate_limit_mib == 256 && c.use_qmp && c.restore_on_exit &&
-              !c.test_holds && !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
+    CHECK(c.interval_s == 5 && c.heartbeat_s == 600 && c.rate_limit_mib == 256 && c.use_qmp &&
+              c.restore_on_exit && !c.test_holds &&
+              !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
               !strcmp(c.state_dir, "/var/lib/vnuma"),
           "documented defaults");
     CHECK(load_text("# vnumad\ninterval = 1.5\nevent_delay=0\nrate_limit_mib = 64\nqmp = no\n"
                     "restore_on_exit = no\nsocket = /tmp/x.sock\nstate_dir = /tmp/vn\n"
                     "uri = qemu:///session\nlog_level = debug\nbusy_threshold = 0.5\n"
                     "reserve_mib = 512\nreserve_percent = 5\nmin_gain = 10\nswitch_margin = 1\n"
-                    "early_passes = 2\ntest_holds = yes\nmove_threads = 8\n",
+                    "early_passes = 2\ntest_holds = yes\nmove_threads = 8\nrecord_heartbeat = 0\n",
                     &c, err, sizeof(err)) == 0,
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
@@ -113,7 +115,7 @@ int main(void)
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&
               c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.test_holds &&
-              c.decide.move_threads == 8,
+              c.decide.move_threads == 8 && c.heartbeat_s == 0,
           "... with the values given");
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         daemon_config before;

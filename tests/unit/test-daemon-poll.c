@@ -5,7 +5,8 @@
  * it out, from libvirt's vCPU statistics. It asks for them only when a vCPU ran above
  * busy_threshold since the last sample (below it, the vCPU is idle with or without its
  * polling) or the last reading is a minute old: an idle KVM domain costs no libvirt call per
- * pass. A reading older than the last sample never makes a busy vCPU read as idle.
+ * pass. A reading older than the last sample never makes a busy vCPU read as idle. Nor does
+ * an unchanged decision record cost calls but its heartbeat (record_heartbeat).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,10 +117,59 @@ static void test_tcg(void)
     stop();
 }
 
+/* Libvirt calls of an idle domain's passes besides the statistics: the record's heartbeat. */
+static unsigned record_calls(fake_dom *a)
+{
+    return fake_dom_calls(a, FAKE_STATE_SET) + fake_dom_calls(a, FAKE_JOB) +
+           fake_dom_calls(a, FAKE_QMP);
+}
+
+/* An idle domain's record, unchanged, is written again (QOM object, <state>) only as the
+ * heartbeat: after record_heartbeat (600 s by default), never with 0. */
+static void test_heartbeat(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    unsigned w0, c0;
+
+    for (int never = 0; never < 2; never++) {
+        fake_host_config(&cfg);
+        cfg.use_qmp = true;
+        if (never)
+            cfg.heartbeat_s = 0;
+        a = fake_dom_add("fake-idle", 2, AUTO);
+        fake_dom_memory(a, 1, CELL_MIB, 0);
+        fake_dom_set_busy(a, 0.05);
+        start(&cfg);
+        CHECK(run_until(first_pass_done, NULL), "heartbeat: the first pass ran");
+        pass();
+        w0 = fake_dom_calls(a, FAKE_STATE_SET);
+        c0 = record_calls(a);
+        for (int i = 0; i < 11; i++)
+            pass_after(50.0); /* 550 s: no heartbeat yet */
+        CHECK(w0 > 0 && fake_dom_calls(a, FAKE_STATE_SET) == w0 && record_calls(a) == c0,
+              "heartbeat%s: an unchanged record is not written again in 550 s (%u writes, %u "
+              "calls)",
+              never ? " 0" : "", fake_dom_calls(a, FAKE_STATE_SET) - w0, record_calls(a) - c0);
+        for (int i = 0; i < (never ? 100 : 2); i++)
+            pass_after(50.0);
+        if (never)
+            CHECK(fake_dom_calls(a, FAKE_STATE_SET) == w0,
+                  "heartbeat 0: not written again in 5550 s (%u writes)",
+                  fake_dom_calls(a, FAKE_STATE_SET) - w0);
+        else
+            CHECK(fake_dom_calls(a, FAKE_STATE_SET) == w0 + 1,
+                  "heartbeat: written again once 600 s passed (%u writes)",
+                  fake_dom_calls(a, FAKE_STATE_SET) - w0);
+        stop();
+    }
+}
+
 int main(void)
 {
     fake_host_init(&host);
     test_halt_polling();
     test_tcg();
+    test_heartbeat();
     return tap_done();
 }

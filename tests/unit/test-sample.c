@@ -512,7 +512,7 @@ static void test_cgroup_cpus(void)
     put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/cpuset.effective_cpus", "2-5\n");
     put(v1, "/sys/fs/cgroup/cpuset/machine/qemu-1-vm.libvirt-qemu/emulator/cpuset.effective_cpus",
         "2\n");
-    r = sample_cgroup_cpus(v1, 42, &set);
+    r = sample_cgroup_cpus(v1, 42, NULL, 0, &set);
     (void)cpuset_parse("2-5", &want);
     CHECK(r == 0 && cpuset_equal(&set, &want),
           "cgroup v1: the domain's group above its emulator group bounds it (2-5, r=%d)", r);
@@ -520,7 +520,7 @@ static void test_cgroup_cpus(void)
         "0::/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/emulator\n");
     put(v2, "/sys/fs/cgroup/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/cpuset.cpus.effective",
         "4-7,12\n");
-    r = sample_cgroup_cpus(v2, 43, &set);
+    r = sample_cgroup_cpus(v2, 43, NULL, 0, &set);
     (void)cpuset_parse("4-7,12", &want);
     CHECK(r == 0 && cpuset_equal(&set, &want),
           "cgroup v2: the machine scope above libvirt/emulator bounds it (4-7,12, r=%d)", r);
@@ -528,16 +528,34 @@ static void test_cgroup_cpus(void)
     put(v2, "/proc/46/cgroup", "0::/machine/qemu-2-vm.libvirt-qemu/emulator\n");
     put(v2, "/sys/fs/cgroup/machine/qemu-2-vm.libvirt-qemu/cgroup.procs", "");
     put(v2, "/sys/fs/cgroup/machine/cpuset.cpus.effective", "1-7\n");
-    r = sample_cgroup_cpus(v2, 46, &set);
+    r = sample_cgroup_cpus(v2, 46, NULL, 0, &set);
     (void)cpuset_parse("1-7", &want);
     CHECK(r == 0 && cpuset_equal(&set, &want),
           "cgroup v2, no cpuset controller in the domain's group: its nearest ancestor's (1-7, "
           "r=%d)",
           r);
-    r = sample_cgroup_cpus(v2, 44, &set);
+    /* the file found is kept: the next call reads it alone, until it cannot be read */
+    char cached[256] = "", tiny[8] = "";
+    r = sample_cgroup_cpus(v2, 46, cached, sizeof(cached), &set);
+    CHECK(r == 0 && !strcmp(cached, "/sys/fs/cgroup/machine/cpuset.cpus.effective"),
+          "the file found is kept (r=%d, '%s')", r, cached);
+    r = sample_cgroup_cpus(v2, 46, tiny, sizeof(tiny), &set);
+    CHECK(r == 0 && tiny[0] == '\0', "a file too long to keep is not kept (r=%d)", r);
+    put(v2, "/proc/46/cgroup", "0::/elsewhere\n");
+    put(v2, "/sys/fs/cgroup/machine/cpuset.cpus.effective", "3\n");
+    r = sample_cgroup_cpus(v2, 46, cached, sizeof(cached), &set);
+    (void)cpuset_parse("3", &want);
+    CHECK(r == 0 && cpuset_equal(&set, &want),
+          "with a kept file, /proc/PID/cgroup is not read again (3, r=%d)", r);
+    snprintf(cmd, sizeof(cmd), "rm -f '%s/sys/fs/cgroup/machine/cpuset.cpus.effective'", v2);
+    (void)!system(cmd);
+    r = sample_cgroup_cpus(v2, 46, cached, sizeof(cached), &set);
+    CHECK(r < 0 && cached[0] == '\0',
+          "a kept file gone: looked up again (no file under /elsewhere: r=%d, '%s')", r, cached);
+    r = sample_cgroup_cpus(v2, 44, NULL, 0, &set);
     CHECK(r == -ESRCH, "no such process: -ESRCH (r=%d)", r);
     put(v2, "/proc/45/cgroup", "0::/elsewhere\n");
-    r = sample_cgroup_cpus(v2, 45, &set);
+    r = sample_cgroup_cpus(v2, 45, NULL, 0, &set);
     CHECK(r < 0, "no cpuset file: an error, no bound (r=%d)", r);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", v1, v2);
     (void)!system(cmd);
@@ -576,6 +594,18 @@ static void test_thread(void)
     r = sample_thread("/proc", (pid_t)syscall(SYS_gettid), &ns, &cpu, &aff);
     CHECK(r == 0 && ns > 0 && cpu >= 0 && !cpuset_empty(&aff),
           "this thread in the real /proc (r=%d, cpu=%d)", r, cpu);
+    /* the real /proc: the affinity from sched_getaffinity(2), as /proc shows it */
+    char line[512] = "";
+    snprintf(cmd, sizeof(cmd), "/proc/self/task/%d/status", (int)syscall(SYS_gettid));
+    FILE *st = fopen(cmd, "re");
+    while (st && fgets(line, sizeof(line), st) && strncmp(line, "Cpus_allowed_list:", 18))
+        ;
+    if (st)
+        fclose(st);
+    line[strcspn(line, "\n")] = '\0';
+    CHECK(cpuset_parse(line + 18 + strspn(line + 18, " \t"), &want) == 0 &&
+              cpuset_equal(&aff, &want),
+          "this thread's affinity is /proc's Cpus_allowed_list (%s)", line);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
     CHECK(system(cmd) == 0, "fixture removed");
 }
