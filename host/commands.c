@@ -242,6 +242,7 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
         json_object_object_add(mv, "left_bytes", json_object_new_uint64(ms.bytes_left));
         json_object_object_add(mv, "moved_bytes", json_object_new_uint64(ms.bytes_moved));
         json_object_object_add(mv, "busy_s", json_object_new_double(ms.busy_s));
+        json_object_object_add(mv, "threads", json_object_new_int((int)ms.threads));
         json_object_object_add(mv, "rate_bytes_s", json_object_new_uint64((uint64_t)ms.rate));
         /* when what is queued is moved at the recent rate (or the limit), null: idle */
         double rate = ms.rate > 0 ? ms.rate : (double)dm->cfg.rate_limit_mib * VN_MIB;

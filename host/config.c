@@ -164,6 +164,10 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
         if (parse_uint(v, 1, ACT_MAX_MOVERS, &u) < 0)
             goto range;
         c->decide.move_threads = (unsigned)u;
+    } else if (!strcmp(k, "move_threads_max")) {
+        if (parse_uint(v, 1, ACT_MAX_MOVERS, &u) < 0)
+            goto range;
+        c->decide.move_threads_max = (unsigned)u;
     } else {
         snprintf(why, wlen, "unknown key '%s'", k); /* k is printable: checked by the caller */
         return -EINVAL;

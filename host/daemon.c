@@ -412,7 +412,7 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         return r;
     }
     r = mover_start(&dm->movers, dm->topo, dm->numa, dm->cfg.decide.move_threads,
-                    dm->cfg.rate_limit_mib);
+                    dm->cfg.decide.move_threads_max, dm->cfg.rate_limit_mib);
     if (r < 0) {
         log_err("Cannot start the mover's threads: %s", strerror(-r));
         return r;

@@ -93,3 +93,20 @@ void hostload_other_busy(const topology *t, const host_load *prev, const host_lo
     for (unsigned n = 0; n < t->nr_nodes; n++)
         s->other_busy[n] = VN_MAX(0.0, floor(busy[n] + 1.0 - HOSTLOAD_COUNT_FROM));
 }
+
+double hostload_idle_cpus(const host_load *prev, const host_load *now, const vn_cpuset *cpus)
+{
+    double idle = 0;
+
+    if (!prev || !now || !prev->valid || !now->valid)
+        return 0;
+    CPUSET_FOREACH(cpu, cpus)
+    {
+        uint64_t db = now->busy[cpu] - prev->busy[cpu], dt = now->total[cpu] - prev->total[cpu];
+        if (dt == 0 || now->total[cpu] < prev->total[cpu] || now->busy[cpu] < prev->busy[cpu] ||
+            db > dt)
+            continue;
+        idle += (double)(dt - db) / (double)dt;
+    }
+    return idle;
+}

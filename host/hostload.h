@@ -33,3 +33,7 @@ int hostload_read(const char *root, host_load *ret);
  */
 void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,
                          snapshot *s);
+
+/* The idle CPUs among `cpus` between two readings (the sum of each one's idle share); 0 when
+ * either reading is not valid. */
+double hostload_idle_cpus(const host_load *prev, const host_load *now, const vn_cpuset *cpus);

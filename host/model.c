@@ -101,6 +101,7 @@ void config_defaults(vn_config *c)
         .switch_margin = 0.25,
         .early_passes = EARLY_MIGRATION_PASSES,
         .move_threads = 2,
+        .move_threads_max = 8,
     };
 }
 

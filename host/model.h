@@ -142,13 +142,14 @@ int snapshot_copy(const snapshot *s, snapshot *ret);
 
 /* ---- configuration the decide stage reads ---- */
 typedef struct vn_config {
-    double busy_threshold;   /* a vCPU above this fraction of a CPU is busy */
-    uint64_t reserve_bytes;  /* free memory each node keeps; never a destination below it */
-    double reserve_fraction; /* ... or this fraction of the node's memory, whichever is larger */
-    double min_gain_points;  /* hysteresis: smaller locality gains do not move memory */
-    double switch_margin;    /* hysteresis: cost a new home must win by */
-    unsigned early_passes;   /* rule 3: early fast migration lasts this many passes */
-    unsigned move_threads;   /* cells of a domain whose memory moves at once (act.c) */
+    double busy_threshold;     /* a vCPU above this fraction of a CPU is busy */
+    uint64_t reserve_bytes;    /* free memory each node keeps; never a destination below it */
+    double reserve_fraction;   /* ... or this fraction of the node's memory, whichever is larger */
+    double min_gain_points;    /* hysteresis: smaller locality gains do not move memory */
+    double switch_margin;      /* hysteresis: cost a new home must win by */
+    unsigned early_passes;     /* rule 3: early fast migration lasts this many passes */
+    unsigned move_threads;     /* mover threads working at once at least (mover.c) */
+    unsigned move_threads_max; /* ... at most, when that many CPUs are idle */
 } vn_config;
 
 /* The most cells of a domain moving at once (vn_config.move_threads). */

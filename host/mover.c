@@ -68,7 +68,8 @@ struct mover {
     mv_dom **doms;
     size_t nr_doms, cap_doms;
     bool stopping;
-    unsigned nr_threads;
+    unsigned nr_threads, min_threads, active, working; /* working: threads in a window now */
+    double fit_s, fit_busy_s; /* the last mover_fit_threads: when, and busy_s then */
     pthread_t threads[MOVER_MAX_THREADS];
     uint64_t bytes_moved;
     double busy_s;
@@ -386,6 +387,7 @@ void mover_get_stats(mover *m, mover_stats *ret)
     }
     ret->bytes_moved = m->bytes_moved;
     ret->busy_s = m->busy_s;
+    ret->threads = m->active;
     ret->rate = current_rate(m, vn_mono_s());
     pthread_mutex_unlock(&m->lock);
 }
@@ -471,7 +473,7 @@ static void *mover_thread(void *arg)
         mv_cell *c;
 
         bucket_refill(&m->host, now);
-        if (!pick(m, &d, &c)) {
+        if (m->working >= m->active || !pick(m, &d, &c)) {
             pthread_cond_wait(&m->work, &m->lock);
             continue;
         }
@@ -509,6 +511,7 @@ static void *mover_thread(void *arg)
         c->busy = true;
         c->served_s = now;
         d->busy++;
+        m->working++;
         uint64_t pos = sp.hot ? c->hot_pos[i] : d->resume[sp.ri < 64 ? sp.ri : 0];
         move_window w = {.pid = d->pid,
                          .hva = sp.hva,
@@ -542,6 +545,8 @@ static void *mover_thread(void *arg)
         c->took.queries += res.queries;
         c->busy = false;
         d->busy--;
+        if (m->working-- >= m->active)
+            pthread_cond_signal(&m->work); /* a thread held back by the limit may go on */
         if (r < 0) {
             if (r != -ESRCH)
                 log_warn("Moving guest memory of '%s' failed: %s", d->name, strerror(-r));
@@ -579,9 +584,10 @@ static void *mover_thread(void *arg)
 
 /* ---- start, stop ---- */
 
-int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned threads,
-                unsigned rate_mib)
+int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned threads_min,
+                unsigned threads_max, unsigned rate_mib)
 {
+    unsigned threads;
     mover *m = calloc(1, sizeof(*m));
 
     if (!m)
@@ -592,7 +598,11 @@ int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned th
     m->t = t;
     m->ops = ops;
     bucket_set(&m->host, rate_mib, vn_mono_s());
+    threads = VN_MAX(threads_min, threads_max);
     threads = ops->thread_safe ? VN_MIN(VN_MAX(threads, 1u), (unsigned)MOVER_MAX_THREADS) : 1;
+    m->min_threads = VN_MIN(VN_MAX(threads_min, 1u), threads);
+    m->active = m->min_threads;
+    m->fit_s = vn_mono_s();
     while (m->nr_threads < threads &&
            pthread_create(&m->threads[m->nr_threads], NULL, mover_thread, m) == 0)
         m->nr_threads++;
@@ -600,8 +610,37 @@ int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned th
         mover_stop(m);
         return -EAGAIN;
     }
+    m->min_threads = VN_MIN(m->min_threads, m->nr_threads);
+    m->active = m->min_threads;
     *ret = m;
     return 0;
+}
+
+unsigned mover_fit_threads(mover *m, double idle_cpus)
+{
+    double now = vn_mono_s(), own = 0, cpus;
+    unsigned n;
+
+    if (!m)
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    /* the CPUs the mover kept busy itself count as free for it: else more threads would make
+     * the host look busy and the next fit take them back */
+    if (now > m->fit_s)
+        own = (m->busy_s - m->fit_busy_s) / (now - m->fit_s);
+    m->fit_s = now;
+    m->fit_busy_s = m->busy_s;
+    cpus = idle_cpus > 0 ? idle_cpus + own : own;
+    n = cpus >= (double)m->nr_threads ? m->nr_threads : (unsigned)cpus;
+    n = VN_MAX(n, m->min_threads);
+    if (n != m->active)
+        log_debug("Mover: %u thread(s) at once (%.1f CPU(s) idle, %.1f its own)", n, idle_cpus,
+                  own);
+    if (n > m->active)
+        pthread_cond_broadcast(&m->work);
+    m->active = n;
+    pthread_mutex_unlock(&m->lock);
+    return n;
 }
 
 void mover_set_rate(mover *m, unsigned rate_mib)

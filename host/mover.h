@@ -54,9 +54,18 @@ typedef struct mover_progress {
     unsigned ram_gen; /* ... of this RAM layout */
 } mover_progress;
 
-/* Start the mover: `threads` of them (at least 1), the host's rate limit in MiB/s. 0 or -errno. */
-int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned threads,
-                unsigned rate_mib);
+/* Start the mover: threads_min to threads_max threads working windows at once (at least 1;
+ * threads_min until mover_fit_threads says more CPUs are idle), the host's rate limit in MiB/s.
+ * 0 or -errno. */
+int mover_start(mover **ret, const topology *t, const numa_ops *ops, unsigned threads_min,
+                unsigned threads_max, unsigned rate_mib);
+/*
+ * How many threads work windows at once from now: as many as idle_cpus (the idle CPUs vnumad
+ * may run on, over the last pass) and the CPUs the mover itself kept busy since the last call
+ * add up to, whole, within threads_min..threads_max. A host with idle cores moves with more;
+ * a busy one never with fewer than threads_min. Returns the number.
+ */
+unsigned mover_fit_threads(mover *m, double idle_cpus);
 /* Stop it: every order dropped, the threads joined (a window in flight ends first). */
 void mover_stop(mover *m);
 void mover_set_rate(mover *m, unsigned rate_mib);
@@ -88,6 +97,7 @@ typedef struct mover_stats {
     uint64_t bytes_left;  /* what they still plan to move */
     uint64_t bytes_moved; /* since the start */
     double busy_s;        /* thread time spent in windows since the start */
+    unsigned threads;     /* working windows at once at most (mover_fit_threads) */
     double rate;          /* bytes/s over the last seconds of moving; 0 while idle */
 } mover_stats;
 void mover_get_stats(mover *m, mover_stats *ret);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,6 +603,21 @@ static void pass_begin(vnumad *dm, pass_set *set)
         dm->load[dm->load_cur].valid = false;
 }
 
+/* The mover's threads at once for the CPUs idle since the last pass among those vnumad may run
+ * on (its threads' own; never the isolated ones): more on a host with idle cores. */
+static void mover_fit(vnumad *dm)
+{
+    cpu_set_t set;
+    vn_cpuset mine;
+
+    if (sched_getaffinity(0, sizeof(set), &set) < 0)
+        return;
+    cpuset_from_sched(&set, &mine);
+    cpuset_andnot(&mine, &mine, &dm->topo->isolated);
+    (void)mover_fit_threads(dm->movers, hostload_idle_cpus(&dm->load[dm->load_cur ^ 1],
+                                                           &dm->load[dm->load_cur], &mine));
+}
+
 /* The other load (VMs that did not opt in, host work) per node since the last pass, into the
  * snapshot (hostload.c). */
 static void pass_other_load(vnumad *dm, snapshot *s)
@@ -610,6 +626,7 @@ static void pass_other_load(vnumad *dm, snapshot *s)
     if (hostload_read(dm->root, &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
+    mover_fit(dm);
     if (dm->pinned_in_window) {
         /* vnumad re-pinned vCPUs inside this window: their busy time is counted where they
          * ran last, so the node they left would show it as other load (a phantom that made

@@ -164,7 +164,7 @@ static int act_run(act_ctx *a, unsigned threads, unsigned rate_mib, act_result *
 {
     mover *m = NULL;
     act_target tg = act_target_of(a->st);
-    int r = mover_start(&m, a->t, ops, threads, rate_mib);
+    int r = mover_start(&m, a->t, ops, threads, threads, rate_mib);
 
     if (r < 0)
         return r;

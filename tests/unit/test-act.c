@@ -46,7 +46,7 @@ static int apply_st(virt_dom *d, dom_state *st, const topology *t, const snap_do
     if (!the_mover || ops != mv_ops || rate_mib != mv_rate || cfg->move_threads != mv_threads) {
         mover_stop(the_mover);
         the_mover = NULL;
-        if (mover_start(&the_mover, t, ops, cfg->move_threads, rate_mib) < 0)
+        if (mover_start(&the_mover, t, ops, cfg->move_threads, cfg->move_threads, rate_mib) < 0)
             abort();
         mv_ops = ops;
         mv_rate = rate_mib;

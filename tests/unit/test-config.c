@@ -64,6 +64,7 @@ int main(void)
         {"early_passes = -1\n", ":1: early_passes"},
         {"move_threads = 0\n", ":1: move_threads"},
         {"move_threads = 17\n", ":1: move_threads"},
+        {"move_threads_max = 0\n", ":1: move_threads_max"},
         {"test_holds = maybe\n", ":1: test_holds: expected yes or no, got 'maybe'"},
         {"act_delay_ms = 10\n", ":1: unknown key 'act_delay_ms'"}, /* gone: test_holds */
         /* wrong types, case, whitespace inside keys */
@@ -106,7 +107,8 @@ int main(void)
                     "restore_on_exit = no\nsocket = /tmp/x.sock\nstate_dir = /tmp/vn\n"
                     "uri = qemu:///session\nlog_level = debug\nbusy_threshold = 0.5\n"
                     "reserve_mib = 512\nreserve_percent = 5\nmin_gain = 10\nswitch_margin = 1\n"
-                    "early_passes = 2\ntest_holds = yes\nmove_threads = 8\nrecord_heartbeat = 0\n",
+                    "early_passes = 2\ntest_holds = yes\nmove_threads = 8\nrecord_heartbeat = 0\n"
+                    "move_threads_max = 12\n",
                     &c, err, sizeof(err)) == 0,
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
@@ -115,7 +117,7 @@ int main(void)
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&
               c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.test_holds &&
-              c.decide.move_threads == 8 && c.heartbeat_s == 0,
+              c.decide.move_threads == 8 && c.heartbeat_s == 0 && c.decide.move_threads_max == 12,
           "... with the values given");
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         daemon_config before;

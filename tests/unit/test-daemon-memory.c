@@ -297,7 +297,7 @@ static void test_loop_never_waits(void)
 
     config_qmp(&cfg);
     cfg.test_holds = true;
-    cfg.decide.move_threads = 1; /* the one mover thread parks: nothing else moves meanwhile */
+    cfg.decide.move_threads = cfg.decide.move_threads_max = 1; /* the one mover thread parks */
     a = two_cells_on_node1("fake-async");
     start(&cfg);
     CHECK(holds_arm(HOLD_MOVE, NULL) == 0, "async: a hold armed between two windows of a move");
@@ -338,7 +338,7 @@ static fake_dom *start_move_parked(const char *name, const char *what)
 
     config_qmp(&cfg);
     cfg.test_holds = true;
-    cfg.decide.move_threads = 1;
+    cfg.decide.move_threads = cfg.decide.move_threads_max = 1;
     a = two_cells_on_node1(name);
     start(&cfg);
     (void)holds_arm(HOLD_MOVE, NULL);

@@ -68,6 +68,21 @@ int main(void)
     s.other_busy[1] = 7;
     hostload_other_busy(t, &none, &b, &s);
     CHECK(s.other_busy[1] == 7, "no earlier reading: other_busy is left as it was");
+    /* idle CPUs (the mover's threads): 0 + 1 + 0.1 + 0.6 over all four, 1.6 over 1 and 3 */
+    vn_cpuset all, some;
+    (void)cpuset_parse("0-3", &all);
+    (void)cpuset_parse("1,3", &some);
+    double i_all = hostload_idle_cpus(&a, &b, &all), i_some = hostload_idle_cpus(&a, &b, &some);
+    CHECK(i_all > 1.69 && i_all < 1.71 && i_some > 1.59 && i_some < 1.61 &&
+              hostload_idle_cpus(&none, &b, &all) == 0,
+          "idle CPUs: 1.7 of four, 1.6 of CPUs 1 and 3, 0 without an earlier reading (%.2f, "
+          "%.2f)",
+          i_all, i_some);
+    host_load back = a; /* a counter that went backwards (CPU hot-unplugged): not counted */
+    back.total[1] = b.total[1] + 1;
+    i_all = hostload_idle_cpus(&back, &b, &all);
+    CHECK(i_all > 0.69 && i_all < 0.71, "idle CPUs: a CPU whose ticks went back is skipped (%.2f)",
+          i_all);
     snapshot_clear(&s);
     free(t);
     char cmd[256];

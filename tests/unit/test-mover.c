@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "mover.h"
@@ -34,6 +35,7 @@ static unsigned moves, queries, order_log[64], nr_log;
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static bool gate_closed, gate_waiting;
+static unsigned gate_held; /* moves waiting at the closed gate */
 
 /* ---- the fake clock: it moves when the mover waits for tokens ---- */
 
@@ -100,10 +102,12 @@ static int fake_move(pid_t pid, unsigned long count, void **pages, const int *no
     /* a test may hold the first move until it has ordered something else */
     pthread_mutex_lock(&gate_lock);
     gate_waiting = gate_closed;
+    gate_held += gate_closed;
     pthread_cond_broadcast(&gate_cond);
     while (gate_closed)
         pthread_cond_wait(&gate_cond, &gate_lock);
     gate_waiting = false;
+    gate_held = 0;
     pthread_mutex_unlock(&gate_lock);
     pthread_mutex_lock(&lock);
     moves++;
@@ -218,6 +222,23 @@ static void gate_wait(void)
     pthread_mutex_unlock(&gate_lock);
 }
 
+/* until n moves wait at the closed gate at once; false when they never did in 60 s of real
+ * time (the timeout only says it never happened) */
+static bool gate_wait_n(unsigned n)
+{
+    struct timespec end;
+    int r = 0;
+
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += 60;
+    pthread_mutex_lock(&gate_lock);
+    while (gate_held < n && r == 0)
+        r = pthread_cond_timedwait(&gate_cond, &gate_lock, &end);
+    r = gate_held >= n;
+    pthread_mutex_unlock(&gate_lock);
+    return r;
+}
+
 static void gate_open(void)
 {
     pthread_mutex_lock(&gate_lock);
@@ -240,7 +261,7 @@ int main(void)
 
     /* 1. one order: all of it moves, each page once, in windows */
     reset(1);
-    CHECK(mover_start(&m, topo, &fake_ops, 2, 256) == 0, "mover started");
+    CHECK(mover_start(&m, topo, &fake_ops, 2, 2, 256) == 0, "mover started");
     CHECK(order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10) == 0, "an order for cell 0 (32 MiB)");
     CHECK(mover_wait_idle(m, 60), "the mover goes idle");
     mover_take(m, UUID, &p);
@@ -294,7 +315,7 @@ int main(void)
     /* 3. the host's rate: 32 MiB at 8 MiB/s (8 MiB of burst) take 3 s of the clock */
     mover_stop(m);
     reset(1);
-    CHECK(mover_start(&m, topo, &fake_ops, 1, 8) == 0, "a mover limited to 8 MiB/s");
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1, 8) == 0, "a mover limited to 8 MiB/s");
     uint64_t t0 = fake_mono();
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
     CHECK(mover_wait_idle(m, 60), "rate: the mover goes idle");
@@ -316,7 +337,7 @@ int main(void)
     mover_stop(m);
     reset(1);
     vn_clock_use(&frozen_clock);
-    CHECK(mover_start(&m, topo, &fake_ops, 1, 1) == 0, "a mover limited to 1 MiB/s");
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1, 1) == 0, "a mover limited to 1 MiB/s");
     gate_close();
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
     gate_wait();
@@ -339,7 +360,7 @@ int main(void)
     reset(1);
     for (unsigned i = 0; i < PAGES / 2; i++)
         pinned[i] = true;
-    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1, 256) == 0, "mover started");
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
     CHECK(mover_wait_idle(m, 60), "pinned: the mover goes idle");
     mover_take(m, UUID, &p);
@@ -354,7 +375,7 @@ int main(void)
     mover_stop(m);
     reset(1);
     free_b[0] = min_free[0] = (long long)(256 * MIB + 24 * MIB);
-    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1, 256) == 0, "mover started");
     (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 10);
     CHECK(mover_wait_idle(m, 60), "room: the mover goes idle");
     mover_take(m, UUID, &p);
@@ -366,7 +387,7 @@ int main(void)
     /* 7. priority: with one thread the higher order goes first */
     mover_stop(m);
     reset(1);
-    CHECK(mover_start(&m, topo, &fake_ops, 1, 256) == 0, "mover started");
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 1, 256) == 0, "mover started");
     gate_close();
     (void)order(m, 0, 1, 0, PAGE * 1024, 1); /* one window of cell 0 holds the thread */
     gate_wait();
@@ -380,6 +401,34 @@ int main(void)
           nr_log);
     mover_get_stats(m, &st);
     CHECK(st.orders == 0 && st.bytes_moved > 0, "stats: nothing queued, bytes moved counted");
+
+    /* 8. threads at once: 1 of 3 until CPUs are idle (a busy host), then as many as they are */
+    mover_stop(m);
+    reset(1);
+    CHECK(mover_start(&m, topo, &fake_ops, 1, 3, 256) == 0, "mover started, 1 to 3 threads");
+    mover_get_stats(m, &st);
+    CHECK(st.threads == 1, "threads: 1 at once at first (%u)", st.threads);
+    gate_close();
+    (void)order(m, 0, 1, 0, PAGE * 1024, 1); /* one window of cell 0 holds a thread */
+    gate_wait();
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 1);
+    (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 50);
+    gate_open();
+    CHECK(mover_wait_idle(m, 60), "threads: the mover goes idle");
+    CHECK(nr_log >= 3 && order_log[0] == 0 && order_log[1] == 1 && order_log[2] == 0,
+          "threads: with one at once, cell 1 (50 points) all moved before cell 0 went on, as with "
+          "one thread (%u switches)",
+          nr_log);
+    CHECK(mover_fit_threads(m, 0.4) == 1 && mover_fit_threads(m, 2.6) == 2 &&
+              mover_fit_threads(m, 12) == 3,
+          "threads: 0.4 idle CPUs 1 (the least), 2.6 2, 12 3 (the most)");
+    reset(1);
+    gate_close();
+    (void)order(m, 0, 1, 0, (PAGES / 2) * PAGE, 1);
+    (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 1);
+    CHECK(gate_wait_n(2), "threads: two cells' windows at once, once 2 CPUs are idle");
+    gate_open();
+    CHECK(mover_wait_idle(m, 60), "threads: the mover goes idle again");
     mover_stop(m);
     free(topo);
     return tap_done();

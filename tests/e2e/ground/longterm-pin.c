@@ -45,7 +45,7 @@ static int apply_st(dom_state *st, const topology *t, const snap_domain *sd, con
     act_target tg = act_target_of(st);
     int r;
 
-    if (!the_mover && mover_start(&the_mover, t, ops, 1, 1024) < 0)
+    if (!the_mover && mover_start(&the_mover, t, ops, 1, 1, 1024) < 0)
         abort();
     tg.movers = the_mover;
     r = act_apply(NULL, &tg, t, sd, pd, ops, cfg, res);
