@@ -418,6 +418,14 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
     }
     topo_source_name(kind, arg, t->source, sizeof(t->source));
 
+    /* hwloc loads its plugins at the process's first init: the I/O ones (PCI, OpenCL, GL)
+     * pull in libpciaccess, libOpenCL and X11 for devices the balancer filters out below (a
+     * tenth of vnumad's start, several hundred ms on a slow or starved host). An operator's
+     * own HWLOC_PLUGINS_BLACKLIST stands. */
+    (void)setenv("HWLOC_PLUGINS_BLACKLIST",
+                 "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,"
+                 "hwloc_rsmi,hwloc_levelzero",
+                 0);
     if (hwloc_topology_init(&h) < 0) {
         h = NULL;
         r = -topo_errno();

@@ -455,6 +455,11 @@ static void test_live(void)
                err))
         return;
     CHECK(strcmp(t->source, "live") == 0, "live: source is \"live\"");
+    /* hwloc's I/O plugins (PCI, OpenCL, GL) are not loaded: hwloc's own blacklist names them
+     * (an operator's value would stand) */
+    const char *bl = getenv("HWLOC_PLUGINS_BLACKLIST");
+    CHECK(bl && strstr(bl, "hwloc_pci") && strstr(bl, "hwloc_opencl") && strstr(bl, "hwloc_gl"),
+          "live: hwloc's I/O plugins are not loaded (HWLOC_PLUGINS_BLACKLIST=%s)", bl ? bl : "");
     i0 = topo_node_index(t, 0);
     CHECK(i0 >= 0 && !cpuset_empty(&t->nodes[i0].cpus) && t->nodes[i0].imb_numa_nr >= 1,
           "live: node 0 exists and has CPUs");
