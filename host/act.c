@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The act stage (act.h): a domain's plan carried out in order, vCPU pins, the emulator and
- * IOThreads, then memory (a restrictive numatune's nodeset, or the page moves), then the
- * shared backends' preferred node. What each step does is in its own file: act_pins.c,
- * act_move.c, act_backend.c; the originals and putting them back are act_originals.c.
+ * The act stage (act.h): a domain's plan carried out in order, each cell's vCPU pins and
+ * then its memory's order to the mover (the cells whose memory moves first), the emulator and
+ * IOThreads, a restrictive numatune's nodeset, then the shared backends' preferred node. What each
+ * step does is in its own file: act_pins.c, act_move.c, act_backend.c; the originals and putting
+ * them back are act_originals.c.
  */
 #include "act.h"
 
@@ -87,7 +88,7 @@ bool act_collect_moves(const act_target *tg, const plan_domain *pd, act_result *
 int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, const vn_config *cfg, act_result *res)
 {
-    int main_node = -1, r;
+    int main_node = -1, r, ordered = 0;
     const char *step = NULL;
     uint64_t main_bytes = 0;
     bool any_pin = false, restrictive = act_all_restrictive(sd);
@@ -95,28 +96,40 @@ int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_d
     memset(res, 0, sizeof(*res));
     res->nr_cells = VN_MIN(pd->nr_cells, (unsigned)SNAP_MAX_CELLS_PER_DOMAIN);
     for (unsigned k = 0; k < res->nr_cells; k++) {
-        const plan_cell *pc = &pd->cells[k];
         uint64_t bytes = 0;
         for (unsigned n = 0; n < t->nr_nodes; n++)
             bytes += sd->cells[k].pages[n] * sd->cells[k].page_size;
-        if (pc->target_node >= 0 && sd->cells[k].nr_vcpus > 0 &&
+        if (pd->cells[k].target_node >= 0 && sd->cells[k].nr_vcpus > 0 &&
             (main_node < 0 || bytes > main_bytes)) {
-            main_node = pc->target_node;
+            main_node = pd->cells[k].target_node;
             main_bytes = bytes;
         }
-        for (unsigned i = 0; i < pc->nr_pins; i++) {
-            r = act_pin_vcpu(d, tg, pc->pins[i].vcpu, &pc->pins[i].cpus);
-            if (r < 0) {
-                char what[64];
-                snprintf(what, sizeof(what), "pin vCPU %u", pc->pins[i].vcpu);
-                fail(res, r, what);
-                return r;
-            }
-            res->cells[k].pins_done++;
-            tg->count->pins++;
-            any_pin = true;
-        }
     }
+    /* The cells whose memory moves first, each pinned and then its memory ordered, so the
+     * mover starts while the other cells are pinned; then the cells that only get pins. A pin
+     * that fails stops the domain there: no cell's memory moves to vCPUs that are not there. */
+    for (int round = 0; round < 2; round++)
+        for (unsigned k = 0; k < res->nr_cells; k++) {
+            const plan_cell *pc = &pd->cells[k];
+            if ((pc->nr_moves > 0) != (round == 0))
+                continue;
+            for (unsigned i = 0; i < pc->nr_pins; i++) {
+                r = act_pin_vcpu(d, tg, pc->pins[i].vcpu, &pc->pins[i].cpus);
+                if (r < 0) {
+                    char what[64];
+                    snprintf(what, sizeof(what), "pin vCPU %u", pc->pins[i].vcpu);
+                    fail(res, r, what);
+                    return r;
+                }
+                res->cells[k].pins_done++;
+                tg->count->pins++;
+                any_pin = true;
+            }
+            /* a cell without moves drops what was queued for it */
+            r = restrictive ? 0 : act_order_cell(tg, t, pd, k, cfg, res);
+            if (r < 0 && !ordered)
+                ordered = r;
+        }
     /* The emulator thread and IOThreads go with the domain's main node (act_pins.c) */
     if (any_pin && main_node >= 0) {
         r = act_pin_emulator(d, tg, t, sd, main_node, res, &step);
@@ -133,10 +146,9 @@ int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_d
         }
         return 0;
     }
-    r = act_order_cells(tg, t, pd, cfg, res);
-    if (r < 0) {
-        fail(res, r, "order guest memory moves");
-        return r;
+    if (ordered < 0) {
+        fail(res, ordered, "order guest memory moves");
+        return ordered;
     }
     /* Shared (memfd, tmpfs) backends get the target as their preferred node (act_backend.c) */
     r = act_bind_backends(tg, t, sd, pd, ops, res);

@@ -106,9 +106,10 @@ bool act_collect_moves(const act_target *tg, const plan_domain *pd, act_result *
 
 /*
  * Carry out the plan of one domain (mode auto). pd->cells[k] belongs to
- * sd->cells[k]. Pins are set here; memory moves are ordered from the mover (tg->movers), which
- * takes what it moves from the plan (act_move_plan: spans of the sample's RAM ranges) and moves
- * them window by window after this returns, within the host's rate limit and the target's
+ * sd->cells[k]. Pins are set here; each cell's memory moves are ordered from the mover
+ * (tg->movers) right after that cell's vCPUs are pinned (a failed pin orders nothing more); the
+ * mover takes what it moves from the plan (act_move_plan: spans of the sample's RAM ranges) and
+ * moves them window by window after this returns, within the host's rate limit and the target's
  * reserve (mover.h). Fills *res; returns 0 or the -errno of the first error that stopped it
  * (res->kind says what to do about it).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Guest memory moves (act_move.h): what a plan moves, as spans of the sample's RAM ranges
- * (act_move_plan), the orders the act stage gives the mover for each cell (act_order_cells),
+ * (act_move_plan), the order the act stage gives the mover for a cell (act_order_cell),
  * which the mover's threads work window by window (move_window.c).
  */
 #include <errno.h>
@@ -79,44 +79,40 @@ static double cell_priority(const plan_cell *pc)
     return g;
 }
 
-int act_order_cells(const act_target *tg, const topology *t, const plan_domain *pd,
-                    const vn_config *cfg, act_result *res)
+int act_order_cell(const act_target *tg, const topology *t, const plan_domain *pd, unsigned k,
+                   const vn_config *cfg, act_result *res)
 {
     const dom_sample_cache *smp = tg->sample;
     uint64_t refused = tg->mover->ram_gen == smp->ram_gen ? tg->mover->mem_refused : 0;
+    const plan_cell *pc = &pd->cells[k];
     move_span spans[MOVER_MAX_SPANS];
-    int first = 0;
+    unsigned n;
+    int to, r;
 
-    if (smp->pid <= 0 || !smp->nr_ram || !tg->movers)
+    if (smp->pid <= 0 || !smp->nr_ram || !tg->movers || k >= res->nr_cells)
         return 0;
-    for (unsigned k = 0; k < res->nr_cells; k++) {
-        const plan_cell *pc = &pd->cells[k];
-        unsigned n = pc->nr_moves
-                         ? act_move_plan(pc, smp->ram, smp->nr_ram, refused, spans, MOVER_MAX_SPANS)
-                         : 0;
-        int to = pc->target_node >= 0 ? pc->target_node : n ? spans[0].to : 0;
-        mover_order o = {.uuid = tg->uuid,
-                         .name = tg->name,
-                         .cell = pc->cell_id,
-                         .pid = smp->pid,
-                         .ram_gen = smp->ram_gen,
-                         .spans = spans,
-                         .nr_spans = n,
-                         .nr_moves = pc->nr_moves,
-                         .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
-                         .priority = cell_priority(pc),
-                         .reserve = node_reserve(t, cfg, (unsigned)to),
-                         .rate_mib = tg->rate_mib};
-        /* a cell the plan moves nothing of any more drops what was queued for it */
-        int r = mover_order_cell(tg->movers, &o);
-        if (r < 0 && !first)
-            first = r;
-        for (unsigned i = 0; i < n; i++)
-            res->cells[k].bytes_ordered += spans[i].hot ? spans[i].bytes : 0;
-        for (unsigned m = 0; m < pc->nr_moves && n; m++)
-            res->cells[k].bytes_ordered += pc->moves[m].is_range ? 0 : pc->moves[m].bytes;
-    }
-    return first;
+    n = pc->nr_moves ? act_move_plan(pc, smp->ram, smp->nr_ram, refused, spans, MOVER_MAX_SPANS)
+                     : 0;
+    to = pc->target_node >= 0 ? pc->target_node : n ? spans[0].to : 0;
+    mover_order o = {.uuid = tg->uuid,
+                     .name = tg->name,
+                     .cell = pc->cell_id,
+                     .pid = smp->pid,
+                     .ram_gen = smp->ram_gen,
+                     .spans = spans,
+                     .nr_spans = n,
+                     .nr_moves = pc->nr_moves,
+                     .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
+                     .priority = cell_priority(pc),
+                     .reserve = node_reserve(t, cfg, (unsigned)to),
+                     .rate_mib = tg->rate_mib};
+    /* a cell the plan moves nothing of any more drops what was queued for it */
+    r = mover_order_cell(tg->movers, &o);
+    for (unsigned i = 0; i < n; i++)
+        res->cells[k].bytes_ordered += spans[i].hot ? spans[i].bytes : 0;
+    for (unsigned m = 0; m < pc->nr_moves && n; m++)
+        res->cells[k].bytes_ordered += pc->moves[m].is_range ? 0 : pc->moves[m].bytes;
+    return r < 0 ? r : 0;
 }
 
 void act_keep_targets(const act_target *tg, const plan_domain *pd)

@@ -26,13 +26,14 @@ unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ra
                        move_span *out, unsigned max);
 
 /*
- * The memory moves of a plan, given to the mover (tg->movers): each cell's spans
+ * The memory moves of cell k of a plan, given to the mover (tg->movers): the cell's spans
  * (act_move_plan, without the ranges the mover found refused) as its order, which replaces
- * what was queued for the cell; a cell without moves drops its queued order. Returns at once
- * (res->cells[k].bytes_ordered says what was ordered); 0 or -ENOMEM.
+ * what was queued for the cell; a cell without moves drops its queued order. act_apply gives
+ * it right after the cell's own vCPUs are pinned. Returns at once (res->cells[k].bytes_ordered
+ * says what was ordered); 0 or -ENOMEM.
  */
-int act_order_cells(const act_target *tg, const topology *t, const plan_domain *pd,
-                    const vn_config *cfg, act_result *res);
+int act_order_cell(const act_target *tg, const topology *t, const plan_domain *pd, unsigned k,
+                   const vn_config *cfg, act_result *res);
 
 /*
  * A pass that decided the domain's cells again without acting on them: what the mover still

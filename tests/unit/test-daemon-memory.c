@@ -8,6 +8,7 @@
  * moves nothing; a monitor that does not answer skips the
  * domain until it does. The same on the real stack: tests/e2e/ and the proving ground.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,96 @@ static void test_cell_takes_its_memory(void)
     CHECK(moved >= 0 && cell_pinned(a, moved, "0-1") && cell_pinned(a, 1 - moved, "2-3"),
           "restart: each cell's vCPUs pinned to its memory again");
     stop();
+}
+
+/* At each vCPU pin of the act stage: whether the mover had been given (or had worked) an order
+ * by then, and which vCPUs were pinned to node 0 already; the pin numbered fail_at fails
+ * (-EAGAIN, transient) in the first pass. */
+typedef struct pin_watch {
+    unsigned n, fail_at;
+    bool ordered[4];
+    char pinned[4][8]; /* vCPU v pinned to node 0 ('1') or not ('0') */
+} pin_watch;
+
+static void watch_pin(fake_dom *fd, fake_call call, void *arg)
+{
+    pin_watch *w = arg;
+    mover_stats ms;
+    char buf[32];
+
+    (void)call;
+    mover_get_stats(dm.movers, &ms);
+    if (w->n < 4) {
+        w->ordered[w->n] = ms.orders > 0 || ms.bytes_moved > 0 || fake_move_calls() > 0;
+        for (unsigned v = 0; v < 4; v++)
+            w->pinned[w->n][v] = strcmp(fake_dom_pin(fd, v, buf, sizeof(buf)), "0-1") ? '0' : '1';
+    }
+    fake_dom_fail(fd, FAKE_PIN_VCPU, w->n == w->fail_at ? -EAGAIN : 0);
+    w->n++;
+}
+
+/* A cell's memory is ordered right after its own vCPUs are pinned, and the cells whose memory
+ * moves are pinned first: the mover starts while the other cells are pinned, never before the
+ * cell's own pins, and a pin that fails orders nothing more. The fake QEMU gives vCPUs 0-1 to
+ * cell 0 and 2-3 to cell 1; one of the two cells goes to node 0 with its memory. */
+static void test_order_after_own_pins(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    pin_watch w = {.fail_at = 4};
+    int moved;
+    bool done;
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-order");
+    fake_dom_hook(a, FAKE_PIN_VCPU, watch_pin, &w);
+    start(&cfg);
+    done = run_until(one_cell_moved, a);
+    CHECK(done && w.n == 4, "order: the first pass pinned 4 vCPUs (%u)", w.n);
+    moved = cell_on_node0(a);
+    CHECK(moved >= 0 && !w.ordered[0] && !w.ordered[1],
+          "order: nothing was ordered before the first two pins");
+    CHECK(moved >= 0 && w.pinned[2][2 * moved] == '1' && w.pinned[2][2 * moved + 1] == '1' &&
+              w.ordered[2] && w.ordered[3],
+          "order: cell %d (it moves) was pinned first and its memory ordered before the other "
+          "cell's pins (pinned to node 0 at the third pin: %.4s)",
+          moved, w.pinned[2]);
+    stop();
+
+    /* the first pin of the cell that moves fails, then the first of the other cell's: nothing
+     * moves in the first case, the moving cell's memory in the second, and the next pass
+     * pins what was left and moves the rest */
+    for (unsigned fail_at = 0; fail_at <= 2; fail_at += 2) {
+        pin_watch f = {.fail_at = fail_at};
+        char name[32];
+        snprintf(name, sizeof(name), "fake-order-fail%u", fail_at);
+        config_qmp(&cfg);
+        a = two_cells_on_node1(name);
+        fake_dom_hook(a, FAKE_PIN_VCPU, watch_pin, &f);
+        start(&cfg);
+        (void)run_until(first_pass_done, NULL);
+        uint64_t on0 = pages_on_node0(a);
+        unsigned pinned = 0;
+        for (unsigned v = 0; v < 4; v++)
+            pinned += f.pinned[f.n - 1][v] == '1';
+        if (fail_at == 0)
+            CHECK(on0 == 0 && fake_move_calls() == 0 && f.n == 1,
+                  "order, the moving cell's pin fails: nothing moved, nothing else pinned (%llu "
+                  "pages on node 0, %u pin calls)",
+                  (unsigned long long)on0, f.n);
+        else
+            CHECK(on0 == CELL_PAGES && f.n == 3 && pinned == 2,
+                  "order, the other cell's pin fails: the moving cell (pinned) moved all its "
+                  "memory (%llu pages on node 0, %u pin calls)",
+                  (unsigned long long)on0, f.n);
+        pass();
+        moved = cell_on_node0(a);
+        CHECK(moved >= 0 && fake_dom_pages_on(a, (unsigned)(1 - moved), 1) == CELL_PAGES &&
+                  cell_pinned(a, moved, "0-1") && cell_pinned(a, 1 - moved, "2-3"),
+              "order, a pin failed: the next pass pinned both cells and one cell's memory all "
+              "moved");
+        stop();
+    }
 }
 
 /* A new domain's first pass counts where its pages are while its CPU time window runs: the
@@ -441,6 +532,7 @@ int main(void)
 {
     fake_host_init(&host);
     test_cell_takes_its_memory();
+    test_order_after_own_pins();
     test_counts_in_window();
     test_recount_on_rss();
     test_no_room();
