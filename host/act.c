@@ -88,7 +88,7 @@ bool act_collect_moves(const act_target *tg, const plan_domain *pd, act_result *
 int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_domain *sd,
               const plan_domain *pd, const numa_ops *ops, const vn_config *cfg, act_result *res)
 {
-    int main_node = -1, r, ordered = 0;
+    int main_node = -1, r, order_err = 0;
     const char *step = NULL;
     uint64_t main_bytes = 0;
     bool any_pin = false, restrictive = act_all_restrictive(sd);
@@ -127,8 +127,8 @@ int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_d
             }
             /* a cell without moves drops what was queued for it */
             r = restrictive ? 0 : act_order_cell(tg, t, pd, k, cfg, res);
-            if (r < 0 && !ordered)
-                ordered = r;
+            if (r < 0 && !order_err)
+                order_err = r;
         }
     /* The emulator thread and IOThreads go with the domain's main node (act_pins.c) */
     if (any_pin && main_node >= 0) {
@@ -146,9 +146,9 @@ int act_apply(virt_dom *d, const act_target *tg, const topology *t, const snap_d
         }
         return 0;
     }
-    if (ordered < 0) {
-        fail(res, ordered, "order guest memory moves");
-        return ordered;
+    if (order_err < 0) {
+        fail(res, order_err, "order guest memory moves");
+        return order_err;
     }
     /* Shared (memfd, tmpfs) backends get the target as their preferred node (act_backend.c) */
     r = act_bind_backends(tg, t, sd, pd, ops, res);
