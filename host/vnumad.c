@@ -180,6 +180,78 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
     return daemon_main(&cfg, config_path);
 }
 
+/* Which invocation an option belongs to: a daemon option on the advisor (or the other way round)
+ * would silently do something else than asked (an advisor run that starts the balancer), so
+ * every option is checked against the mode the command line asks for. */
+enum {
+    MODE_DAEMON = 1 << 0,
+    MODE_CHECK = 1 << 1,
+    MODE_ADVISE = 1 << 2,
+};
+
+typedef struct cli_opt {
+    int val;
+    const char *name;
+    unsigned modes; /* the modes it belongs to */
+} cli_opt;
+
+static const cli_opt cli_opts[] = {
+    {'a', "--advise", MODE_ADVISE},
+    {'t', "--topology", MODE_ADVISE},
+    {'y', "--synthetic", MODE_ADVISE},
+    {'s', "--snapshot", MODE_ADVISE},
+    {'j', "--json", MODE_ADVISE},
+    {'T', "--table", MODE_ADVISE},
+    {'p', "--passes", MODE_ADVISE},
+    {'f', "--foreground", MODE_DAEMON},
+    {'c', "--config", MODE_DAEMON | MODE_CHECK},
+    {'C', "--check-config", MODE_CHECK},
+};
+
+/* Options that each choose the same thing: one of them at most. */
+static const int cli_exclusive[][2] = {{'t', 'y'}, {'j', 'T'}, {'a', 'C'}};
+
+static const cli_opt *cli_find(int val)
+{
+    for (size_t i = 0; i < VN_ARRAY_SIZE(cli_opts); i++)
+        if (cli_opts[i].val == val)
+            return &cli_opts[i];
+    return NULL;
+}
+
+/* 0, or -1 after a usage message: an option given twice, two that exclude each other, or one
+ * that does not belong to the mode asked for. */
+static int cli_check(const bool seen[static 128], int twice)
+{
+    unsigned mode = seen['a'] ? MODE_ADVISE : seen['C'] ? MODE_CHECK : MODE_DAEMON;
+
+    if (twice) {
+        fprintf(stderr, "vnumad: %s given twice\n", cli_find(twice)->name);
+        return -1;
+    }
+    for (size_t i = 0; i < VN_ARRAY_SIZE(cli_exclusive); i++)
+        if (seen[cli_exclusive[i][0]] && seen[cli_exclusive[i][1]]) {
+            fprintf(stderr, "vnumad: %s and %s cannot be combined\n",
+                    cli_find(cli_exclusive[i][0])->name, cli_find(cli_exclusive[i][1])->name);
+            return -1;
+        }
+    for (size_t i = 0; i < VN_ARRAY_SIZE(cli_opts); i++) {
+        const cli_opt *o = &cli_opts[i];
+        if (!seen[o->val] || (o->modes & mode))
+            continue;
+        if (mode == MODE_DAEMON)
+            fprintf(stderr,
+                    "vnumad: %s is an option of --advise (the offline advisor); without "
+                    "--advise vnumad would start the balancer\n",
+                    o->name);
+        else
+            fprintf(stderr, "vnumad: %s is not an option of %s\n", o->name,
+                    mode == MODE_ADVISE ? "--advise" : "--check-config");
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -205,10 +277,17 @@ int main(int argc, char **argv)
     output_kind out = OUTPUT_BOTH;
     bool do_advise = false;
     uint64_t passes = 1;
+    bool seen[128] = {0};
+    int twice = 0;
     char err[1024];
     int c, r;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c > 0 && c < 128 && cli_find(c)) {
+            if (seen[c] && !twice)
+                twice = c;
+            seen[c] = true;
+        }
         switch (c) {
         case 'a':
             do_advise = true;
@@ -259,6 +338,10 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "vnumad: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (cli_check(seen, twice) < 0) {
+        usage(stderr);
         return 2;
     }
     if (!do_advise)

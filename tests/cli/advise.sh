@@ -140,4 +140,30 @@ ok $? "vnumad --check-config names file, line and reason of a bad key (exit $rc)
 "$VNUMAD" --foreground --config "$tmp/bad.conf" >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ]; ok $? "vnumad refuses to start with a bad configuration (exit $rc)"
 
+# Options of one mode are refused in another, and options that choose the same thing are refused
+# together: exit 2, the option named, nothing on stdout. Where the old parser would have started
+# the balancer (an advisor option without --advise) the command line carries the bad
+# configuration, so that a regression fails on it (exit 1) instead of starting a daemon.
+expect_usage() { # expected-substring args...
+    local want=$1
+    shift
+    "$VNUMAD" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q -- "$want" "$tmp/err"
+    ok $? "vnumad $* is a usage error (exit $rc: $(head -n 1 "$tmp/err"))"
+}
+demo=tests/data/demo-snapshot.json
+expect_usage "--topology is an option of --advise" --topology "$topo" --snapshot "$demo" --config "$tmp/bad.conf"
+expect_usage "--snapshot is an option of --advise" --snapshot "$demo" --config "$tmp/bad.conf"
+expect_usage "--passes is an option of --advise" --foreground --passes 2 --config "$tmp/bad.conf"
+expect_usage "--json is an option of --advise" --json --config "$tmp/bad.conf"
+expect_usage "--advise and --check-config cannot be combined" --check-config --advise --topology "$topo" --snapshot "$demo"
+expect_usage "--json and --table cannot be combined" --advise --topology "$topo" --snapshot "$demo" --json --table
+expect_usage "--topology and --synthetic cannot be combined" --advise --topology "$topo" --synthetic "pack:2 core:2 pu:1" --snapshot "$demo"
+expect_usage "--foreground is not an option of --advise" --advise --foreground --topology "$topo" --snapshot "$demo"
+expect_usage "--config is not an option of --advise" --advise --config "$tmp/good.conf" --topology "$topo" --snapshot "$demo"
+expect_usage "--foreground is not an option of --check-config" --check-config --foreground --config "$tmp/good.conf"
+expect_usage "--table is not an option of --check-config" --check-config --table --config "$tmp/good.conf"
+expect_usage "--snapshot given twice" --advise --topology "$topo" --snapshot "$demo" --snapshot "$tmp/missing.json"
+
 finish
