@@ -26,6 +26,7 @@ void daemon_config_defaults(daemon_config *c)
     c->restore_on_exit = true;
     snprintf(c->socket_path, sizeof(c->socket_path), "/run/vnuma/vnumad.sock");
     snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/vnuma");
+    snprintf(c->pid_file, sizeof(c->pid_file), "/run/vnumad.pid");
     snprintf(c->uri, sizeof(c->uri), "qemu:///system");
     c->log_level = 6;
     config_defaults(&c->decide);
@@ -130,6 +131,12 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             return -EINVAL;
         }
         c->log_level = levels[i];
+    } else if (!strcmp(k, "pid_file")) {
+        /* empty: no pid file */
+        if (!v[0])
+            c->pid_file[0] = '\0';
+        else if (parse_path(v, c->pid_file, sizeof(c->pid_file)) < 0)
+            goto path;
     } else if (!strcmp(k, "metrics_file")) {
         /* empty: no metrics file */
         if (!v[0])

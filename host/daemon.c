@@ -6,6 +6,7 @@
  * their shared context (core.h) and hands it down (docs/ARCHITECTURE.md "Floors").
  */
 #include "daemon.h"
+#include "detach.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -292,6 +293,7 @@ static void reload_config(vnumad *dm)
     /* where vnumad listens and what it connects to stay as started */
     memcpy(c.socket_path, dm->cfg.socket_path, sizeof(c.socket_path));
     memcpy(c.state_dir, dm->cfg.state_dir, sizeof(c.state_dir));
+    memcpy(c.pid_file, dm->cfg.pid_file, sizeof(c.pid_file));
     memcpy(c.uri, dm->cfg.uri, sizeof(c.uri));
     (void)notify_send("RELOADING=1");
     dm->cfg = c;
@@ -512,7 +514,7 @@ void daemon_stop(vnumad *dm)
     log_info("vnumad stopped");
 }
 
-int daemon_main(const daemon_config *cfg, const char *config_path)
+int daemon_main(const daemon_config *cfg, const char *config_path, bool detached)
 {
     daemon_host host = {.numa = &numa_libnuma, .root = "/", .machine_id = VN_MACHINE_ID};
     _cleanup_free_ topology *topo = calloc(1, sizeof(*topo));
@@ -530,6 +532,12 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
     host.topo = topo;
     if (daemon_start(&dm, cfg, config_path, &host) < 0)
         return 1;
+    /* listening, and connected or retrying: the terminal that started us may go */
+    if (detached && detach_done(cfg->pid_file, err, sizeof(err)) < 0) {
+        log_err("Cannot detach: %s", err);
+        daemon_stop(&dm);
+        return 1;
+    }
     while (!dm.quit) {
         r = loop_run_once();
         if (r < 0) {
@@ -538,5 +546,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path)
         }
     }
     daemon_stop(&dm);
+    if (detached)
+        detach_remove_pidfile(cfg->pid_file);
     return r < 0 ? 1 : 0;
 }

@@ -16,7 +16,7 @@
 #include "topology.h"
 
 /* Run until SIGTERM/SIGINT on the live host; returns the process exit status. */
-int daemon_main(const daemon_config *cfg, const char *config_path);
+int daemon_main(const daemon_config *cfg, const char *config_path, bool detached);
 
 /* What a daemon runs on: the live host (daemon_main), or a test's fake host
  * (tests/unit/fakehost.h), whose libvirt and clock are installed with virt_use and

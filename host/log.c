@@ -25,6 +25,7 @@ typedef struct log_slot {
 static bool log_foreground = true;
 static int log_max = LOG_INFO;
 static FILE *log_stream;
+static FILE *log_echo; /* detached but still starting: errors and warnings also here */
 static double (*log_clock)(void);
 static log_slot log_slots[LOG_RATE_SLOTS];
 static uint64_t log_suppressed;
@@ -45,6 +46,13 @@ void log_setup(bool foreground, int max_level)
 void log_set_level(int max_level)
 {
     log_max = max_level;
+}
+
+void log_set_echo(FILE *f)
+{
+    pthread_mutex_lock(&log_lock);
+    log_echo = f;
+    pthread_mutex_unlock(&log_lock);
 }
 
 void log_set_stream(FILE *f)
@@ -75,6 +83,10 @@ static void log_write(int level, const char *text)
         fflush(f);
     } else {
         syslog(level, "%s", text);
+        if (log_echo && level <= LOG_WARNING) {
+            fprintf(log_echo, "vnumad: %s: %s\n", level_names[level & 7], text);
+            fflush(log_echo);
+        }
     }
 }
 

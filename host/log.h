@@ -44,6 +44,9 @@ const char *log_quote(const char *s, char *buf, size_t len);
 
 /* Tests: where foreground lines go (NULL: stderr), and the clock (NULL: CLOCK_MONOTONIC). */
 void log_set_stream(FILE *f);
+/* Without --foreground, also write errors and warnings to f (NULL: stop): the start of a
+ * detaching vnumad, whose terminal waits for it (host/detach.h). */
+void log_set_echo(FILE *f);
 void log_set_clock(double (*now_s)(void));
 
 #define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)

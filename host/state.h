@@ -339,6 +339,7 @@ typedef struct daemon_config {
     bool restore_on_exit;    /* restore_on_exit = yes */
     char socket_path[108];   /* socket = /run/vnuma/vnumad.sock */
     char state_dir[256];     /* state_dir = /var/lib/vnuma */
+    char pid_file[256];      /* pid_file = /run/vnumad.pid: written when detached; empty: none */
     char uri[256];           /* uri = qemu:///system */
     int log_level;           /* log_level = info (err=3 warning=4 info=6 debug=7) */
     bool test_holds;         /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */

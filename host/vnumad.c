@@ -19,6 +19,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "decide.h"
+#include "detach.h"
 #include "log.h"
 #include "plan_apply.h"
 #include "record.h"
@@ -157,6 +158,7 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
 {
     daemon_config cfg;
     char err[1024];
+    int r;
 
     daemon_config_defaults(&cfg);
     if (daemon_config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &cfg, err,
@@ -172,12 +174,13 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
         fprintf(stderr, "vnumad: must run as root (it pins vCPUs and moves guest memory)\n");
         return 1;
     }
-    if (!foreground && daemon(0, 0) < 0) {
-        fprintf(stderr, "vnumad: cannot detach: %s\n", strerror(errno));
+    log_setup(foreground, cfg.log_level);
+    /* the terminal waits until vnumad has started or failed to (host/detach.h) */
+    if (!foreground && (r = detach_begin()) < 0) {
+        fprintf(stderr, "vnumad: cannot detach: %s\n", strerror(-r));
         return 1;
     }
-    log_setup(foreground, cfg.log_level);
-    return daemon_main(&cfg, config_path);
+    return daemon_main(&cfg, config_path, !foreground);
 }
 
 /* Which invocation an option belongs to: a daemon option on the advisor (or the other way round)
