@@ -292,6 +292,7 @@ MAN5       := vnumad.conf.5
 UNITS      := vnumad.service vnuma-agent.service
 UDEV_RULES := 60-vnuma-agent.rules
 PROM_RULES := vnuma-alerts.yml
+LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 PROMDIR    := $(DATADIR)/vnuma/prometheus
 # bash-completion's directory for completions loaded on demand (pkg-config bash-completion)
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
@@ -301,7 +302,7 @@ UNIT_SED   := -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma \
-	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR)
+	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(LOGROTATEDIR)
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
@@ -315,6 +316,7 @@ install: all
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix dist/prometheus/,$(PROM_RULES)) $(DESTDIR)$(PROMDIR)/
 	install -m 0644 dist/bash-completion/vnumactl $(DESTDIR)$(COMPLETIONDIR)/vnumactl
+	install -m 0644 dist/logrotate/vnuma $(DESTDIR)$(LOGROTATEDIR)/vnuma
 	@if [ ! -e $(CONF) ]; then \
 	    echo "install -m 0644 dist/vnumad.conf $(CONF)"; \
 	    install -m 0644 dist/vnumad.conf $(CONF); \
@@ -331,6 +333,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PROMDIR)/,$(PROM_RULES))
 	rmdir $(DESTDIR)$(PROMDIR) $(DESTDIR)$(DATADIR)/vnuma 2>/dev/null || true
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/vnumactl
+	rm -f $(DESTDIR)$(LOGROTATEDIR)/vnuma
+	rmdir $(DESTDIR)$(LOGROTATEDIR) 2>/dev/null || true
 	@if [ -e $(CONF) ] && ! cmp -s dist/vnumad.conf $(CONF); then \
 	    echo "note: keeping $(CONF): it was changed after install"; \
 	else \

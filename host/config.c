@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
+#include "journal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,6 +28,8 @@ void daemon_config_defaults(daemon_config *c)
     snprintf(c->socket_path, sizeof(c->socket_path), "/run/vnuma/vnumad.sock");
     snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/vnuma");
     snprintf(c->pid_file, sizeof(c->pid_file), "/run/vnumad.pid");
+    c->journal_max_bytes = 64 * VN_MIB;
+    c->journal_files = 4;
     snprintf(c->uri, sizeof(c->uri), "qemu:///system");
     c->log_level = 6;
     config_defaults(&c->decide);
@@ -98,6 +101,14 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
         if (parse_uint(v, 1, 1048576, &u) < 0)
             goto range;
         c->rate_limit_mib = (unsigned)u;
+    } else if (!strcmp(k, "journal_max_mib")) {
+        if (parse_uint(v, 1, 1048576, &u) < 0)
+            goto range;
+        c->journal_max_bytes = u * VN_MIB;
+    } else if (!strcmp(k, "journal_files")) {
+        if (parse_uint(v, 0, JOURNAL_FILES_MAX, &u) < 0)
+            goto range;
+        c->journal_files = (unsigned)u;
     } else if (!strcmp(k, "qmp")) {
         if (parse_bool(v, &c->use_qmp) < 0)
             goto boolean;

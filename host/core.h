@@ -45,7 +45,7 @@ typedef struct vnumad {
     control_server *ctl;
     int sigfd, sig_watch;
     bool quit;
-    FILE *journal;
+    struct journal_file *journal;    /* state_dir/journal.jsonl (journal.h); NULL: not open */
     metrics_host stats;              /* counters for the metrics (host/metrics.h) */
     host_load load[2];               /* /proc/stat at the last two passes (hostload.h) */
     unsigned load_cur;               /* which of load[] is the newest */

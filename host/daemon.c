@@ -7,6 +7,7 @@
  */
 #include "daemon.h"
 #include "detach.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -305,6 +306,23 @@ static void reload_config(vnumad *dm)
     (void)notify_send("READY=1");
 }
 
+/* SIGHUP: a journal.jsonl that logrotate moved away is made anew (host/journal.h) */
+static void reopen_journal(vnumad *dm)
+{
+    int r;
+
+    if (!dm->journal) {
+        r = journal_open(dm->cfg.state_dir, &dm->journal);
+    } else {
+        r = journal_reopen(dm->journal);
+    }
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_JOURNAL]++;
+        log_warn("Cannot reopen the journal in %s: %s; decisions are kept in memory only",
+                 dm->cfg.state_dir, strerror(-r));
+    }
+}
+
 static void on_signal(int watch, int fd, int events, void *opaque)
 {
     vnumad *dm = opaque;
@@ -314,6 +332,7 @@ static void on_signal(int watch, int fd, int events, void *opaque)
     (void)events;
     while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if (si.ssi_signo == SIGHUP) {
+            reopen_journal(dm);
             reload_config(dm);
         } else {
             log_info("Received %s; finishing", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -402,7 +421,7 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         log_err("Cannot watch signals: %s", strerror(errno));
         return -EIO;
     }
-    r = publish_open_journal(dm);
+    r = journal_open(dm->cfg.state_dir, &dm->journal);
     if (r < 0) {
         dm->stats.errors[METRICS_ERR_JOURNAL]++;
         log_warn("Cannot open the journal in %s: %s; decisions are kept in memory only",
@@ -496,8 +515,7 @@ void daemon_stop(vnumad *dm)
     dm->nr_doms = 0;
     workers_stop(dm->pool);
     dm->pool = NULL;
-    if (dm->journal)
-        fclose(dm->journal);
+    journal_close(dm->journal);
     dm->journal = NULL;
     /* what the loop watches for this daemon (a test starts the next one in the same process) */
     int timers[] = {dm->reconnect_timer, dm->pass_timer, dm->soon_timer, dm->tick_timer};

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "core.h"
+#include "journal.h"
 #include "json.h"
 #include "log.h"
 #include "metadata.h"
@@ -92,26 +93,6 @@ void publish_metrics(vnumad *dm)
 
 /* ---- records ---- */
 
-/* Open (create) state_dir/journal.jsonl for appending into dm->journal; 0 or -errno. */
-int publish_open_journal(vnumad *dm)
-{
-    char path[512];
-    int fd;
-
-    if (mkdir(dm->cfg.state_dir, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    snprintf(path, sizeof(path), "%s/journal.jsonl", dm->cfg.state_dir);
-    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -errno;
-    dm->journal = fdopen(fd, "a");
-    if (!dm->journal) {
-        close(fd);
-        return -errno;
-    }
-    return 0;
-}
-
 #define JOURNAL_KEY_MAX 160
 
 /* A record's gist for the duplicate check: action, reason, each cell's reason and target. */
@@ -143,10 +124,15 @@ static bool record_repeats(const vnumad *dm, const dom_state *st, const record_d
  * are not repeated. */
 static void journal_write(vnumad *dm, const char *json, bool repeats)
 {
+    int r;
+
     if (!dm->journal || repeats)
         return;
-    fprintf(dm->journal, "%s\n", json);
-    fflush(dm->journal);
+    r = journal_append(dm->journal, json, dm->cfg.journal_max_bytes, dm->cfg.journal_files);
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_JOURNAL]++;
+        log_warn("Cannot write the journal in %s: %s", dm->cfg.state_dir, strerror(-r));
+    }
 }
 
 /*

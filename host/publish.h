@@ -26,9 +26,6 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
 int publish_write(virt_dom *d, dom_state *st, bool use_qmp, const char *json, uint64_t pass,
                   const char *time);
 
-/* Open (create) state_dir/journal.jsonl for appending into dm->journal; 0 or -errno. */
-int publish_open_journal(vnumad *dm);
-
 /* The metrics exposition (host/metrics.c) of the current state, or NULL (out of memory);
  * the caller frees it. */
 char *publish_metrics_text(vnumad *dm);

@@ -334,15 +334,17 @@ typedef struct daemon_config {
     double interval_s;    /* interval = 5 */
     double event_delay_s; /* event_delay = 0.5: a pass this soon after an event */
     double heartbeat_s;   /* record_heartbeat = 600: an unchanged record written again; 0 never */
-    unsigned rate_limit_mib; /* rate_limit_mib = 256: host-wide migration, MiB/s */
-    bool use_qmp;            /* qmp = yes */
-    bool restore_on_exit;    /* restore_on_exit = yes */
-    char socket_path[108];   /* socket = /run/vnuma/vnumad.sock */
-    char state_dir[256];     /* state_dir = /var/lib/vnuma */
-    char pid_file[256];      /* pid_file = /run/vnumad.pid: written when detached; empty: none */
-    char uri[256];           /* uri = qemu:///system */
-    int log_level;           /* log_level = info (err=3 warning=4 info=6 debug=7) */
-    bool test_holds;         /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
-    char metrics_file[256];  /* metrics_file = (empty: off): Prometheus text, written each pass */
-    vn_config decide;        /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
+    unsigned rate_limit_mib;    /* rate_limit_mib = 256: host-wide migration, MiB/s */
+    bool use_qmp;               /* qmp = yes */
+    bool restore_on_exit;       /* restore_on_exit = yes */
+    char socket_path[108];      /* socket = /run/vnuma/vnumad.sock */
+    char state_dir[256];        /* state_dir = /var/lib/vnuma */
+    uint64_t journal_max_bytes; /* journal_max_mib = 64: journal.jsonl rotated past this */
+    unsigned journal_files;     /* journal_files = 4: rotated journals kept (.1 ... .N) */
+    char pid_file[256];         /* pid_file = /run/vnumad.pid: written when detached; empty: none */
+    char uri[256];              /* uri = qemu:///system */
+    int log_level;              /* log_level = info (err=3 warning=4 info=6 debug=7) */
+    bool test_holds;            /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
+    char metrics_file[256]; /* metrics_file = (empty: off): Prometheus text, written each pass */
+    vn_config decide;       /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
 } daemon_config;

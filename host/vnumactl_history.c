@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "ctl_client.h"
+#include "journal.h"
 #include "json.h"
 #include "util.h"
 #include "vnumactl_history.h"
@@ -73,21 +75,13 @@ static void point_from(history_point *p, struct json_object *rec)
     p->rec = rec;
 }
 
-/* The records of `domain` in the journal at path, oldest first: 0, or -errno. */
-static int history_read(const char *path, const char *domain, history *h)
+/* The records of `domain` in one journal file, appended to h (oldest first). */
+static void history_read_file(FILE *f, const char *domain, history *h)
 {
     _cleanup_free_ char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    FILE *f = fopen(path, "re");
 
-    if (!f)
-        return -errno;
-    h->pts = calloc(HISTORY_MAX_POINTS, sizeof(*h->pts));
-    if (!h->pts) {
-        fclose(f);
-        return -ENOMEM;
-    }
     while ((len = getline(&line, &cap, f)) >= 0) {
         struct json_object *rec;
         history_point *p;
@@ -114,6 +108,33 @@ static int history_read(const char *path, const char *domain, history *h)
         }
         point_from(p, rec);
     }
+}
+
+/* The records of `domain` in the journal at path and in the files vnumad rotated it into
+ * (path.N ... path.1, host/journal.h), oldest first: 0, or -errno when path cannot be read. */
+static int history_read(const char *path, const char *domain, history *h)
+{
+    char old[PATH_MAX];
+    FILE *f = fopen(path, "re");
+
+    if (!f)
+        return -errno;
+    h->pts = calloc(HISTORY_MAX_POINTS, sizeof(*h->pts));
+    if (!h->pts) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    for (unsigned k = JOURNAL_FILES_MAX; k >= 1; k--) {
+        FILE *o;
+        if (snprintf(old, sizeof(old), "%s.%u", path, k) >= (int)sizeof(old))
+            continue;
+        o = fopen(old, "re");
+        if (!o)
+            continue;
+        history_read_file(o, domain, h);
+        fclose(o);
+    }
+    history_read_file(f, domain, h);
     fclose(f);
     return 0;
 }

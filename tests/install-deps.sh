@@ -9,7 +9,7 @@ numactl clang libclang-rt-14-dev valgrind groff-base man-db python3
 libvirt-daemon-system libvirt-clients qemu-system-x86 util-linux procps
 systemd dpkg-dev debhelper lintian python3-prometheus-client python3-libvirt
 linux-image-amd64 busybox-static
-prometheus prometheus-node-exporter libncurses-dev tmux bash-completion
+prometheus prometheus-node-exporter libncurses-dev tmux bash-completion logrotate
 meson ninja-build rpcsvc-proto xsltproc libglib2.0-dev libgnutls28-dev libtirpc-dev libsasl2-dev libyajl-dev"
 
 missing=""

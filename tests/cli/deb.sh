@@ -55,7 +55,8 @@ dpkg-deb -c "$agent_deb" | awk '{print $6}' >"$tmp/agent.list"
 for f in ./usr/sbin/vnumad ./usr/sbin/vnumactl ./lib/systemd/system/vnumad.service \
          ./etc/vnuma/vnumad.conf ./usr/share/man/man8/vnumad.8.gz ./usr/share/man/man8/vnumactl.8.gz \
          ./usr/share/man/man5/vnumad.conf.5.gz ./usr/share/doc/vnuma/operations.md.gz \
-         ./usr/share/vnuma/prometheus/vnuma-alerts.yml ./usr/share/bash-completion/completions/vnumactl; do
+         ./usr/share/vnuma/prometheus/vnuma-alerts.yml ./usr/share/bash-completion/completions/vnumactl \
+         ./etc/logrotate.d/vnuma; do
     grep -qxF "$f" "$tmp/host.list"; ok $? "vnuma contains $f"
 done
 for f in ./usr/sbin/vnuma-agent ./lib/systemd/system/vnuma-agent.service \
@@ -67,6 +68,8 @@ ok $? "host and guest files are not mixed between the packages"
 dpkg-deb -f "$host_deb" Depends | grep -q libvirt; ok $? "vnuma depends on libvirt's library (shlibs)"
 dpkg-deb -I "$host_deb" conffiles 2>/dev/null | grep -qx /etc/vnuma/vnumad.conf
 ok $? "/etc/vnuma/vnumad.conf is a conffile"
+dpkg-deb -I "$host_deb" conffiles 2>/dev/null | grep -qx /etc/logrotate.d/vnuma
+ok $? "/etc/logrotate.d/vnuma is a conffile"
 dpkg-deb -I "$host_deb" postinst 2>/dev/null | grep -q 'vnumad.service'
 ok $? "postinst enables vnumad.service (dh_installsystemd)"
 

@@ -47,6 +47,25 @@ ok $? "the pid file names the running, detached vnumad (pid '$pid', session lead
 grep -q "warning: Cannot connect to qemu+unix" "$tmp/err"
 ok $? "a warning of the start reached the terminal ($(head -n 1 "$tmp/err" | cut -c1-100))"
 [ ! -s "$tmp/out" ]; ok $? "nothing on stdout"
+
+# The shipped logrotate file, pointed at this vnumad (its journal and pid file; never at a
+# systemd-managed vnumad of the machine), rotates the journal and makes vnumad open the new one.
+sed -e "s#/var/lib/vnuma/#$tmp/state/#g" -e "s#/run/vnumad.pid#$tmp/vnumad.pid#g" \
+    -e "s#/run/systemd/system#$tmp/no-systemd#g" dist/logrotate/vnuma >"$tmp/logrotate.conf"
+echo '{"record":"before the rotation"}' >>"$tmp/state/journal.jsonl"
+journal_fd() { # the journal file vnumad holds open
+    for fd in /proc/"$pid"/fd/*; do
+        case $(readlink "$fd") in "$tmp"/state/journal*) readlink "$fd" ;; esac
+    done
+}
+logrotate -f -s "$tmp/logrotate.state" "$tmp/logrotate.conf" 2>"$tmp/lr.err"
+ok $? "logrotate runs the shipped file ($(head -n 1 "$tmp/lr.err"))"
+rotated=$(ls "$tmp"/state/journal.jsonl-* 2>/dev/null | head -n 1)
+[ -n "$rotated" ] && grep -q "before the rotation" "$rotated"
+ok $? "the journal was rotated to $(basename "${rotated:-none}")"
+reopened() { [ "$(journal_fd)" = "$tmp/state/journal.jsonl" ]; }
+wait_for 60 reopened
+ok $? "vnumad got SIGHUP and holds the new journal.jsonl ($(journal_fd))"
 [ -n "$pid" ] && kill -TERM "$pid"
 wait_for 60 gone "$pid"
 ok $? "SIGTERM ends it"

@@ -15,6 +15,7 @@ inst install
 ok $? "make install PREFIX=/opt/vn DESTDIR=... succeeds"
 (cd "$tmp/root" && find . -type f | sort) >"$tmp/files"
 cat >"$tmp/want" <<EOW
+./etc/logrotate.d/vnuma
 ./etc/vnuma/vnumad.conf
 ./opt/vn/lib/systemd/system/vnuma-agent.service
 ./opt/vn/lib/systemd/system/vnumad.service

@@ -254,4 +254,14 @@ check "no reply: exit 1 (got $rc)" \
     bash -c '[ "$1" -eq 1 ] && grep -q "^vnumactl: vnumad at .* closed the connection without a reply" "$2"' _ "$rc" "$tmp/err"
 check "fake vnumad saw only valid requests" [ ! -s "$tmp/fake.err" ]
 
+# ---- history over the files vnumad rotated the journal into (host/journal.h) ----
+for i in 1 2 3 4; do printf '{"domain":"web","pass":%d,"action":"nothing","cells":[]}\n' "$i"; done >"$tmp/all"
+sed -n 1p "$tmp/all" >"$tmp/j.jsonl.3"
+sed -n 2p "$tmp/all" >"$tmp/j.jsonl.2"
+{ sed -n 3p "$tmp/all"; echo '{"domain":"other","pass":9}'; } >"$tmp/j.jsonl.1"
+sed -n 4p "$tmp/all" >"$tmp/j.jsonl"
+"$VNUMACTL" history web --journal "$tmp/j.jsonl" --json >"$tmp/hist.json" 2>"$tmp/err"
+passes=$(python3 -c 'import json,sys; print(*[r["pass"] for r in json.load(open(sys.argv[1]))["records"]])' "$tmp/hist.json" 2>/dev/null)
+check "history reads journal.jsonl.3 ... .1 before journal.jsonl, oldest first (passes: $passes)" [ "$passes" = "1 2 3 4" ]
+
 finish

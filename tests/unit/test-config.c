@@ -42,6 +42,9 @@ int main(void)
         {"reserve_percent = 80\n", "reserve_percent"},
         {"busy_threshold = 2\n", "busy_threshold"},
         {"metrics_file = vnuma.prom\n", "metrics_file: expected an absolute path"},
+        {"pid_file = vnumad.pid\n", "pid_file: expected an absolute path"},
+        {"journal_max_mib = 0\n", ":1: journal_max_mib"},
+        {"journal_files = 101\n", ":1: journal_files"},
         /* hostile values: overflow, sign, other notations, NaN and infinities, empty */
         {"interval = 1e999\n", ":1: interval: value '1e999' is not a number"},
         {"interval = 1e-999\n", ":1: interval"},
@@ -101,14 +104,16 @@ int main(void)
     CHECK(c.interval_s == 5 && c.heartbeat_s == 600 && c.rate_limit_mib == 256 && c.use_qmp &&
               c.restore_on_exit && !c.test_holds &&
               !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
-              !strcmp(c.state_dir, "/var/lib/vnuma"),
+              !strcmp(c.state_dir, "/var/lib/vnuma") && !strcmp(c.pid_file, "/run/vnumad.pid") &&
+              c.journal_max_bytes == 64ULL << 20 && c.journal_files == 4,
           "documented defaults");
     CHECK(load_text("# vnumad\ninterval = 1.5\nevent_delay=0\nrate_limit_mib = 64\nqmp = no\n"
                     "restore_on_exit = no\nsocket = /tmp/x.sock\nstate_dir = /tmp/vn\n"
                     "uri = qemu:///session\nlog_level = debug\nbusy_threshold = 0.5\n"
                     "reserve_mib = 512\nreserve_percent = 5\nmin_gain = 10\nswitch_margin = 1\n"
                     "early_passes = 2\ntest_holds = yes\nmove_threads = 8\nrecord_heartbeat = 0\n"
-                    "move_threads_max = 12\n",
+                    "move_threads_max = 12\npid_file = /tmp/v.pid\njournal_max_mib = 8\n"
+                    "journal_files = 0\n",
                     &c, err, sizeof(err)) == 0,
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
@@ -117,7 +122,9 @@ int main(void)
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&
               c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.test_holds &&
-              c.decide.move_threads == 8 && c.heartbeat_s == 0 && c.decide.move_threads_max == 12,
+              c.decide.move_threads == 8 && c.heartbeat_s == 0 && c.decide.move_threads_max == 12 &&
+              !strcmp(c.pid_file, "/tmp/v.pid") && c.journal_max_bytes == 8ULL << 20 &&
+              c.journal_files == 0,
           "... with the values given");
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         daemon_config before;

@@ -401,7 +401,8 @@ static void note_threshold(fake_dom *fd, fake_call call, void *arg)
 static void test_reload(void)
 {
     daemon_config cfg;
-    char err[256];
+    char err[256], journal[sizeof(cfg.state_dir) + 32], moved[sizeof(cfg.state_dir) + 32];
+    bool moved_ok;
     double want;
     fake_dom *a;
 
@@ -417,10 +418,15 @@ static void test_reload(void)
     start(&cfg);
     (void)run_until(settled, NULL);
     write_config("0.7");
+    snprintf(journal, sizeof(journal), "%s/journal.jsonl", cfg.state_dir);
+    snprintf(moved, sizeof(moved), "%s/journal.jsonl.logrotate", cfg.state_dir);
+    moved_ok = rename(journal, moved) == 0; /* as logrotate does before its SIGHUP */
     kill(getpid(), SIGHUP);
     want = 0.7;
     CHECK(run_until(threshold_is, &want),
           "reload: SIGHUP reads the file again (busy_threshold 0.7)");
+    CHECK(moved_ok && access(journal, F_OK) == 0,
+          "reload: and opens a new journal.jsonl where logrotate moved the last one away");
     write_config("7");
     kill(getpid(), SIGHUP);
     CHECK(run_until(hup_read, NULL) && dm.cfg.decide.busy_threshold == 0.7,
