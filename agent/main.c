@@ -363,6 +363,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (optind < argc) {
+        logf_("unexpected argument '%s'", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
     if (find) {
         if (port_find(a.root, PORT_NAME, path, sizeof(path)) < 0) {
             logf_("no virtio-serial port named %s", PORT_NAME);

@@ -4,11 +4,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "util.h"
@@ -80,6 +82,13 @@ static bool local_uri(const char *v)
     return !strncmp(v + n, ":///", 4);
 }
 
+/* The reason for a value out of [lo, hi] or not a number, with the range. */
+static int bad_range(char *why, size_t wlen, const char *k, const char *shown, double lo, double hi)
+{
+    snprintf(why, wlen, "%s: value '%s' is not a number from %.15g to %.15g", k, shown, lo, hi);
+    return -EINVAL;
+}
+
 /* Apply one key; on error writes the reason into why (quoting `shown`, the value made
  * printable). */
 static int config_set(daemon_config *c, const char *k, const char *v, const char *shown, char *why,
@@ -90,24 +99,24 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
 
     if (!strcmp(k, "interval")) {
         if (vn_parse_double(v, 0.1, 3600, &c->interval_s) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0.1, 3600);
     } else if (!strcmp(k, "event_delay")) {
         if (vn_parse_double(v, 0, 60, &c->event_delay_s) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 60);
     } else if (!strcmp(k, "record_heartbeat")) {
         if (vn_parse_double(v, 0, 86400, &c->heartbeat_s) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 86400);
     } else if (!strcmp(k, "rate_limit_mib")) {
         if (parse_uint(v, 1, 1048576, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 1, 1048576);
         c->rate_limit_mib = (unsigned)u;
     } else if (!strcmp(k, "journal_max_mib")) {
         if (parse_uint(v, 1, 1048576, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 1, 1048576);
         c->journal_max_bytes = u * VN_MIB;
     } else if (!strcmp(k, "journal_files")) {
         if (parse_uint(v, 0, JOURNAL_FILES_MAX, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, JOURNAL_FILES_MAX);
         c->journal_files = (unsigned)u;
     } else if (!strcmp(k, "qmp")) {
         if (parse_bool(v, &c->use_qmp) < 0)
@@ -127,6 +136,15 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
                 why, wlen,
                 "uri: expected a local libvirt URI (DRIVER:///PATH or DRIVER+unix:///PATH), got '%s'",
                 shown);
+            return -EINVAL;
+        }
+        /* vnumad reads QEMU's threads and memory; libvirt's test driver is for tests */
+        if (strncmp(v, "qemu:", 5) && strncmp(v, "qemu+", 5) && strncmp(v, "test:", 5) &&
+            strncmp(v, "test+", 5)) {
+            snprintf(why, wlen,
+                     "uri: vnumad balances QEMU guests: expected a qemu URI (qemu:///system), "
+                     "got '%s'",
+                     shown);
             return -EINVAL;
         }
         snprintf(c->uri, sizeof(c->uri), "%s", v);
@@ -159,41 +177,38 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             goto boolean;
     } else if (!strcmp(k, "busy_threshold")) {
         if (vn_parse_double(v, 0.01, 1, &c->decide.busy_threshold) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0.01, 1);
     } else if (!strcmp(k, "reserve_mib")) {
         if (parse_uint(v, 0, 1 << 30, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 1 << 30);
         c->decide.reserve_bytes = (uint64_t)u * VN_MIB;
     } else if (!strcmp(k, "reserve_percent")) {
         if (vn_parse_double(v, 0, 50, &d) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 50);
         c->decide.reserve_fraction = d / 100.0;
     } else if (!strcmp(k, "min_gain")) {
         if (vn_parse_double(v, 0, 100, &c->decide.min_gain_points) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 100);
     } else if (!strcmp(k, "switch_margin")) {
         if (vn_parse_double(v, 0, 10, &c->decide.switch_margin) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 10);
     } else if (!strcmp(k, "early_passes")) {
         if (parse_uint(v, 0, 1000, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 0, 1000);
         c->decide.early_passes = (unsigned)u;
     } else if (!strcmp(k, "move_threads")) {
         if (parse_uint(v, 1, ACT_MAX_MOVERS, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 1, ACT_MAX_MOVERS);
         c->decide.move_threads = (unsigned)u;
     } else if (!strcmp(k, "move_threads_max")) {
         if (parse_uint(v, 1, ACT_MAX_MOVERS, &u) < 0)
-            goto range;
+            return bad_range(why, wlen, k, shown, 1, ACT_MAX_MOVERS);
         c->decide.move_threads_max = (unsigned)u;
     } else {
         snprintf(why, wlen, "unknown key '%s'", k); /* k is printable: checked by the caller */
         return -EINVAL;
     }
     return 0;
-range:
-    snprintf(why, wlen, "%s: value '%s' is not a number in the allowed range", k, shown);
-    return -EINVAL;
 boolean:
     snprintf(why, wlen, "%s: expected yes or no, got '%s'", k, shown);
     return -EINVAL;
@@ -234,6 +249,85 @@ static char *trim(char *s)
     while (e > s && isspace((unsigned char)e[-1]))
         *--e = '\0';
     return s;
+}
+
+/* The directory of `path` into dir (path is absolute). */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash && slash != path ? (size_t)(slash - path) : 1;
+
+    snprintf(dir, len, "%.*s", (int)(n < len ? n : len - 1), path);
+}
+
+/* dir is a directory this process may write into (as root; any user: that it exists), or
+ * with !write that it exists: 0, or -errno with the reason in err */
+static int check_dir(const char *key, const char *dir, bool write, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(dir, &st) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: directory %s: %s", key, dir, strerror(e));
+        return -e;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s is not a directory", key, dir);
+        return -ENOTDIR;
+    }
+    if (write && geteuid() == 0 && access(dir, W_OK) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: directory %s is not writable: %s", key, dir, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* dir is a writable directory, or absent with a writable parent (vnumad makes it) */
+static int dir_or_parent(const char *key, const char *dir, char *err, size_t errlen)
+{
+    char up[PATH_MAX];
+    struct stat st;
+
+    if (stat(dir, &st) == 0)
+        return check_dir(key, dir, true, err, errlen);
+    dir_of(dir, up, sizeof(up));
+    return check_dir(key, up, true, err, errlen);
+}
+
+int daemon_config_check_paths(const daemon_config *c, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    int r;
+
+    if (c->metrics_file[0]) {
+        dir_of(c->metrics_file, dir, sizeof(dir));
+        if ((r = check_dir("metrics_file", dir, true, err, errlen)) < 0)
+            return r;
+    }
+    if (c->pid_file[0]) {
+        dir_of(c->pid_file, dir, sizeof(dir));
+        /* written only when detached: under systemd (--foreground) its directory may be
+         * read-only (ProtectSystem=strict), where ExecStartPre runs this check */
+        if ((r = check_dir("pid_file", dir, false, err, errlen)) < 0)
+            return r;
+    }
+    /* the socket's directory and state_dir: there already, or made in their parent */
+    dir_of(c->socket_path, dir, sizeof(dir));
+    if ((r = dir_or_parent("socket", dir, err, errlen)) < 0)
+        return r;
+    return dir_or_parent("state_dir", c->state_dir, err, errlen);
+}
+
+/* Cut a trailing comment off a value: a '#' at its start or after a blank ("interval = 2  #
+ * seconds"); a '#' inside a word ("/srv/a#b") is kept. */
+static void strip_comment(char *v)
+{
+    for (char *p = v; *p; p++)
+        if (*p == '#' && (p == v || *(p - 1) == ' ' || *(p - 1) == '\t')) {
+            *p = '\0';
+            return;
+        }
 }
 
 /* Read one line (newline dropped) into buf: its length, -1 at the end of the file, or
@@ -298,6 +392,7 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
         }
         *eq = '\0';
         k = trim(s);
+        strip_comment(eq + 1);
         v = trim(eq + 1);
         ctl = find_control(k) ? find_control(k) : find_control(v);
         if (ctl) {

@@ -21,3 +21,11 @@ void daemon_config_defaults(daemon_config *c);
  * "FILE:LINE: reason" in err; *c is unchanged on error.
  */
 int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen);
+
+/*
+ * `vnumad --check-config`: what can be checked on this host without starting: the directory
+ * metrics_file is written into exists and (as root) is writable, pid_file's exists, socket's
+ * and state_dir's exist writable or can be made (vnumad makes one level). 0, or -errno with
+ * "KEY: reason" in err.
+ */
+int daemon_config_check_paths(const daemon_config *c, char *err, size_t errlen);

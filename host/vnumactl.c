@@ -34,6 +34,7 @@
 #include "text.h"
 #include "topology.h"
 #include "util.h"
+#include "version.h"
 #include "vnumactl_common.h"
 #include "vnumactl_history.h"
 #include "vnumactl_top.h"
@@ -113,6 +114,7 @@ static void usage(FILE *f)
                 vnumactl_cmds[i].args, vnumactl_cmds[i].summary);
     fprintf(f,
             "\nOptions:\n  -h, --help         show this help\n"
+            "  --version          print the version and exit\n"
             "  --socket PATH      vnumad's control socket (default %s)\n",
             VNUMACTL_SOCKET_DEFAULT);
 }
@@ -578,6 +580,7 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {"socket", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
@@ -593,6 +596,9 @@ int main(int argc, char **argv)
         switch (c) {
         case 'h':
             usage(stdout);
+            return VNUMACTL_EXIT_OK;
+        case 'V':
+            printf("vnumactl %s\n", VNUMA_VERSION);
             return VNUMACTL_EXIT_OK;
         case 'S':
             vnumactl_socket = optarg;

@@ -167,7 +167,15 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
         return 1;
     }
     if (check_config) {
-        printf("%s: ok\n", config_path ? config_path : CONFIG_DEFAULT_PATH);
+        const char *path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+        if (daemon_config_check_paths(&cfg, err, sizeof(err)) < 0) {
+            fprintf(stderr, "vnumad: %s: %s\n", path, err);
+            return 1;
+        }
+        if (!config_path && access(path, F_OK) < 0)
+            printf("%s: no such file; the built-in defaults are ok\n", path);
+        else
+            printf("%s: ok\n", path);
         return 0;
     }
     if (geteuid() != 0) {

@@ -140,6 +140,30 @@ ok $? "vnumad --check-config names file, line and reason of a bad key (exit $rc)
 "$VNUMAD" --foreground --config "$tmp/bad.conf" >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ]; ok $? "vnumad refuses to start with a bad configuration (exit $rc)"
 
+# --check-config says what is wrong and what would be right, and checks what it can on this host
+check_conf() { # want-rc expected-substring config-text
+    printf '%b' "$3" >"$tmp/cc.conf"
+    "$VNUMAD" --check-config --config "$tmp/cc.conf" >"$tmp/out" 2>&1
+    rc=$?
+    [ $rc -eq "$1" ] && grep -q -- "$2" "$tmp/out"
+    ok $? "--check-config on '$(printf '%b' "$3" | head -n 1)': exit $rc, '$(head -n 1 "$tmp/out")'"
+}
+check_conf 1 "interval: value '0' is not a number from 0.1 to 3600" 'interval = 0\n'
+check_conf 1 "rate_limit_mib: value '0' is not a number from 1 to 1048576" 'rate_limit_mib = 0\n'
+check_conf 0 ": ok" 'interval = 2 # two seconds\nqmp = no\t# pins only\n'
+check_conf 1 "metrics_file: directory /nonexistent-vnuma/dir" 'metrics_file = /nonexistent-vnuma/dir/x.prom\n'
+check_conf 1 "state_dir: directory /nonexistent-vnuma" 'state_dir = /nonexistent-vnuma/a/b\n'
+check_conf 1 "pid_file: directory /nonexistent-vnuma" 'pid_file = /nonexistent-vnuma/vnumad.pid\n'
+check_conf 1 "uri: vnumad balances QEMU guests" 'uri = xen:///system\n'
+if [ ! -e /etc/vnuma/vnumad.conf ]; then
+    "$VNUMAD" --check-config >"$tmp/out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q "no such file; the built-in defaults are ok" "$tmp/out"
+    ok $? "--check-config without a file says there is none (exit $rc, '$(head -n 1 "$tmp/out")')"
+else
+    note "/etc/vnuma/vnumad.conf exists here: the no-file message is not checked"
+fi
+
 # Options of one mode are refused in another, and options that choose the same thing are refused
 # together: exit 2, the option named, nothing on stdout. Where the old parser would have started
 # the balancer (an advisor option without --advise) the command line carries the bad

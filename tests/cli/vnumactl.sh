@@ -254,6 +254,13 @@ check "no reply: exit 1 (got $rc)" \
     bash -c '[ "$1" -eq 1 ] && grep -q "^vnumactl: vnumad at .* closed the connection without a reply" "$2"' _ "$rc" "$tmp/err"
 check "fake vnumad saw only valid requests" [ ! -s "$tmp/fake.err" ]
 
+"$VNUMACTL" --version >"$tmp/out" 2>&1
+check "vnumactl --version ($(cat "$tmp/out"))" grep -qx "vnumactl [0-9][0-9.]*" "$tmp/out"
+"$BUILD/vnuma-agent" --once stray >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "vnuma-agent refuses a stray argument (exit $rc, $(head -n 1 "$tmp/err"))" \
+    bash -c '[ "$1" -eq 2 ] && [ ! -s "$2" ] && grep -q "unexpected argument .stray." "$3"' _ "$rc" "$tmp/out" "$tmp/err"
+
 # ---- history over the files vnumad rotated the journal into (host/journal.h) ----
 for i in 1 2 3 4; do printf '{"domain":"web","pass":%d,"action":"nothing","cells":[]}\n' "$i"; done >"$tmp/all"
 sed -n 1p "$tmp/all" >"$tmp/j.jsonl.3"

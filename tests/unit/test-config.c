@@ -43,6 +43,8 @@ int main(void)
         {"busy_threshold = 2\n", "busy_threshold"},
         {"metrics_file = vnuma.prom\n", "metrics_file: expected an absolute path"},
         {"pid_file = vnumad.pid\n", "pid_file: expected an absolute path"},
+        {"uri = xen:///system\n", ":1: uri: vnumad balances QEMU guests"},
+        {"interval = 0\n", ":1: interval: value '0' is not a number from 0.1 to 3600"},
         {"journal_max_mib = 0\n", ":1: journal_max_mib"},
         {"journal_files = 101\n", ":1: journal_files"},
         /* hostile values: overflow, sign, other notations, NaN and infinities, empty */
@@ -77,7 +79,7 @@ int main(void)
         {"Interval = 5\n", ":1: unknown key 'Interval'"},
         {"inter val = 5\n", ":1: unknown key 'inter val'"},
         {" = 5\n", ":1: unknown key ''"},
-        {"interval = 5 # five\n", ":1: interval"},
+        {"interval = 5#five\n", ":1: interval: value '5#five'"},
         {"[vnumad]\n", ":1: expected 'key = value'"},
         {"socket =\n", ":1: socket: expected an absolute path"},
         {"state_dir = ../../tmp\n", ":1: state_dir: expected an absolute path"},
@@ -182,6 +184,15 @@ int main(void)
               load_text("uri = test:///default\n", &c, err, sizeof(err)) == 0 &&
               !strcmp(c.uri, "test:///default"),
           "local URIs are fine: DRIVER:///PATH, DRIVER+unix:///PATH (%s)", err);
+    CHECK(load_text("interval = 2 # two seconds\nmetrics_file = /srv/a#b\t# kept\nqmp = # empty\n",
+                    &c, err, sizeof(err)) < 0 &&
+              strstr(err, ":3: qmp: expected yes or no, got ''"),
+          "a '#' after a blank starts a comment, also right after '=' (%s)", err);
+    CHECK(load_text("interval = 2 # two seconds\nmetrics_file = /srv/a#b\t# kept\n", &c, err,
+                    sizeof(err)) == 0 &&
+              c.interval_s == 2 && !strcmp(c.metrics_file, "/srv/a#b"),
+          "trailing comments are cut, a '#' inside a value is kept ('%s', %s)", c.metrics_file,
+          err);
     CHECK(load_text("interval = 1\r\nqmp = no\r\n", &c, err, sizeof(err)) == 0 &&
               c.interval_s == 1 && !c.use_qmp,
           "CRLF line ends are fine (%s)", err);
