@@ -33,7 +33,7 @@ BUILD    ?= build-san
 else
 BUILD    ?= build
 endif
-PKGS     := hwloc json-c libvirt libxml-2.0
+PKGS     := hwloc json-c libvirt libxml-2.0 libsystemd
 
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
                -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE
@@ -62,7 +62,8 @@ $(BUILD)/tests/e2e/ground/%.o:  INCS := -Ihost -Iproto -Ilib
 # The libraries the build needs, as pkg-config names with the Debian package that has each.
 # `make` checks them first and names what is missing instead of failing in the compiler.
 BUILD_DEPS := hwloc:libhwloc-dev json-c:libjson-c-dev libvirt:libvirt-dev \
-              libvirt-qemu:libvirt-dev libxml-2.0:libxml2-dev ncursesw:libncurses-dev
+              libvirt-qemu:libvirt-dev libxml-2.0:libxml2-dev ncursesw:libncurses-dev \
+              libsystemd:libsystemd-dev
 
 # lib/ is the base library every program links: cleanup, clocks, checked parsing, json-c
 # plumbing, the scan rule the agent shares with the host, the version. It depends on nothing

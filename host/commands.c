@@ -599,6 +599,50 @@ static int ctl_release(void *opaque, const control_request *req, struct json_obj
     return ctl_holds(opaque, req, ret, errclass, classlen, err, errlen);
 }
 
+/* `vnumactl stop [--keep]`: vnumad exits after this reply, as on SIGTERM; with --keep (a
+ * restart or an upgrade without systemd) every domain keeps its placement and its originals,
+ * and nothing is restored. {"stopping": true, "keep": bool}. */
+static int stop(vnumad *dm, bool keep, struct json_object **ret)
+{
+    struct json_object *o = json_object_new_object();
+
+    if (!o)
+        return -ENOMEM;
+    if (keep)
+        dm->exit_keeps = true;
+    log_info("Asked to stop by vnumactl%s", dm->exit_keeps ? " for a restart: every domain keeps "
+                                                             "its placement and its saved originals"
+                                                           : "; finishing");
+    dm->quit = true;
+    (void)holds_release(); /* a pass a test parked finishes, then vnumad stops */
+    json_object_object_add(o, "stopping", json_object_new_boolean(true));
+    json_object_object_add(o, "keep", json_object_new_boolean(dm->exit_keeps));
+    *ret = o;
+    return 0;
+}
+
+static int ctl_stop(void *opaque, const control_request *req, struct json_object **ret,
+                    char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)req;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    return stop(opaque, false, ret);
+}
+
+static int ctl_stop_keep(void *opaque, const control_request *req, struct json_object **ret,
+                         char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)req;
+    (void)errclass;
+    (void)classlen;
+    (void)err;
+    (void)errlen;
+    return stop(opaque, true, ret);
+}
+
 const control_command commands_table[] = {
     {.name = "status", .fn = ctl_status},
     {.name = "decisions", .fn = ctl_decisions},
@@ -610,5 +654,7 @@ const control_command commands_table[] = {
     {.name = "hold", .fn = ctl_hold, .takes_stage = true},
     {.name = "release", .fn = ctl_release},
     {.name = "holds", .fn = ctl_holds},
+    {.name = "stop", .fn = ctl_stop},
+    {.name = "stop-keep", .fn = ctl_stop_keep},
     {.name = NULL},
 };

@@ -18,6 +18,7 @@
 #include "numa_ops.h"
 #include "record.h"
 #include "state.h"
+#include "stopkind.h"
 #include "topology.h"
 #include "virt.h"
 
@@ -45,6 +46,10 @@ typedef struct vnumad {
     control_server *ctl;
     int sigfd, sig_watch;
     bool quit;
+    /* the exit is a restart (systemd's restart job, `vnumactl stop --keep`): every domain keeps
+     * its placement and its saved originals; nothing is restored (stopkind.h) */
+    bool exit_keeps;
+    stop_kind (*stop_kind)(char *why, size_t len); /* asked at SIGTERM; NULL: never */
     struct journal_file *journal;    /* state_dir/journal.jsonl (journal.h); NULL: not open */
     metrics_host stats;              /* counters for the metrics (host/metrics.h) */
     host_load load[2];               /* /proc/stat at the last two passes (hostload.h) */

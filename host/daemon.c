@@ -323,6 +323,25 @@ static void reopen_journal(vnumad *dm)
     }
 }
 
+/* SIGTERM under systemd: a stop job restores, a restart job keeps (stopkind.h) */
+static void note_stop_kind(vnumad *dm, uint32_t signo)
+{
+    const char *name = signo == SIGTERM ? "SIGTERM" : "SIGINT";
+    char why[256] = "";
+    stop_kind k = STOP_UNKNOWN;
+
+    if (signo == SIGTERM && dm->stop_kind && !dm->exit_keeps)
+        k = dm->stop_kind(why, sizeof(why));
+    if (k == STOP_RESTART)
+        dm->exit_keeps = true;
+    if (dm->exit_keeps)
+        log_info("Received %s for a restart%s%s%s: every domain keeps its placement and its saved "
+                 "originals",
+                 name, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    else
+        log_info("Received %s; finishing%s%s%s", name, why[0] ? " (" : "", why, why[0] ? ")" : "");
+}
+
 static void on_signal(int watch, int fd, int events, void *opaque)
 {
     vnumad *dm = opaque;
@@ -335,7 +354,7 @@ static void on_signal(int watch, int fd, int events, void *opaque)
             reopen_journal(dm);
             reload_config(dm);
         } else {
-            log_info("Received %s; finishing", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+            note_stop_kind(dm, si.ssi_signo);
             dm->quit = true;
             (void)holds_release(); /* a pass a test parked finishes, then vnumad stops */
         }
@@ -369,7 +388,7 @@ static void read_host_id(vnumad *dm, const char *path)
 
 static void shutdown_restore(vnumad *dm)
 {
-    if (!dm->cfg.restore_on_exit || !dm->connected)
+    if (!dm->cfg.restore_on_exit || !dm->connected || dm->exit_keeps)
         return;
     for (size_t i = 0; i < dm->nr_doms; i++) {
         dom_state *st = dm->doms[i];
@@ -398,6 +417,7 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
     dm->config_path = config_path;
     dm->topo = host->topo;
     dm->numa = host->numa;
+    dm->stop_kind = host->stop_kind;
     dm->root = host->root;
     dm->backoff_s = BACKOFF_MIN_S;
     dm->sigfd = dm->sig_watch = dm->pool_watch = -1;
@@ -534,7 +554,10 @@ void daemon_stop(vnumad *dm)
 
 int daemon_main(const daemon_config *cfg, const char *config_path, bool detached)
 {
-    daemon_host host = {.numa = &numa_libnuma, .root = "/", .machine_id = VN_MACHINE_ID};
+    daemon_host host = {.numa = &numa_libnuma,
+                        .root = "/",
+                        .machine_id = VN_MACHINE_ID,
+                        .stop_kind = stopkind_systemd};
     _cleanup_free_ topology *topo = calloc(1, sizeof(*topo));
     vnumad dm;
     char err[512];

@@ -26,6 +26,8 @@ typedef struct daemon_host {
     const numa_ops *numa;   /* the kernel's NUMA calls */
     const char *root;       /* where /proc (QEMU processes, /proc/stat) and /sys are read: "/" */
     const char *machine_id; /* this host's id: /etc/machine-id */
+    /* a SIGTERM's meaning: a stop or a restart (stopkind_systemd; NULL: always a stop) */
+    stop_kind (*stop_kind)(char *why, size_t len);
 } daemon_host;
 
 /* The daemon started on `host`: signals, journal, control socket, workers, timers, then the

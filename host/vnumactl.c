@@ -63,6 +63,7 @@ static int cmd_release(int argc, char **argv);
 static int cmd_holds(int argc, char **argv);
 static int cmd_top(int argc, char **argv);
 static int cmd_history(int argc, char **argv);
+static int cmd_stop(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -91,6 +92,10 @@ static const vnumactl_cmd vnumactl_cmds[] = {
     {"list", "[--socket PATH]",
      "the names of the domains vnumad tracks, one per line (for scripts and shell completion)",
      cmd_list},
+    {"stop", "[--keep] [--json] [--socket PATH]",
+     "stop vnumad, which puts back what it changed (restore_on_exit); --keep: for a restart "
+     "or an upgrade, every guest keeps its placement and the next vnumad takes it over",
+     cmd_stop},
     {"metrics", "[--json] [--socket PATH]",
      "print vnumad's metrics in the Prometheus text format (the same as metrics_file)",
      cmd_metrics},
@@ -652,6 +657,38 @@ static void print_holds(struct json_object *r)
         json_object_object_foreach(times, key, val) printf(" %s %d", key, json_object_get_int(val));
     }
     printf("\n");
+}
+
+static void print_stopping(struct json_object *r)
+{
+    printf("vnumad stops%s\n", jbool(r, "keep") ? "; every guest keeps its placement" : "");
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+    _cleanup_json_ struct json_object *result = NULL;
+    const char *keep = NULL;
+    const vnumactl_opt extra[] = {{"keep", 0, false, &keep}};
+    vnumactl_ctx ctx = cmd_ctx(argv[0]);
+    bool json = false;
+    int r;
+
+    r = vnumactl_options(argc, argv, &ctx, &json, extra, VN_ARRAY_SIZE(extra));
+    if (r >= 0)
+        return r;
+    vnumactl_socket = ctx.socket;
+    if (optind < argc) {
+        fprintf(stderr, "vnumactl: stop: unexpected argument '%s'\n", argv[optind]);
+        return VNUMACTL_EXIT_USAGE;
+    }
+    r = daemon_call(keep ? "stop-keep" : "stop", NULL, NULL, &result);
+    if (r != VNUMACTL_EXIT_OK)
+        return r;
+    if (json)
+        ctl_print_json(result);
+    else
+        print_stopping(result);
+    return VNUMACTL_EXIT_OK;
 }
 
 static int cmd_hold(int argc, char **argv)

@@ -39,9 +39,9 @@ expect() {
     ok $? "'$1<Tab>' offers: $2${got:+ (got: $got)}$([ -s "$tmp/err" ] && echo "; stderr: $(head -c 200 "$tmp/err")")"
 }
 
-expect "vnumactl " "advise decisions explain help history hold holds list metrics pause release resume status top topology"
+expect "vnumactl " "advise decisions explain help history hold holds list metrics pause release resume status stop top topology"
 expect "vnumactl hold " "act move record sample"
-expect "vnumactl st" "status"
+expect "vnumactl st" "status stop"
 expect "vnumactl t" "top topology"
 expect "vnumactl -" "--help --socket"
 expect "vnumactl top -" "--batch --delay --help --iterations --socket --sort"
@@ -49,7 +49,8 @@ expect "vnumactl top --sort " "busy locality memory moving name"
 expect "vnumactl top --sort lo" "locality"
 expect "vnumactl history --j" "--journal --json"
 expect "vnumactl status --" "--help --json --socket"
-expect "vnumactl --socket /nonexistent/sock st" "status"
+expect "vnumactl --socket /nonexistent/sock st" "status stop"
+expect "vnumactl stop --" "--help --json --keep --socket"
 # a DOMAIN position with no vnumad on the socket: the options, and no error on the terminal
 expect "vnumactl --socket $tmp/none.sock explain " "--help --json --socket"
 expect "vnumactl history --journal $tmp/journal-" "$tmp/journal-a.jsonl $tmp/journal-b.jsonl"

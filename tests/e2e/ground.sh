@@ -35,7 +35,7 @@ scale) run=scale append="" expect="16-scale-20" ;;
 # suite built installed and run as a service beside libvirtd.service, then beside a
 # socket-activated virtqemud (issue 15)
 systemd)
-    run=systemd append="" expect="17-systemd-install 18-systemd-reload 19-systemd-balance 20-systemd-journal 21-systemd-libvirtd 22-systemd-sigkill 23-systemd-stop 24-systemd-modular"
+    run=systemd append="" expect="17-systemd-install 18-systemd-reload 19-systemd-balance 20-systemd-journal 21-systemd-libvirtd 22-systemd-sigkill 25-systemd-restart 26-systemd-upgrade 23-systemd-stop 24-systemd-modular"
     debs=$PWD/$BUILD/deb
     took=$(tests/lib/build-deb.sh "$debs")
     ok $? "the Debian packages are built (tests/lib/build-deb.sh: ${took:-failed}$(case $took in [0-9]*) echo " s" ;; esac))"

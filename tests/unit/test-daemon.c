@@ -4,7 +4,7 @@
  * loop, the workers, the passes, the records, as vnumad runs them, with libvirt, the clock
  * and the host faked. One test per path of the core: opt-in, opt-out and restore, libvirtd
  * lost and back, migration arrival, a domain destroyed mid-pass, a hung QEMU, SIGHUP reload,
- * `vnumactl advise`. Each waits for what it expects (a timeout only says it never happened);
+ * `vnumactl advise`, a restart that keeps every guest where it is and a stop that restores. Each waits for what it expects (a timeout only says it never happened);
  * none depends on how fast the machine is. The same paths on the real stack: tests/e2e/.
  */
 #include <errno.h>
@@ -555,6 +555,83 @@ static void test_advise(void)
     stop();
 }
 
+/* ---- a restart leaves every guest where it is, a stop restores ---- */
+
+static stop_kind restart_job(char *why, size_t len)
+{
+    snprintf(why, len, "a fake restart job");
+    return STOP_RESTART;
+}
+
+static stop_kind stop_job(char *why, size_t len)
+{
+    snprintf(why, len, "a fake stop job");
+    return STOP_STOP;
+}
+
+static bool quitting(void *arg)
+{
+    (void)arg;
+    return dm.quit;
+}
+
+/* The SIGTERM of a restart job (systemd) and `vnumactl stop --keep` restore nothing: the
+ * vCPUs keep vnumad's pins and the domain its saved originals, and the next vnumad pins
+ * nothing again. The SIGTERM of a stop job puts the first originals back. */
+static void test_restart(void)
+{
+    daemon_config cfg;
+    char pin0[32], now[32], reply[512];
+    unsigned pins;
+    fake_dom *a;
+
+    fake_host_config(&cfg);
+    cfg.restore_on_exit = true;
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    host.stop_kind = restart_job;
+    start(&cfg);
+    if (!CHECK(run_until(pinned_to_one_node, a), "restart: pinned first")) {
+        host.stop_kind = NULL;
+        stop();
+        return;
+    }
+    fake_dom_pin(a, 0, pin0, sizeof(pin0));
+    kill(getpid(), SIGTERM);
+    CHECK(run_until(quitting, NULL), "restart: SIGTERM ends the loop");
+    stop_vnumad();
+    CHECK(all_pins_are(a, pin0) && state_originals(a).saved,
+          "restart: the SIGTERM of a restart job restores nothing (pins %s) and the originals "
+          "stay saved",
+          fake_dom_pin(a, 0, now, sizeof(now)));
+
+    host.stop_kind = stop_job;
+    pins = fake_dom_calls(a, FAKE_PIN_VCPU);
+    start(&cfg);
+    pass();
+    pass();
+    CHECK(fake_dom_calls(a, FAKE_PIN_VCPU) == pins && all_pins_are(a, pin0),
+          "restart: the next vnumad pins nothing again (%u pin calls)",
+          fake_dom_calls(a, FAKE_PIN_VCPU) - pins);
+    CHECK(ctl("{\"command\": \"stop-keep\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"keep\":true") && dm.quit,
+          "restart: vnumactl stop --keep is answered and stops vnumad (%s)", reply);
+    stop_vnumad();
+    CHECK(all_pins_are(a, pin0) && state_originals(a).saved,
+          "restart: vnumactl stop --keep restores nothing either");
+
+    start(&cfg);
+    pass();
+    kill(getpid(), SIGTERM);
+    CHECK(run_until(quitting, NULL), "stop: SIGTERM ends the loop");
+    stop_vnumad();
+    CHECK(all_pins_are(a, "0-3") && !state_originals(a).saved,
+          "stop: the SIGTERM of a stop job puts the first originals back (pins %s)",
+          fake_dom_pin(a, 0, now, sizeof(now)));
+    host.stop_kind = NULL;
+    fake_host_reset();
+}
+
 int main(void)
 {
     fake_host_init(&host);
@@ -568,5 +645,6 @@ int main(void)
     test_hung();
     test_reload();
     test_advise();
+    test_restart();
     return tap_done();
 }

@@ -16,6 +16,11 @@ activation, systemd-machined registering the guests in machine.slice).
                          and decides again
   22-systemd-sigkill     SIGKILL: Restart=on-failure brings vnumad back; it finds the first
                          originals in the live metadata and keeps them
+  25-systemd-restart     `systemctl restart vnumad`: the old vnumad learns from systemd that its
+                         SIGTERM is a restart's and restores nothing, the new one carries out
+                         nothing: pins, pages per node and the saved originals are unchanged
+  26-systemd-upgrade     the same across `dpkg -i` of the package again (prerm upgrade leaves
+                         vnumad running, postinst restarts it)
   23-systemd-stop        `systemctl stop` puts the original pins back within TimeoutStopSec;
                          `systemctl start` returns once vnumad said READY=1 (Type=notify): active
   24-systemd-modular     the modular layout: libvirtd's units stopped and disabled, virtqemud's
@@ -211,6 +216,10 @@ def main():
     ok = bool(back) and props.get("NRestarts") == "1" and num["originals_before_kill"] and num["originals_after_restart"]
     out.append(S.write(22, "systemd-sigkill", ok, num, ev))
 
+    # ---- 25. systemctl restart, 26. a package upgrade: every guest stays where it is
+    out.append(keeps_across(25, "systemd-restart", lambda: run("systemctl", "restart", UNIT), want))
+    out.append(keeps_across(26, "systemd-upgrade", lambda: run("dpkg", "-i", host_deb), want))
+
     # ---- 23. systemctl stop puts the original pins back within TimeoutStopSec
     num, ev = {}, {}
     t = time.monotonic()
@@ -243,6 +252,62 @@ def main():
 
     out.append(modular(S.ARGS.get("virtqemud", ""), allowed))
     return out
+
+
+JOURNAL_FILE = "/var/lib/vnuma/journal.jsonl"
+
+
+def journal_records(skip):
+    try:
+        lines = open(JOURNAL_FILE).read().splitlines()
+    except OSError:
+        return 0, []
+    return len(lines), [json.loads(l) for l in lines[skip:] if l.strip()]
+
+
+def keeps_across(idx, name, action, originals):
+    """A restart of vnumad (action: `systemctl restart`, or `dpkg -i` of the package again,
+    whose prerm (upgrade) leaves vnumad running and whose postinst restarts it): the old vnumad
+    learns from systemd that its SIGTERM is a restart's and restores nothing; the new one finds
+    the originals in the live metadata and carries out nothing: the guest's pins and pages per
+    node are what they were, its originals are still the first ones. The host's pgmigrate_success
+    over the restart is reported, not judged: compaction migrates pages too."""
+    num, ev = {}, {}
+    pid0 = active_pid()
+    st0 = probe.state("sd-a")
+    view0 = [(c["node"], round(c["share"], 2)) for c in S.cell_view(st0)]
+    n_log = len(journal())
+    n_rec, _ = journal_records(0)
+    mig0 = S.vmstat().get("pgmigrate_success", 0)
+    t = time.monotonic()
+    r = action()
+    num["rc"] = r.returncode
+    ev["output"] = (r.stdout + r.stderr)[-1500:]
+    back = S.wait_until(60, lambda: (lambda p: p if p and p != pid0 else None)(active_pid()), 0.5)
+    num["new_pid_after_s"] = round(time.monotonic() - t, 1)
+    # three passes of the new vnumad (its own pass count: it started at 0), the guest tracked
+    decided = S.wait_until(90, lambda: ((vnctl("status", "--json") or {}).get("pass", 0) >= 3
+                                        and status_dom("sd-a")) or None, 1.0)
+    st1 = probe.state("sd-a")
+    view1 = [(c["node"], round(c["share"], 2)) for c in S.cell_view(st1)]
+    lines = journal()[n_log:]
+    _, recs = journal_records(n_rec)
+    carried = [{"pass": x.get("pass"), "action": x.get("action"), "reason": x.get("reason")}
+               for x in recs if x.get("domain") == "sd-a" and x.get("action") in ("acted", "moving", "restored")]
+    meta = S.virsh("metadata", "sd-a", "urn:vnuma:state:1", check=False)
+    num.update({"new_pid": bool(back), "three_passes_tracking_it": bool(decided),
+                "sigterm_for_a_restart": any("for a restart (systemd job" in l for l in lines),
+                "restored_lines": sum("Restored the original" in l for l in lines),
+                "pins_kept": st1["vcpupin"] == st0["vcpupin"] and st1["emulatorpin"] == st0["emulatorpin"],
+                "pages_kept": view1 == view0, "cells": view1,
+                "originals_kept": S.original_pins(meta) == originals,
+                "carried_out": carried,
+                "pgmigrate_success": S.vmstat().get("pgmigrate_success", 0) - mig0})
+    ev.update({"journal": lines[-12:], "pins_before": st0["vcpupin"], "pins_after": st1["vcpupin"]})
+    ok = (r.returncode == 0 and bool(back) and bool(decided) and num["sigterm_for_a_restart"]
+          and num["restored_lines"] == 0 and num["pins_kept"] and num["pages_kept"] and num["originals_kept"]
+          and not carried)
+    return S.write(idx, name, ok, num, ev)
 
 
 def ts(unit, prop):
