@@ -4,8 +4,9 @@
  * loop, the workers, the passes, the records, as vnumad runs them, with libvirt, the clock
  * and the host faked. One test per path of the core: opt-in, opt-out and restore, libvirtd
  * lost and back, migration arrival, a domain destroyed mid-pass, a hung QEMU, SIGHUP reload,
- * `vnumactl advise`, a restart that keeps every guest where it is and a stop that restores. Each waits for what it expects (a timeout only says it never happened);
- * none depends on how fast the machine is. The same paths on the real stack: tests/e2e/.
+ * `vnumactl advise`, a restart that keeps every guest where it is and a stop that restores. Each
+ * waits for what it expects (a timeout only says it never happened); none depends on how fast the
+ * machine is. The same paths on the real stack: tests/e2e/.
  */
 #include <errno.h>
 #include <json-c/json.h>
