@@ -4,11 +4,14 @@
  * metrics, and the test holds: hold, release, holds), served by host/control.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "commands.h"
@@ -232,6 +235,7 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
     }
     json_object_object_add(o, "pass", json_object_new_uint64(dm->pass));
     json_object_object_add(o, "connected", json_object_new_boolean(dm->connected));
+    json_object_object_add(o, "paused", json_object_new_boolean(dm->host_paused));
     json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
     json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
     {
@@ -519,6 +523,72 @@ static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_o
     return 0;
 }
 
+/* The host-wide pause's mark in state_dir: a restarted vnumad stays paused. */
+static int paused_mark(const vnumad *dm, bool paused)
+{
+    char path[sizeof(dm->cfg.state_dir) + 16];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/paused", dm->cfg.state_dir);
+    if (!paused)
+        return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+bool commands_host_paused_at_start(const vnumad *dm)
+{
+    char path[sizeof(dm->cfg.state_dir) + 16];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/paused", dm->cfg.state_dir);
+    return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* `vnumactl pause --all`, `resume --all`: {"paused": bool, "domains": N} */
+static int set_host_paused(vnumad *dm, bool paused, struct json_object **ret, char *errclass,
+                           size_t classlen, char *err, size_t errlen)
+{
+    struct json_object *o;
+    int r = paused_mark(dm, paused);
+
+    if (r < 0) {
+        snprintf(errclass, classlen, "Internal");
+        snprintf(err, errlen, "cannot %s %s/paused: %s", paused ? "write" : "remove",
+                 dm->cfg.state_dir, strerror(-r));
+        return r;
+    }
+    dm->host_paused = paused;
+    if (paused)
+        for (size_t i = 0; i < dm->nr_doms; i++)
+            mover_drop(dm->movers, dm->doms[i]->uuid); /* nothing moves from now on */
+    log_info("Balancing %s host-wide by vnumactl (%zu domain(s) tracked)%s",
+             paused ? "paused" : "resumed", dm->nr_doms,
+             paused ? ": nothing is pinned, moved or restored until resumed" : "");
+    o = json_object_new_object();
+    json_object_object_add(o, "paused", json_object_new_boolean(paused));
+    json_object_object_add(o, "domains", json_object_new_int((int)dm->nr_doms));
+    *ret = o;
+    return 0;
+}
+
+static int ctl_pause_all(void *opaque, const control_request *req, struct json_object **ret,
+                         char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)req;
+    return set_host_paused(opaque, true, ret, errclass, classlen, err, errlen);
+}
+
+static int ctl_resume_all(void *opaque, const control_request *req, struct json_object **ret,
+                          char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    (void)req;
+    return set_host_paused(opaque, false, ret, errclass, classlen, err, errlen);
+}
+
 static int ctl_pause(void *opaque, const control_request *req, struct json_object **ret,
                      char *errclass, size_t classlen, char *err, size_t errlen)
 {
@@ -654,6 +724,8 @@ const control_command commands_table[] = {
     {.name = "hold", .fn = ctl_hold, .takes_stage = true},
     {.name = "release", .fn = ctl_release},
     {.name = "holds", .fn = ctl_holds},
+    {.name = "pause-all", .fn = ctl_pause_all},
+    {.name = "resume-all", .fn = ctl_resume_all},
     {.name = "stop", .fn = ctl_stop},
     {.name = "stop-keep", .fn = ctl_stop_keep},
     {.name = NULL},

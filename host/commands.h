@@ -9,3 +9,6 @@
 
 /* The vnumactl commands, for control_open() with the vnumad as opaque. */
 extern const control_command commands_table[];
+
+/* state_dir/paused is there: `vnumactl pause --all` was in force when vnumad stopped. */
+bool commands_host_paused_at_start(const vnumad *dm);

@@ -49,6 +49,9 @@ typedef struct vnumad {
     /* the exit is a restart (systemd's restart job, `vnumactl stop --keep`): every domain keeps
      * its placement and its saved originals; nothing is restored (stopkind.h) */
     bool exit_keeps;
+    /* `vnumactl pause --all`: no domain is sampled, pinned or moved until `resume --all`;
+     * nothing is restored; kept across restarts as state_dir/paused (commands.c) */
+    bool host_paused;
     stop_kind (*stop_kind)(char *why, size_t len); /* asked at SIGTERM; NULL: never */
     struct journal_file *journal;    /* state_dir/journal.jsonl (journal.h); NULL: not open */
     metrics_host stats;              /* counters for the metrics (host/metrics.h) */

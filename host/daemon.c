@@ -447,6 +447,11 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         log_warn("Cannot open the journal in %s: %s; decisions are kept in memory only",
                  dm->cfg.state_dir, strerror(-r));
     }
+    dm->host_paused = commands_host_paused_at_start(dm);
+    if (dm->host_paused)
+        log_warn("Balancing is paused host-wide (%s/paused, vnumactl pause --all): nothing is "
+                 "pinned or moved until vnumactl resume --all",
+                 dm->cfg.state_dir);
     r = control_open(dm->cfg.socket_path, commands_table, dm, &dm->ctl);
     if (r < 0) {
         log_err("Cannot listen on %s: %s", dm->cfg.socket_path, strerror(-r));

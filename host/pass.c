@@ -301,10 +301,12 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
         virt_dom_free(d);
         return NULL;
     }
-    if (st->paused || st->permanent_error) {
-        dm->stats.skips[st->paused ? METRICS_SKIP_PAUSED : METRICS_SKIP_PERMANENT_ERROR]++;
+    if (st->paused || dm->host_paused || st->permanent_error) {
+        bool paused = st->paused || dm->host_paused;
+        dm->stats.skips[paused ? METRICS_SKIP_PAUSED : METRICS_SKIP_PERMANENT_ERROR]++;
         snprintf(why, sizeof(why), "%s%s",
-                 st->paused ? "paused" : "permanent-error: ", st->paused ? "" : st->error);
+                 paused ? (st->paused ? "paused" : "paused: host-wide") : "permanent-error: ",
+                 paused ? "" : st->error);
         publish_record_simple(dm, d, st, "skipped", why);
         virt_dom_free(d);
         return NULL;

@@ -78,8 +78,10 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      "explain rule by rule why each cell of DOMAIN sits where it sits", cmd_explain},
     {"advise", "DOMAIN [--json] [--socket PATH]",
      "sample DOMAIN now and show the plan vnumad would carry out, without acting", cmd_advise},
-    {"pause", "DOMAIN [--json] [--socket PATH]", "stop balancing DOMAIN until resumed", cmd_pause},
-    {"resume", "DOMAIN [--json] [--socket PATH]", "balance DOMAIN again", cmd_resume},
+    {"pause", "DOMAIN | --all [--json] [--socket PATH]",
+     "stop balancing DOMAIN (--all: every domain) until resumed; nothing is put back", cmd_pause},
+    {"resume", "DOMAIN | --all [--json] [--socket PATH]", "balance DOMAIN (--all: the host) again",
+     cmd_resume},
     {"top",
      "[-d SECONDS] [-n ITERATIONS] [--batch] [--sort name|locality|moving|busy|memory] [--socket PATH]",
      "a live view per domain and cell: home node, locality, busy vCPUs, memory per node, "
@@ -350,9 +352,10 @@ static void print_status(struct json_object *r)
 {
     struct json_object *doms = jget(r, "domains");
 
-    printf("vnumad: pass %" PRIu64 ", libvirt %s, %zu domain%s\n", ju64(r, "pass"),
+    printf("vnumad: pass %" PRIu64 ", libvirt %s, %zu domain%s%s\n", ju64(r, "pass"),
            jbool(r, "connected") ? "connected" : "not connected", jlen(doms),
-           jlen(doms) == 1 ? "" : "s");
+           jlen(doms) == 1 ? "" : "s",
+           jbool(r, "paused") ? ", paused host-wide (vnumactl resume --all)" : "");
     for (size_t i = 0; i < jlen(doms); i++) {
         printf("\n");
         print_status_domain(json_object_array_get_idx(doms, i));
@@ -561,14 +564,54 @@ static int cmd_advise(int argc, char **argv)
     return daemon_cmd(argc, argv, NULL, 2, print_advise);
 }
 
+static void print_host_paused(struct json_object *r)
+{
+    printf("balancing %s host-wide (%d domain(s) tracked)\n",
+           jbool(r, "paused") ? "paused" : "resumed", json_object_get_int(jget(r, "domains")));
+}
+
+/* pause|resume DOMAIN, or --all: the whole host (nothing pinned, moved or restored) */
+static int pause_cmd(int argc, char **argv)
+{
+    _cleanup_json_ struct json_object *result = NULL;
+    const char *all = NULL, *name = argv[0];
+    const vnumactl_opt extra[] = {{"all", 0, false, &all}};
+    vnumactl_ctx ctx = cmd_ctx(name);
+    char request[16];
+    bool json = false;
+    int r;
+
+    r = vnumactl_options(argc, argv, &ctx, &json, extra, VN_ARRAY_SIZE(extra));
+    if (r >= 0)
+        return r;
+    if (!all) {
+        optind = 0;
+        return daemon_cmd(argc, argv, NULL, 2, print_paused);
+    }
+    vnumactl_socket = ctx.socket;
+    if (optind < argc) {
+        fprintf(stderr, "vnumactl: %s: --all takes no DOMAIN (got '%s')\n", name, argv[optind]);
+        return VNUMACTL_EXIT_USAGE;
+    }
+    snprintf(request, sizeof(request), "%s-all", name);
+    r = daemon_call(request, NULL, NULL, &result);
+    if (r != VNUMACTL_EXIT_OK)
+        return r;
+    if (json)
+        ctl_print_json(result);
+    else
+        print_host_paused(result);
+    return VNUMACTL_EXIT_OK;
+}
+
 static int cmd_pause(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, NULL, 2, print_paused);
+    return pause_cmd(argc, argv);
 }
 
 static int cmd_resume(int argc, char **argv)
 {
-    return daemon_cmd(argc, argv, NULL, 2, print_paused);
+    return pause_cmd(argc, argv);
 }
 
 static int cmd_list(int argc, char **argv)

@@ -66,6 +66,13 @@ ok $? "the journal was rotated to $(basename "${rotated:-none}")"
 reopened() { [ "$(journal_fd)" = "$tmp/state/journal.jsonl" ]; }
 wait_for 60 reopened
 ok $? "vnumad got SIGHUP and holds the new journal.jsonl ($(journal_fd))"
+# the host-wide pause: said by status, kept in state_dir, gone on resume
+"$VNUMACTL" --socket "$tmp/vnumad.sock" pause --all >"$tmp/p.out" 2>&1 &&
+    "$VNUMACTL" --socket "$tmp/vnumad.sock" status | grep -q "paused host-wide" && [ -f "$tmp/state/paused" ]
+ok $? "vnumactl pause --all: status says paused host-wide, state_dir/paused is there ($(cat "$tmp/p.out"))"
+"$VNUMACTL" --socket "$tmp/vnumad.sock" resume --all >"$tmp/p.out" 2>&1 &&
+    ! "$VNUMACTL" --socket "$tmp/vnumad.sock" status | grep -q "paused host-wide" && [ ! -e "$tmp/state/paused" ]
+ok $? "vnumactl resume --all: not paused any more, the mark is gone ($(cat "$tmp/p.out"))"
 [ -n "$pid" ] && kill -TERM "$pid"
 wait_for 60 gone "$pid"
 ok $? "SIGTERM ends it"

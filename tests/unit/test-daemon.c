@@ -633,6 +633,51 @@ static void test_restart(void)
     fake_host_reset();
 }
 
+/* `vnumactl pause --all`: no domain is pinned or moved, their records say so, a restarted
+ * vnumad is still paused (state_dir/paused); `resume --all` balances again. */
+static void test_host_pause(void)
+{
+    daemon_config cfg;
+    char reply[512], action[32], reason[64], mark[sizeof(cfg.state_dir) + 16];
+    fake_dom *a, *b;
+
+    fake_host_config(&cfg);
+    a = fake_dom_add("fake-a", 2, AUTO);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    CHECK(run_until(pinned_to_one_node, a), "host pause: a busy domain is pinned before");
+    CHECK(ctl("{\"command\": \"pause-all\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"paused\":true"),
+          "host pause: vnumactl pause --all is answered (%s)", reply);
+    snprintf(mark, sizeof(mark), "%s/paused", cfg.state_dir);
+    b = fake_dom_add("fake-b", 2, AUTO); /* arrives while paused */
+    fake_dom_set_busy(b, 1.0);
+    fake_event_lifecycle(b, VIRT_EVENT_STARTED, false);
+    (void)run_until(is_tracked, b);
+    pass();
+    pass();
+    CHECK(fake_dom_calls(b, FAKE_PIN_VCPU) == 0 && all_pins_are(b, "0-3"),
+          "host pause: a busy domain that arrives is not pinned (%u pin calls)",
+          fake_dom_calls(b, FAKE_PIN_VCPU));
+    CHECK(last_decision(b, action, sizeof(action), reason, sizeof(reason)) &&
+              !strcmp(action, "skipped") && !strcmp(reason, "paused: host-wide"),
+          "host pause: its record says so (%s, %s)", action, reason);
+    CHECK(pinned_to_one_node(a), "host pause: the domain pinned before keeps its pins");
+    cfg.restore_on_exit = false; /* a restart of vnumad, as far as the pins go */
+    stop_vnumad();
+    CHECK(access(mark, F_OK) == 0, "host pause: state_dir/paused is there");
+    start(&cfg);
+    pass();
+    CHECK(dm.host_paused && fake_dom_calls(b, FAKE_PIN_VCPU) == 0,
+          "host pause: a restarted vnumad is still paused");
+    CHECK(ctl("{\"command\": \"resume-all\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"paused\":false") && access(mark, F_OK) < 0,
+          "host pause: vnumactl resume --all is answered and the mark is gone (%s)", reply);
+    pass(); /* the next pass, as the interval brings it */
+    CHECK(run_until(pinned_to_one_node, b), "host pause: after resume --all the domain is pinned");
+    stop();
+}
+
 int main(void)
 {
     fake_host_init(&host);
@@ -647,5 +692,6 @@ int main(void)
     test_reload();
     test_advise();
     test_restart();
+    test_host_pause();
     return tap_done();
 }
