@@ -52,7 +52,7 @@ static const char *first_line(const char *p)
 static void test_rotation(void)
 {
     journal_file *j = NULL;
-    char line[16];
+    char line[24];
     int r, errs = 0;
     long total;
 
