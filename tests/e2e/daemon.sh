@@ -306,9 +306,13 @@ ok $? "the domains vnumad never acted on still have their narrowed pins"
 # vnumad held at $X's act stage (a test hold) before it changed anything. $X has narrowed pins
 # again, so its first pass plans pins: destroy it after the pass sampled and decided it and
 # before its act stage runs.
+# $X is opted out while vnumad starts and opted in once the hold is armed: a first pass that
+# ran before the hold would act on $X unheld.
+set_meta "$X" '<balancer mode="off"/>' >/dev/null
 start_vnumad "test_holds = yes"
 ok $? "e: vnumad started again with test_holds = yes"
-vn_hold act "$X"
+vn_hold act "$X" && set_meta "$X" '<balancer mode="auto"/>' >/dev/null
+ok $? "e: act held for $X, then $X opted in (mode auto)"
 wait_for 30 log_has "Tracking domain '$X'"
 ok $? "e: vnumad tracks $X"
 wait_held act && held_has act "$X"

@@ -82,8 +82,10 @@ ok $? "b: the passes go on and balance $D in mode auto ('$(vcpu_pins "$D")')"
 ok $? "b: it held once ($(times_held sample) time(s)): a hold is armed for one pass"
 
 # ---- c. hold record, longer than the domain timeout ----
-narrow "$D" # the next pass acts and writes a record
+# Armed before the change: a pass that runs between the change and the hold would act and
+# write the record unheld, and nothing would reach the stage again.
 vn_hold record "$D"
+narrow "$D" # the next pass acts and writes a record
 wait_held record && held_has record "$D"
 ok $? "c: $D's record write is held on its worker (pass $(held_pass record))"
 p=$(held_pass record)
@@ -108,8 +110,8 @@ ok $? "d: nothing parked"
 vn_release
 
 # ---- e. SIGTERM while held ----
+vn_hold act "$D" # armed first, as in c
 narrow "$D"
-vn_hold act "$D"
 wait_held act && held_has act "$D"
 ok $? "e: $D's act stage held (pass $(held_pass act))"
 stop_vnumad
