@@ -8,6 +8,7 @@
 #                   /etc/vnuma/vnumad.conf); make uninstall removes what it installed
 #   make format     clang-format every C file
 #   make proto-doc  regenerate docs/PROTOCOL.md from the message table (proto/schema.c)
+#   make metrics-doc  regenerate docs/operations.md's metrics table from host/metrics.c
 #   make fuzz       build the protocol fuzzer and run it FUZZ_SECONDS (default 60)
 #   make valgrind   the unit tests and vnumad's offline modes under valgrind memcheck
 #   SANITIZE=1      build with ASan+UBSan, into build-san/ unless BUILD is given
@@ -76,7 +77,7 @@ BASE_LIB   := $(BUILD)/libvnuma-base.a
 # vnumactl's files (its subcommands, the control-socket client) link into vnumactl only.
 VNUMACTL_SRCS := $(wildcard host/vnumactl*.c) host/ctl_client.c
 VNUMACTL_OBJS := $(VNUMACTL_SRCS:%.c=$(BUILD)/%.o)
-HOST_MAINS := host/vnumad.c $(VNUMACTL_SRCS)
+HOST_MAINS := host/vnumad.c host/metrics-doc.c $(VNUMACTL_SRCS)
 CORE_SRCS  := $(filter-out $(HOST_MAINS),$(wildcard host/*.c))
 CORE_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 CORE_LIB   := $(BUILD)/libvnuma-core.a
@@ -119,7 +120,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 PROGRAMS   := $(BUILD)/vnumad $(BUILD)/vnumactl $(BUILD)/vnuma-agent
 
 .PHONY: all build-deps check deps format-check tests demo demo-offline install uninstall clean format agent-static guest-tools \
-        proto-doc fuzz fuzz-build valgrind
+        proto-doc metrics-doc fuzz fuzz-build valgrind
 all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c | build-deps
@@ -162,6 +163,14 @@ $(BUILD)/vnumactl: $(VNUMACTL_OBJS) $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 
 $(BUILD)/proto-doc: $(BUILD)/proto/proto-doc.o $(PROTO_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROTO_LIBS)
+
+$(BUILD)/metrics-doc: $(BUILD)/host/metrics-doc.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# docs/operations.md's metrics table is generated from host/metrics.c; test-metrics checks
+# that they agree.
+metrics-doc: $(BUILD)/metrics-doc
+	$(BUILD)/metrics-doc docs/operations.md
 
 # docs/PROTOCOL.md is generated from proto/schema.c; test-proto checks that they agree.
 proto-doc: $(BUILD)/proto-doc
@@ -269,7 +278,7 @@ $(BUILD)/tests/longterm-pin: $(BUILD)/tests/e2e/ground/longterm-pin.o $(CORE_LIB
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(shell pkg-config --libs liburing)
 -include $(BUILD)/tests/e2e/ground/longterm-pin.d
 
-tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc $(BUILD)/tests/longterm-pin
+tests: $(PROGRAMS) $(UNIT_BINS) $(BUILD)/proto-doc $(BUILD)/metrics-doc $(BUILD)/tests/longterm-pin
 
 # Installs what the build and the tests need from Debian, only when missing.
 deps:

@@ -214,8 +214,7 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
     fprintf(f, "vnuma_pass_duration_seconds_count %llu\n",
             (unsigned long long)h->pass_seconds.count);
 
-    family(f, "vnuma_decisions_total", "counter",
-           "Decision records written, by action (acted, advised, none, skipped, error, restored).");
+    family(f, "vnuma_decisions_total", "counter", "Decision records written, by action.");
     for (unsigned a = 0; a < METRICS_ACTION_MAX; a++)
         fprintf(f, "vnuma_decisions_total{action=\"%s\"} %llu\n",
                 metrics_action_name((metrics_action)a), (unsigned long long)h->actions[a]);
@@ -230,12 +229,15 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
         fprintf(f, "vnuma_rule_decisions_total{rule=\"%s\"} %llu\n", rule_name((vn_rule)r),
                 (unsigned long long)h->rules[r]);
     family(f, "vnuma_libvirt_calls_total", "counter",
-           "libvirt calls vnumad made, by call (qmp and hmp are QEMU monitor commands).");
+           "libvirt calls vnumad made, by call (qmp and hmp are QEMU monitor commands); an idle "
+           "pass makes none.");
     for (unsigned c = 0; c < VIRT_CALL_MAX; c++)
         fprintf(f, "vnuma_libvirt_calls_total{call=\"%s\"} %llu\n", virt_call_name((virt_call)c),
                 (unsigned long long)h->libvirt_calls[c]);
     family(f, "vnuma_domain_skips_total", "counter",
-           "Passes in which an opted-in domain was not sampled, by reason.");
+           "Passes in which an opted-in domain was not sampled, by reason (not-answering: a call "
+           "to it has not returned, a hung QEMU monitor, said once in the log; job: libvirt runs "
+           "a migration, save or dump job on it, and nothing is changed until it ends).");
     for (unsigned s = 0; s < METRICS_SKIP_MAX; s++)
         fprintf(f, "vnuma_domain_skips_total{reason=\"%s\"} %llu\n",
                 metrics_skip_name((metrics_skip)s), (unsigned long long)h->skips[s]);

@@ -4,11 +4,11 @@
  * what the daemon counts (metrics_host) plus what it remembers per domain
  * (dom_state), rendered as text for node-exporter's textfile collector
  * (metrics_write_file(): temp file + rename, so the collector never reads half
- * a file) and for `vnumactl metrics`. Every metric is listed with its meaning
- * in docs/operations.md. Label values are escaped per the format: backslash,
- * double quote and line feed as \\, \" and \n; bytes that are not valid UTF-8
- * and other control characters become U+FFFD, so any domain name gives a
- * valid file (the uuid label keeps such series apart). This module does not log.
+ * a file) and for `vnumactl metrics`. docs/operations.md's metrics table is
+ * generated from what it writes (metrics_doc.c, `make metrics-doc`). Label values are escaped per
+ * the format: backslash, double quote and line feed as \\, \" and \n; bytes that are not valid
+ * UTF-8 and other control characters become U+FFFD, so any domain name gives a valid file (the uuid
+ * label keeps such series apart). This module does not log.
  */
 #pragma once
 

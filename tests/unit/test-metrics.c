@@ -5,7 +5,8 @@
  * rendered exposition (families, histogram, counters by rule/reason/kind),
  * and the atomic file write. `test-metrics --write FILE` also writes the
  * rendered sample to FILE for tests/cli/metrics.sh, which checks it with a
- * real parser (python3-prometheus-client) and the format's grammar.
+ * real parser (python3-prometheus-client) and the format's grammar. Also: docs/operations.md's
+ * metrics table is what metrics-doc generates, and every family and label value is in it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,8 +16,10 @@
 
 #include "metrics-fixture.h"
 #include "metrics.h"
+#include "metrics_doc.h"
 #include "model.h"
 #include "tap.h"
+#include "util.h"
 
 static const char *const hostile[] = {
     "plain-name",
@@ -75,6 +78,49 @@ static unsigned count(const char *text, const char *needle)
     return n;
 }
 
+/* The generated metrics table: in docs/operations.md as generated (make metrics-doc), and
+ * whole: a row per family, every label value the code names. */
+static void test_doc(void)
+{
+    const char *path =
+        getenv("VN_OPERATIONS_MD") ? getenv("VN_OPERATIONS_MD") : "docs/operations.md";
+    _cleanup_free_ char *table = NULL, *doc = NULL, *want = NULL, *spliced = NULL;
+    size_t table_len = 0, doc_len = 0;
+    FILE *f = open_memstream(&table, &table_len);
+    int r = f ? metrics_doc_table(f) : -ENOMEM;
+
+    if (f)
+        (void)fclose(f);
+    if (!CHECK(r == 0 && table, "the table generates (%s)", r < 0 ? strerror(-r) : "ok"))
+        return;
+    CHECK(strstr(table, "| `vnuma_pass_duration_seconds` | histogram | | "),
+          "a histogram's row has no le label");
+    CHECK(strstr(table, "`state`: ok, invalid-config, error, paused, stopped."),
+          "every state a domain's series can show is listed");
+    CHECK(strstr(table, "`mode`: auto, advise, off."), "every mode is listed");
+    CHECK(strstr(table, "| `vnuma_agent_hint_age_seconds` | gauge | domain, uuid | "),
+          "a family written only for domains with hints has its row");
+    CHECK(strstr(table, ", not-answering, job."), "the skip reasons are listed");
+    f = fopen(path, "re");
+    if (f) {
+        if (getdelim(&doc, &doc_len, '\0', f) < 0) {
+            free(doc);
+            doc = NULL;
+        }
+        (void)fclose(f);
+    }
+    r = doc ? metrics_doc_splice(doc, table, &spliced) : -ENOENT;
+    CHECK(r == 0 && !strcmp(spliced, doc),
+          "%s's metrics table is what host/metrics.c generates (run `make metrics-doc`)", path);
+    r = metrics_doc_splice("a\n" METRICS_DOC_BEGIN " old -->\n| x |\n" METRICS_DOC_END "\nb\n",
+                           "T\n", &want);
+    CHECK(r == 0 && !strcmp(want, "a\nT\nb\n"), "splice replaces the marked lines only");
+    free(want);
+    want = NULL;
+    CHECK(metrics_doc_splice("no markers\n", "T\n", &want) == -ENOENT && !want,
+          "splice refuses a document without the markers");
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -115,6 +161,7 @@ int main(int argc, char **argv)
         metrics_escape_label(hostile[i], big, sizeof(big));
         CHECK(valid_utf8(big) && valid_label(big), "hostile name %zu escapes to a valid label", i);
     }
+    test_doc();
 
     if (!CHECK(t && topo_load(TOPO_SOURCE_SYNTHETIC, "numa:2 core:2 pu:1", NULL, t, err,
                               sizeof(err)) == 0,
