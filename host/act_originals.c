@@ -38,31 +38,33 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
     _cleanup_free_ unsigned *ids = NULL;
     _cleanup_free_ vn_cpuset *pins = NULL;
     unsigned n = 0, nio = 0, nr_vcpus = 0;
-    dom_originals o;
+    _cleanup_free_ dom_originals *o = calloc(1, sizeof(*o)); /* 1 MiB: not on a stack */
     vn_cpuset def;
     int r;
 
+    if (!o)
+        return -ENOMEM;
     r = virt_vcpus(d, &v, &n);
     if (r < 0)
         return r;
     for (unsigned i = 0; i < n; i++)
         nr_vcpus = VN_MAX(nr_vcpus, v[i].number + 1);
-    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, &o, &def);
+    r = meta_defined_originals(xml, defined, &t->cpus, nr_vcpus, o, &def);
     if (r < 0)
         return r;
     if (!st->emulator_explicit) {
-        o.emulator_pin = def;
-        o.emulator_saved = true;
+        o->emulator_pin = def;
+        o->emulator_saved = true;
     }
     if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-        for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+        for (unsigned i = 0; i < nio && o->nr_iothreads < STATE_MAX_IOTHREADS; i++) {
             if (act_iothread_explicit(&tg, ids[i]))
                 continue;
-            o.iothread_id[o.nr_iothreads] = ids[i];
-            o.iothread_pin[o.nr_iothreads++] = def;
+            o->iothread_id[o->nr_iothreads] = ids[i];
+            o->iothread_pin[o->nr_iothreads++] = def;
         }
-    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    originals_take(st, &o);
+    snprintf(o->host, sizeof(o->host), "%s", st->host_id);
+    originals_take(st, o);
     return 0;
 }
 
@@ -129,7 +131,7 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 {
     const act_target tg = act_target_of(st);
     _cleanup_free_ virt_vcpu *v = NULL;
-    dom_originals o;
+    _cleanup_free_ dom_originals *o = NULL;
     unsigned n = 0;
     char nodeset[STATE_NODESET_MAX];
     vn_mem_mode mode;
@@ -141,38 +143,40 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
      * (act_operator_pins takes them): nothing is changed yet */
     if (!st->cputune_known || st->arrived)
         return -EAGAIN;
-    memset(&o, 0, sizeof(o));
+    o = calloc(1, sizeof(*o)); /* 1 MiB: not on a stack */
+    if (!o)
+        return -ENOMEM;
     r = virt_vcpus(d, &v, &n);
     if (r < 0)
         return r;
     for (unsigned i = 0; i < n; i++)
         if (v[i].number < STATE_MAX_VCPUS) {
-            o.vcpu_pin[v[i].number] = v[i].affinity;
-            o.nr_vcpus = VN_MAX(o.nr_vcpus, v[i].number + 1);
+            o->vcpu_pin[v[i].number] = v[i].affinity;
+            o->nr_vcpus = VN_MAX(o->nr_vcpus, v[i].number + 1);
         }
     /* the operator's pins (act_operator_pins) are neither changed nor restored */
-    if (!st->emulator_explicit && virt_emulator_pin(d, &o.emulator_pin) == 0)
-        o.emulator_saved = true;
+    if (!st->emulator_explicit && virt_emulator_pin(d, &o->emulator_pin) == 0)
+        o->emulator_saved = true;
     {
         _cleanup_free_ unsigned *ids = NULL;
         _cleanup_free_ vn_cpuset *pins = NULL;
         unsigned nio = 0;
         if (virt_iothreads(d, &ids, &pins, &nio) == 0)
-            for (unsigned i = 0; i < nio && o.nr_iothreads < STATE_MAX_IOTHREADS; i++) {
+            for (unsigned i = 0; i < nio && o->nr_iothreads < STATE_MAX_IOTHREADS; i++) {
                 if (act_iothread_explicit(&tg, ids[i]))
                     continue;
-                o.iothread_id[o.nr_iothreads] = ids[i];
-                o.iothread_pin[o.nr_iothreads++] = pins[i];
+                o->iothread_id[o->nr_iothreads] = ids[i];
+                o->iothread_pin[o->nr_iothreads++] = pins[i];
             }
     }
     if (sd->nr_cells && sd->cells[0].binding.mode == VN_MEM_RESTRICTIVE &&
         virt_numa_get(d, &mode, nodeset, sizeof(nodeset)) == 0 && mode == VN_MEM_RESTRICTIVE) {
-        snprintf(o.nodeset, sizeof(o.nodeset), "%s", nodeset);
-        o.numa_saved = true;
+        snprintf(o->nodeset, sizeof(o->nodeset), "%s", nodeset);
+        o->numa_saved = true;
     }
-    o.saved = true;
-    snprintf(o.host, sizeof(o.host), "%s", st->host_id);
-    originals_take(st, &o);
+    o->saved = true;
+    snprintf(o->host, sizeof(o->host), "%s", st->host_id);
+    originals_take(st, o);
     return 0;
 }
 

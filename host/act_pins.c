@@ -22,24 +22,19 @@
  */
 int act_thread_affinity(pid_t tid, const vn_cpuset *want)
 {
-    cpu_set_t cur, set;
     vn_cpuset have;
+    int r;
 
     if (tid <= 0)
         return 0;
-    if (sched_getaffinity(tid, sizeof(cur), &cur) < 0)
-        return errno == ESRCH ? 0 : -errno;
-    cpuset_from_sched(&cur, &have);
+    r = cpuset_get_affinity(tid, &have);
+    if (r < 0)
+        return r == -ESRCH ? 0 : r;
     if (cpuset_equal(&have, want))
         return 0;
-    CPU_ZERO(&set);
-    CPUSET_FOREACH(cpu, want)
-    {
-        if (cpu < CPU_SETSIZE)
-            CPU_SET((unsigned)cpu, &set);
-    }
-    if (sched_setaffinity(tid, sizeof(set), &set) < 0)
-        return errno == ESRCH ? 0 : -errno;
+    r = cpuset_set_affinity(tid, want);
+    if (r < 0)
+        return r == -ESRCH ? 0 : r;
     return 1;
 }
 

@@ -16,7 +16,7 @@ int cpuset_first(const vn_cpuset *s)
 int cpuset_next(const vn_cpuset *s, int prev)
 {
     unsigned start = (unsigned)(prev + 1);
-    for (unsigned wi = start / 64; wi < VN_CPUSET_WORDS; wi++) {
+    for (unsigned wi = start / 64; wi < s->nw; wi++) {
         uint64_t w = s->w[wi];
         if (wi == start / 64)
             w &= ~0ULL << (start % 64);
@@ -125,10 +125,41 @@ int cpuset_format(const vn_cpuset *s, char *buf, size_t len)
     return 0;
 }
 
-void cpuset_from_sched(const cpu_set_t *in, vn_cpuset *out)
+int cpuset_get_affinity(pid_t tid, vn_cpuset *out)
 {
-    cpuset_zero(out);
-    for (unsigned c = 0; c < CPU_SETSIZE && c < VN_MAX_CPUS; c++)
-        if (CPU_ISSET(c, in))
-            cpuset_set(out, c);
+    size_t size = CPU_ALLOC_SIZE(VN_MAX_CPUS);
+    cpu_set_t *set = CPU_ALLOC(VN_MAX_CPUS);
+    int r = 0;
+
+    if (!set)
+        return -ENOMEM;
+    if (sched_getaffinity(tid, size, set) < 0) {
+        r = -errno;
+    } else {
+        cpuset_zero(out);
+        for (unsigned c = 0; c < VN_MAX_CPUS; c++)
+            if (CPU_ISSET_S(c, size, set))
+                cpuset_set(out, c);
+    }
+    CPU_FREE(set);
+    return r;
+}
+
+int cpuset_set_affinity(pid_t tid, const vn_cpuset *s)
+{
+    size_t size = CPU_ALLOC_SIZE(VN_MAX_CPUS);
+    cpu_set_t *set = CPU_ALLOC(VN_MAX_CPUS);
+    int r = 0;
+
+    if (!set)
+        return -ENOMEM;
+    CPU_ZERO_S(size, set);
+    CPUSET_FOREACH(cpu, s)
+    {
+        CPU_SET_S((unsigned)cpu, size, set);
+    }
+    if (sched_setaffinity(tid, size, set) < 0)
+        r = -errno;
+    CPU_FREE(set);
+    return r;
 }

@@ -336,13 +336,15 @@ static void consider_reads_free(consider_reads *cr)
 static bool read_originals(const consider_reads *cr, const dom_originals *legacy,
                            dom_originals *ret)
 {
-    dom_originals o = {0};
+    _cleanup_free_ dom_originals *o = calloc(1, sizeof(*o)); /* 1 MiB: not on a stack */
 
+    if (!o)
+        return false;
     if (cr->state == 0)
-        (void)meta_parse_state(cr->state_xml, &o);
+        (void)meta_parse_state(cr->state_xml, o);
     else if (cr->state == -ENOENT && legacy)
-        o = *legacy;
-    *ret = o;
+        originals_set(o, legacy);
+    originals_set(ret, o);
     return cr->state == 0 || cr->state == -ENOENT;
 }
 
@@ -392,9 +394,12 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
 {
     virt_dom *d = cr->d;
     vn_balancer cfg;
-    dom_originals orig;
+    _cleanup_free_ dom_originals *orig = calloc(1, sizeof(*orig)); /* 1 MiB: not on a stack */
     dom_state *st = domains_find(dm, uuid);
     bool changed = false;
+
+    if (!orig)
+        return false;
 
     if (st && st->busy) {
         /* a work on it is out (pass.c): read again once it is back, as the arrival it is
@@ -414,14 +419,14 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (cr->meta == -ENOENT) {
         /* never opted in, or the element was removed: restore what we changed (also what a
          * vnumad before us changed, when its originals are in our <state>) */
-        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(cr, NULL, &orig) && orig.saved) {
+        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(cr, NULL, orig) && orig->saved) {
             st = state_new();
             if (st) {
                 snprintf(st->uuid, sizeof(st->uuid), "%s", cr->id.uuid);
                 snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
                 state_reset_run(st, cr->id.id);
                 st->cfg.valid = true;
-                originals_set(&st->orig, &orig);
+                originals_set(&st->orig, orig);
                 dm->doms[dm->nr_doms++] = st;
             }
         }
@@ -439,9 +444,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     if (cr->meta < 0)
         return false;
-    meta_parse(cr->meta_xml, dm->topo, &cfg, &orig);
-    (void)read_originals(cr, &orig, &orig);
-    if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig.saved)
+    meta_parse(cr->meta_xml, dm->topo, &cfg, orig);
+    (void)read_originals(cr, orig, orig);
+    if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig->saved)
         return false; /* mode="off" and nothing of ours to undo */
     if (!st) {
         if (dm->nr_doms >= MAX_DOMAINS) {
@@ -462,14 +467,14 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
     snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
-    if (how != ARRIVAL_NONE || meta_originals_foreign(&orig, dm->host_id)) {
+    if (how != ARRIVAL_NONE || meta_originals_foreign(orig, dm->host_id)) {
         changed |= !st->arrived;
         arrive(dm, d, st, how != ARRIVAL_MIGRATING);
     }
     /* a restarted vnumad finds the originals in the live metadata (this host's: an
      * <original> without a host is from an older vnumad on this host) */
-    if (!st->orig.saved && orig.saved && !st->arrived) {
-        originals_set(&st->orig, &orig);
+    if (!st->orig.saved && orig->saved && !st->arrived) {
+        originals_set(&st->orig, orig);
         if (!st->orig.host[0])
             snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_id);
     }

@@ -198,7 +198,7 @@ static int parse_mempolicy(xmlNodePtr n, vn_mempolicy *ret)
 static int format_mempolicy(xmlNodePtr n, const vn_mempolicy *p)
 {
     unsigned mode = (unsigned)p->mode & ~(unsigned)MPOL_FLAGS_MASK;
-    char buf[VN_MAX_CPUS * 4], num[32];
+    char buf[VN_CPULIST_MAX], num[32];
 
     if (mode >= VN_ARRAY_SIZE(mpol_names))
         return -EINVAL;
@@ -359,7 +359,7 @@ int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_ori
 static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuset *s)
 {
     const char *idattr = strcmp(elem, "iothreadpin") == 0 ? "iothread" : "vcpu";
-    char buf[4096], num[16];
+    char buf[VN_CPULIST_MAX], num[16];
     xmlNodePtr n;
 
     if (cpuset_format(s, buf, sizeof(buf)) < 0)

@@ -609,12 +609,10 @@ static void pass_begin(vnumad *dm, pass_set *set)
  * on (its threads' own; never the isolated ones): more on a host with idle cores. */
 static void mover_fit(vnumad *dm)
 {
-    cpu_set_t set;
     vn_cpuset mine;
 
-    if (sched_getaffinity(0, sizeof(set), &set) < 0)
+    if (cpuset_get_affinity(0, &mine) < 0)
         return;
-    cpuset_from_sched(&set, &mine);
     cpuset_andnot(&mine, &mine, &dm->topo->isolated);
     (void)mover_fit_threads(dm->movers, hostload_idle_cpus(&dm->load[dm->load_cur ^ 1],
                                                            &dm->load[dm->load_cur], &mine));

@@ -56,7 +56,7 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
 {
     _cleanup_json_ struct json_object *o = json_object_new_object();
     struct json_object *pins = json_object_new_array(), *moves = json_object_new_array();
-    char buf[4096];
+    char buf[VN_CPULIST_MAX];
 
     if (!o || !pins || !moves) {
         if (pins)
@@ -170,7 +170,7 @@ const char *record_node_str(const topology *t, int n, char *buf, size_t len)
 
 void record_plan_table(const topology *t, const plan *p, FILE *f)
 {
-    char rules[512], cur[16], tgt[16], bytes[32], cpus[4096];
+    char rules[512], cur[16], tgt[16], bytes[32], cpus[VN_CPULIST_MAX];
 
     fprintf(f, "%-20s %4s %-6s %4s %6s %16s %4s %10s  %s\n", "DOMAIN", "CELL", "MODE", "NOW",
             "TARGET", "LOCALITY", "PINS", "MOVE", "DECISION");

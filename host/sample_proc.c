@@ -267,11 +267,7 @@ int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cp
     /* the affinity from the kernel, not formatted into /proc/TID/status and parsed back (the
      * most costly read of an idle pass); fixture trees in tests have the file */
     if (!strcmp(proc, "/proc")) {
-        cpu_set_t set;
-        if (sched_getaffinity(tid, sizeof(set), &set) < 0)
-            return errno == ESRCH ? -ESRCH : -errno;
-        cpuset_from_sched(&set, affinity);
-        return 0;
+        return cpuset_get_affinity(tid, affinity);
     }
     snprintf(path, sizeof(path), "%s/%d/status", proc, (int)tid);
     _cleanup_fclose_ FILE *f = fopen(path, "re");

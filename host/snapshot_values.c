@@ -498,8 +498,7 @@ int snap_parse_cpulist(snap_ctx *c, struct json_object *v, vn_cpuset *out)
         return snap_fail(c, r, "malformed CPU list \"%s\"", shown);
     if (cpuset_empty(&set))
         return snap_fail(c, -EINVAL, "empty CPU list");
-    for (unsigned i = 0; i < VN_CPUSET_WORDS; i++)
-        outside.w[i] = set.w[i] & ~c->t->cpus.w[i];
+    cpuset_andnot(&outside, &set, &c->t->cpus);
     if (!cpuset_empty(&outside)) {
         if (cpuset_format(&c->t->cpus, cpus, sizeof(cpus)) < 0)
             (void)snprintf(cpus, sizeof(cpus), "...");

@@ -23,6 +23,7 @@
  */
 #include "topology.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
@@ -32,13 +33,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json.h"
 #include "rules.h"
 #include "util.h"
 
-/* A cpu list of VN_MAX_CPUS alternate CPUs ("0,2,4,...,1022") fits in this. */
-#define TOPO_CPULIST_MAX 4096
+/* A cpu list of the host's, as sysfs or the balancer writes it. */
+#define TOPO_CPULIST_MAX VN_CPULIST_MAX
 
 static void topo_hwloc_destroyp(hwloc_topology_t *h)
 {
@@ -398,6 +400,87 @@ static int topo_errno(void)
     return errno > 0 ? errno : EINVAL;
 }
 
+/* Bounds of a synthetic description, checked before hwloc builds it: hwloc inserts each object
+ * among its siblings one by one, in time quadratic in a level's arity ("numa:2 pu:100000" ran
+ * for minutes), and holds every object in memory. */
+#define TOPO_SYNTHETIC_LEN_MAX   65536 /* bytes: index lists of every PU fit */
+#define TOPO_SYNTHETIC_LEVELS    16    /* hwloc's own object types number fewer */
+#define TOPO_SYNTHETIC_ARITY_MAX 1024  /* children per parent: 256-core packages, 8 SMT */
+
+/* "numa", "node" or "NUMANode" (hwloc's names of a NUMA level), of len bytes. */
+static bool synthetic_is_numa(const char *type, size_t len)
+{
+    return (len == 4 && !strncasecmp(type, "numa", 4)) ||
+           (len == 4 && !strncasecmp(type, "node", 4)) ||
+           (len == 8 && !strncasecmp(type, "numanode", 8));
+}
+
+/* 0 when the description s stays within vnuma's limits as far as its levels say (hwloc checks
+ * the rest), else -E2BIG with the reason. Levels are "[type:]arity" words, each optionally
+ * followed by "(attributes)"; "[numa...]" adds a memory child to each object of the level
+ * before it. */
+static int synthetic_bounds(const char *s, const char *source, char *err, size_t errlen)
+{
+    uint64_t objs = 1, nodes = 0;
+    unsigned levels = 0;
+    const char *p = s;
+
+    if (strnlen(s, TOPO_SYNTHETIC_LEN_MAX + 1) > TOPO_SYNTHETIC_LEN_MAX)
+        return vn_fail(err, errlen, -E2BIG, "topology %s: the description is longer than %u bytes",
+                       source, (unsigned)TOPO_SYNTHETIC_LEN_MAX);
+    while (*p) {
+        const char *word, *colon, *num;
+        unsigned long long arity;
+        size_t digits;
+
+        if (isspace((unsigned char)*p)) {
+            p++;
+            continue;
+        }
+        if (*p == '(' || *p == '[') { /* attributes, or a memory child: "[numa(...)]" */
+            char close = *p == '(' ? ')' : ']';
+            const char *type = p + 1, *q = strchr(p, close);
+            if (*p == '[' && synthetic_is_numa(type, strcspn(type, ":()] \t\n")))
+                nodes += objs;
+            if (!q)
+                return 0; /* unbalanced: hwloc says so */
+            p = q + 1;
+            continue;
+        }
+        word = p;
+        p += strcspn(p, " \t\n([");
+        colon = memchr(word, ':', (size_t)(p - word));
+        num = colon ? colon + 1 : word;
+        digits = strspn(num, "0123456789");
+        if (digits == 0 || num + digits != p)
+            return 0; /* not a level: hwloc refuses it */
+        arity = digits > 6 ? ULLONG_MAX : strtoull(num, NULL, 10);
+        if (++levels > TOPO_SYNTHETIC_LEVELS)
+            return vn_fail(err, errlen, -E2BIG, "topology %s: more than %u levels", source,
+                           (unsigned)TOPO_SYNTHETIC_LEVELS);
+        if (arity > TOPO_SYNTHETIC_ARITY_MAX)
+            return vn_fail(err, errlen, -E2BIG,
+                           "topology %s: '%.*s': more than %u children per parent, the most "
+                           "vnuma handles",
+                           source, (int)VN_MIN((size_t)(p - word), 64), word,
+                           (unsigned)TOPO_SYNTHETIC_ARITY_MAX);
+        objs *= arity ? arity : 1;
+        if (objs > VN_MAX_CPUS)
+            return vn_fail(err, errlen, -E2BIG,
+                           "topology %s: more than %u objects at '%.*s', the most CPUs vnuma "
+                           "handles",
+                           source, (unsigned)VN_MAX_CPUS, (int)VN_MIN((size_t)(p - word), 64),
+                           word);
+        if (synthetic_is_numa(word, colon ? (size_t)(colon - word) : 0))
+            nodes += objs;
+    }
+    if (nodes > VN_MAX_NODES)
+        return vn_fail(err, errlen, -E2BIG,
+                       "topology %s: more than %u NUMA nodes, vnuma handles %u", source,
+                       (unsigned)VN_MAX_NODES, (unsigned)VN_MAX_NODES);
+    return 0;
+}
+
 int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, topology *ret,
               char *err, size_t errlen)
 {
@@ -453,6 +536,11 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
         r = -topo_errno();
         return vn_fail(err, errlen, r, "topology %s: cannot load: %s", t->source,
                        r == -EINVAL ? "not a valid hwloc XML topology" : strerror(-r));
+    }
+    if (kind == TOPO_SOURCE_SYNTHETIC) {
+        r = synthetic_bounds(arg, t->source, err, errlen);
+        if (r < 0)
+            return r;
     }
     if (kind == TOPO_SOURCE_SYNTHETIC && hwloc_topology_set_synthetic(h, arg) < 0) {
         r = -topo_errno();

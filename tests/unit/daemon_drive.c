@@ -173,16 +173,29 @@ bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t
     return ok;
 }
 
-/* The originals in the domain's <state> (saved false: none). */
-dom_originals state_originals(fake_dom *fd)
+/* The originals in the domain's <state> into *out (saved false: none). */
+void state_originals(fake_dom *fd, dom_originals *out)
 {
-    dom_originals o = {0};
     char *state = fake_dom_state(fd);
 
+    memset(out, 0, sizeof(*out));
     if (state)
-        (void)meta_parse_state(state, &o);
+        (void)meta_parse_state(state, out);
     free(state);
-    return o;
+}
+
+/* The domain's <state> holds originals (1 MiB: read off the stack). */
+bool state_has_originals(fake_dom *fd)
+{
+    dom_originals *o = malloc(sizeof(*o));
+    bool saved;
+
+    if (!o)
+        return false;
+    state_originals(fd, o);
+    saved = o->saved;
+    free(o);
+    return saved;
 }
 
 bool decision_restored(void *fd)

@@ -50,7 +50,8 @@ bool all_pins_are(fake_dom *fd, const char *cpus);
 /* The last <decision> vnumad wrote into the domain's <state>: its action and reason. */
 bool last_decision(fake_dom *fd, char *action, size_t alen, char *reason, size_t rlen);
 /* The originals in the domain's <state> (saved false: none). */
-dom_originals state_originals(fake_dom *fd);
+void state_originals(fake_dom *fd, dom_originals *out);
+bool state_has_originals(fake_dom *fd);
 bool decision_restored(void *fd);
 
 /* vnumactl's side of the control socket, on a thread while the loop runs: one request line, the

@@ -20,8 +20,9 @@ static void test_parse_format(void)
         {"0,1,2,3", 0, 4, "0-3"},
         {"1023", 0, 1, "1023"},
         {"0-1023", 0, 1024, "0-1023"},
-        {"1024", -ERANGE, 0, NULL},
-        {"0-4096", -ERANGE, 0, NULL},
+        {"8191", 0, 1, "8191"},
+        {"8192", -ERANGE, 0, NULL},
+        {"0-16384", -ERANGE, 0, NULL},
         {"a", -EINVAL, 0, NULL},
         {"0-", -EINVAL, 0, NULL},
         {"1 2", -EINVAL, 0, NULL},
@@ -85,9 +86,53 @@ static void test_algebra(void)
     CHECK(cpuset_format(&a, small, sizeof(small)) == -ENOSPC, "format into a short buffer: ENOSPC");
 }
 
+/* Sets of different widths (only the words in use are read): a set that held CPU 8191 and
+ * lost it equals one that never held it; the words past a set's width are never read, even
+ * when they hold garbage. */
+static void test_widths(void)
+{
+    vn_cpuset lo, hi, out, junk;
+
+    cpuset_zero(&lo);
+    cpuset_set(&lo, 3);
+    cpuset_zero(&hi);
+    cpuset_set(&hi, 3);
+    cpuset_set(&hi, 8191);
+    CHECK(!cpuset_equal(&lo, &hi) && cpuset_subset(&lo, &hi) && !cpuset_subset(&hi, &lo),
+          "{3} is a proper subset of {3,8191}");
+    cpuset_and(&out, &lo, &hi);
+    CHECK(cpuset_equal(&out, &lo) && cpuset_weight(&out) == 1, "{3} & {3,8191} = {3}");
+    cpuset_or(&out, &lo, &hi);
+    CHECK(cpuset_equal(&out, &hi) && cpuset_weight(&out) == 2 && cpuset_isset(&out, 8191),
+          "{3} | {3,8191} = {3,8191}");
+    cpuset_andnot(&out, &hi, &lo);
+    CHECK(cpuset_first(&out) == 8191 && cpuset_next(&out, 8191) == -1, "{3,8191} & ~{3} = {8191}");
+    cpuset_andnot(&out, &lo, &hi);
+    CHECK(cpuset_empty(&out) && cpuset_first(&out) == -1, "{3} & ~{3,8191} is empty");
+    /* hi loses 8191: wide, but equal to lo */
+    cpuset_andnot(&hi, &hi, &out); /* out is empty: no change */
+    cpuset_zero(&junk);
+    cpuset_set(&junk, 8191);
+    cpuset_andnot(&hi, &hi, &junk);
+    CHECK(cpuset_equal(&hi, &lo) && cpuset_equal(&lo, &hi) && cpuset_subset(&hi, &lo) &&
+              cpuset_weight(&hi) == 1 && !cpuset_isset(&hi, 8191),
+          "{3,8191} without 8191 equals {3}");
+    CHECK(!cpuset_intersects(&junk, &lo) && cpuset_intersects(&hi, &lo), "intersects");
+    /* a zeroed set whose words hold garbage: nothing past its width is seen */
+    memset(&junk, 0xff, sizeof(junk));
+    cpuset_zero(&junk);
+    CHECK(cpuset_empty(&junk) && cpuset_weight(&junk) == 0 && !cpuset_isset(&junk, 5) &&
+              cpuset_first(&junk) == -1,
+          "a zeroed set is empty whatever its words held");
+    cpuset_set(&junk, 70);
+    CHECK(cpuset_weight(&junk) == 1 && cpuset_first(&junk) == 70 && !cpuset_isset(&junk, 0),
+          "setting a bit clears the words it adds to the width");
+}
+
 int main(void)
 {
     test_parse_format();
     test_algebra();
+    test_widths();
     return tap_done();
 }

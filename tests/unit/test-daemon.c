@@ -43,7 +43,7 @@ static void test_opt_in(void)
     daemon_config cfg;
     fake_dom *a, *b;
     char action[32], reason[64];
-    dom_originals o;
+    static dom_originals o; /* 1 MiB: off the stack */
 
     fake_host_config(&cfg);
     a = fake_dom_add("fake-a", 2, AUTO);
@@ -54,7 +54,7 @@ static void test_opt_in(void)
     CHECK(run_until(pinned_to_one_node, a),
           "opt-in: a busy domain that opted in is pinned to one node");
     (void)run_until(settled, NULL);
-    o = state_originals(a);
+    state_originals(a, &o);
     CHECK(o.saved && o.nr_vcpus == 2 && cpuset_weight(&o.vcpu_pin[0]) == 4,
           "opt-in: its originals (all 4 CPUs) are in its <state> (%d, %u vCPUs)", o.saved,
           o.nr_vcpus);
@@ -93,7 +93,7 @@ static void test_opt_out(const char *how, const char *balancer)
     CHECK(run_until(not_tracked, a), "opt-out (%s): the domain is no longer tracked", how);
     (void)run_until(decision_restored, a);
     CHECK(all_pins_are(a, "0-3"), "opt-out (%s): its vCPUs have their original pins back", how);
-    CHECK(!state_originals(a).saved, "opt-out (%s): no originals are left in its <state>", how);
+    CHECK(!state_has_originals(a), "opt-out (%s): no originals are left in its <state>", how);
     CHECK(last_decision(a, action, sizeof(action), reason, sizeof(reason)) &&
               strcmp(action, "restored") == 0 && strstr(reason, "opted out"),
           "opt-out (%s): its <state> says restored (%s, %s)", how, action, reason);
@@ -205,7 +205,8 @@ static void test_reconnect(void)
 static void test_arrival(void)
 {
     daemon_config cfg;
-    dom_originals foreign = {.saved = true, .nr_vcpus = 2}, o;
+    /* 1 MiB each: static, off the stack */
+    static dom_originals foreign = {.saved = true, .nr_vcpus = 2}, o;
     char *state = NULL;
     fake_dom *a;
 
@@ -235,7 +236,7 @@ static void test_arrival(void)
     (void)run_until(settled, NULL);
     pass();
     CHECK(pinned_to_one_node(a), "arrival: once it runs here the next pass balances it");
-    o = state_originals(a);
+    state_originals(a, &o);
     CHECK(o.saved && strcmp(o.host, "0123456789abcdef0123456789abcdef") == 0 &&
               cpuset_weight(&o.vcpu_pin[0]) == 4 && cpuset_weight(&o.vcpu_pin[1]) == 4,
           "arrival: its <state> holds this host's originals (its definition), not the other's "
@@ -601,7 +602,7 @@ static void test_restart(void)
     kill(getpid(), SIGTERM);
     CHECK(run_until(quitting, NULL), "restart: SIGTERM ends the loop");
     stop_vnumad();
-    CHECK(all_pins_are(a, pin0) && state_originals(a).saved,
+    CHECK(all_pins_are(a, pin0) && state_has_originals(a),
           "restart: the SIGTERM of a restart job restores nothing (pins %s) and the originals "
           "stay saved",
           fake_dom_pin(a, 0, now, sizeof(now)));
@@ -618,7 +619,7 @@ static void test_restart(void)
               strstr(reply, "\"keep\":true") && dm.quit,
           "restart: vnumactl stop --keep is answered and stops vnumad (%s)", reply);
     stop_vnumad();
-    CHECK(all_pins_are(a, pin0) && state_originals(a).saved,
+    CHECK(all_pins_are(a, pin0) && state_has_originals(a),
           "restart: vnumactl stop --keep restores nothing either");
 
     start(&cfg);
@@ -626,7 +627,7 @@ static void test_restart(void)
     kill(getpid(), SIGTERM);
     CHECK(run_until(quitting, NULL), "stop: SIGTERM ends the loop");
     stop_vnumad();
-    CHECK(all_pins_are(a, "0-3") && !state_originals(a).saved,
+    CHECK(all_pins_are(a, "0-3") && !state_has_originals(a),
           "stop: the SIGTERM of a stop job puts the first originals back (pins %s)",
           fake_dom_pin(a, 0, now, sizeof(now)));
     host.stop_kind = NULL;

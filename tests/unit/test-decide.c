@@ -809,6 +809,33 @@ static void test_operator_layout(void)
     free(t);
 }
 
+/* An 8-socket host with 4 nodes per socket and 128 PUs per node: 4096 CPUs, 32 nodes. A cell
+ * whose memory is on the last node gets its vCPUs there, CPUs numbered far above 1023. */
+static void test_eight_sockets(void)
+{
+    topology *t = load_synth("pack:8 numa:4 core:64 pu:2");
+    unsigned last = t->nr_nodes - 1;
+    snapshot s;
+    plan p;
+
+    CHECK(t->nr_cpus == 4096 && t->nr_nodes == 32 && cpuset_isset(&t->cpus, 4095),
+          "8 sockets: %u CPUs, %u nodes", t->nr_cpus, t->nr_nodes);
+    snap_init(&s);
+    snap_domain *d = add_domain(&s, "vm", VN_MODE_AUTO, 10, -1);
+    snap_cell *c = add_cell(d, 8, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
+    set_mem(c, last, 512);
+    run(t, &s, &p);
+    const plan_cell *pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->target_node == (int)last && pc->nr_pins == 8 &&
+              cpuset_equal(&pc->pins[0].cpus, &t->nodes[last].cpus) &&
+              cpuset_first(&pc->pins[0].cpus) == 3968,
+          "memory on node %u: the vCPUs go to its CPUs 3968-4095 (target %d)", last,
+          pc ? pc->target_node : -2);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    free(t);
+}
+
 int main(void)
 {
     test_prefer_vcpu_move();
@@ -829,5 +856,6 @@ int main(void)
     test_shared_proximity();
     test_hot_first();
     test_operator_layout();
+    test_eight_sockets();
     return tap_done();
 }

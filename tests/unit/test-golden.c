@@ -66,7 +66,7 @@ static void golden_plans(void)
         size_t len = strlen(name);
         char topo[512], snap[512], golden[300];
         if (len > 4 && strcmp(name + len - 4, ".xml") == 0) {
-            topology t;
+            static topology t; /* 2 MiB: off the stack */
             plan p = {0};
             char *text;
             snprintf(topo, sizeof(topo), "tests/data/topologies/%s", name);
@@ -87,7 +87,7 @@ static void golden_plans(void)
  * the decision record of each of its domains. */
 static void golden_demo(void)
 {
-    topology t;
+    static topology t; /* 2 MiB: off the stack */
     plan p = {0};
     char *text = plan_text("tests/data/topologies/32em64t-2n8c2t-pci-normalio.xml",
                            "tests/data/demo-snapshot.json", &t, &p);
@@ -127,7 +127,7 @@ static void golden_demo(void)
 static void golden_metrics(void)
 {
     static const char *const names[] = {"web-1", "db \"main\""};
-    topology t;
+    static topology t; /* 2 MiB: off the stack */
     metrics_host h = {0};
     dom_state *doms[2];
     plan_cell cells[2] = {0};

@@ -336,7 +336,7 @@ static void test_hostile_original(const topology *t)
 
 static void test_roundtrip(const topology *t)
 {
-    dom_originals o, back;
+    static dom_originals o, back; /* 1 MiB each: off the stack */
     vn_balancer b;
     char *out = NULL;
     int r;

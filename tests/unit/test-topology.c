@@ -545,9 +545,17 @@ static const bad_case bad_cases[] = {
     {TOPO_SOURCE_SYNTHETIC, "pack:2 bogus:3", 0, "pack:2 bogus:3"},
     {TOPO_SOURCE_SYNTHETIC, "numa:2", 0, "numa:2"},
     /* limits of topology.h */
-    {TOPO_SOURCE_SYNTHETIC, "numa:65 core:1 pu:1", -E2BIG, "numa:65"},     /* > VN_MAX_NODES */
-    {TOPO_SOURCE_SYNTHETIC, "numa:1 core:1025 pu:1", -E2BIG, "core:1025"}, /* PU 1024 */
-    {TOPO_SOURCE_SYNTHETIC, "numa:1 l3:33 core:1 pu:1", -E2BIG, "l3:33"},  /* > 32 LLCs */
+    {TOPO_SOURCE_SYNTHETIC, "numa:65 core:1 pu:1", -E2BIG, "numa:65"}, /* > VN_MAX_NODES */
+    {TOPO_SOURCE_SYNTHETIC, "pack:65 [numa] core:1 pu:1", -E2BIG, "more than 64 NUMA nodes"},
+    {TOPO_SOURCE_SYNTHETIC, "pack:8 numa:8 core:65 pu:2", -E2BIG, "at 'pu:2'"}, /* PU 8192 */
+    /* hostile descriptions, refused before hwloc builds them (it took minutes and GBs) */
+    {TOPO_SOURCE_SYNTHETIC, "numa:2 pu:100000", -E2BIG, "'pu:100000': more than 1024 children"},
+    {TOPO_SOURCE_SYNTHETIC, "pack:64 numa:16 core:64 pu:2", -E2BIG, "more than 8192 objects"},
+    {TOPO_SOURCE_SYNTHETIC, "numa:1 pu:99999999999999999999999", -E2BIG, "1024 children"},
+    {TOPO_SOURCE_SYNTHETIC,
+     "numa:1 a:1 b:1 c:1 d:1 e:1 f:1 g:1 h:1 i:1 j:1 k:1 l:1 m:1 n:1 o:1 p:1", -E2BIG,
+     "more than 16 levels"},
+    {TOPO_SOURCE_SYNTHETIC, "numa:1 l3:33 core:1 pu:1", -E2BIG, "l3:33"}, /* > 32 LLCs */
 };
 
 static void test_bad(const bad_case *c)
@@ -566,6 +574,31 @@ static void test_bad(const bad_case *c)
     CHECK(strstr(err, c->in_err) && strchr(err, '\n') == NULL,
           "bad \"%s\": one-line message names it: %s", c->arg, err);
     CHECK(t->nr_nodes == 42, "bad \"%s\": output untouched", c->arg);
+}
+
+/* The largest hosts vnuma handles load: 8 sockets of 8 nodes with 128 PUs each (8192 CPUs, 64
+ * nodes), and memory children written hwloc's way. */
+static void test_limits(void)
+{
+    static const struct {
+        const char *s;
+        unsigned cpus, nodes;
+    } good[] = {
+        {"pack:8 numa:8 core:64 pu:2", 8192, 64},
+        {"pack:8 numa:2 core:64 pu:2", 2048, 16},
+        {"pack:2 [numa] core:4 pu:2", 16, 2},
+        {"pack:64 [numa(memory=1GB)] core:2 pu:1", 128, 64},
+    };
+    _cleanup_free_ topology *t = topo_new();
+    char err[512];
+
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        int r = topo_load(TOPO_SOURCE_SYNTHETIC, good[i].s, NULL, t, err, sizeof(err));
+        CHECK(r == 0 && t->nr_cpus == good[i].cpus && t->nr_nodes == good[i].nodes &&
+                  cpuset_isset(&t->cpus, good[i].cpus - 1),
+              "\"%s\" loads: %u CPUs, %u nodes (%s)", good[i].s, r == 0 ? t->nr_cpus : 0,
+              r == 0 ? t->nr_nodes : 0, r == 0 ? "ok" : err);
+    }
 }
 
 static void test_bad_args(void)
@@ -649,6 +682,7 @@ int main(void)
     for (size_t i = 0; i < VN_ARRAY_SIZE(bad_cases); i++)
         test_bad(&bad_cases[i]);
     test_bad_args();
+    test_limits();
     test_print();
     return tap_done();
 }
