@@ -125,41 +125,33 @@ int cpuset_format(const vn_cpuset *s, char *buf, size_t len)
     return 0;
 }
 
+/* The kernel's CPU mask, as glibc's cpu_set_t lays it out (CPU i: bit i % 64 of word i / 64,
+ * __cpu_mask words), sized for VN_MAX_CPUS: on the stack, read word by word. */
+#define AFFINITY_BITS  (8 * sizeof(__cpu_mask))
+#define AFFINITY_WORDS (VN_MAX_CPUS / AFFINITY_BITS)
+
 int cpuset_get_affinity(pid_t tid, vn_cpuset *out)
 {
-    size_t size = CPU_ALLOC_SIZE(VN_MAX_CPUS);
-    cpu_set_t *set = CPU_ALLOC(VN_MAX_CPUS);
-    int r = 0;
+    __cpu_mask mask[AFFINITY_WORDS];
 
-    if (!set)
-        return -ENOMEM;
-    if (sched_getaffinity(tid, size, set) < 0) {
-        r = -errno;
-    } else {
-        cpuset_zero(out);
-        for (unsigned c = 0; c < VN_MAX_CPUS; c++)
-            if (CPU_ISSET_S(c, size, set))
-                cpuset_set(out, c);
-    }
-    CPU_FREE(set);
-    return r;
+    if (sched_getaffinity(tid, sizeof(mask), (cpu_set_t *)mask) < 0)
+        return -errno;
+    cpuset_zero(out);
+    for (unsigned i = 0; i < AFFINITY_WORDS; i++)
+        for (__cpu_mask w = mask[i]; w; w &= w - 1)
+            cpuset_set(out, i * AFFINITY_BITS + (unsigned)__builtin_ctzl(w));
+    return 0;
 }
 
 int cpuset_set_affinity(pid_t tid, const vn_cpuset *s)
 {
-    size_t size = CPU_ALLOC_SIZE(VN_MAX_CPUS);
-    cpu_set_t *set = CPU_ALLOC(VN_MAX_CPUS);
-    int r = 0;
+    __cpu_mask mask[AFFINITY_WORDS] = {0};
 
-    if (!set)
-        return -ENOMEM;
-    CPU_ZERO_S(size, set);
     CPUSET_FOREACH(cpu, s)
     {
-        CPU_SET_S((unsigned)cpu, size, set);
+        mask[cpu / AFFINITY_BITS] |= (__cpu_mask)1 << (cpu % AFFINITY_BITS);
     }
-    if (sched_setaffinity(tid, size, set) < 0)
-        r = -errno;
-    CPU_FREE(set);
-    return r;
+    if (sched_setaffinity(tid, sizeof(mask), (cpu_set_t *)mask) < 0)
+        return -errno;
+    return 0;
 }
