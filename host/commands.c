@@ -116,7 +116,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                                                  : NULL);
     /* why the cells show no memory, while vnumad cannot find it (sample.c) */
     json_object_object_add(o, "memory_error",
-                           st->sample.ram_failures ? json_object_new_string(st->sample.ram_error)
+                           st->sample.ram_error[0] ? json_object_new_string(st->sample.ram_error)
                                                    : NULL);
     json_object_object_add(agent, "connected", json_object_new_boolean(st->guest.connected));
     json_object_object_add(
@@ -498,7 +498,7 @@ static int ctl_advise(void *opaque, const control_request *req, struct json_obje
     }
     aw->w = (work){.run = advise_run, .done = advise_done, .on_late = advise_late};
     aw->dm = dm;
-    aw->use_qmp = dm->cfg.use_qmp;
+    aw->use_qmp = sample_monitor_ok(dm->cfg.use_qmp, st->cfg.mode);
     aw->reply = control_defer(req);
     workers_submit(dm->pool, &aw->w);
     return CONTROL_DEFERRED;

@@ -480,7 +480,10 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
              dm->cfg.socket_path);
     if (!dm->cfg.use_qmp)
         log_warn(
-            "QMP is off: cells, guest RAM layout and memory placement are unknown; vnumad pins vCPUs only and moves no memory");
+            "QMP is off: no monitor command; the cells are the live XML's, and a cell's RAM is "
+            "known only where QEMU's maps tell it apart (hugetlbfs files, cells of unequal size): "
+            "other cells have their vCPUs placed, their memory neither counted nor moved; no "
+            "guest agent hints");
     holds_enable(dm->cfg.test_holds);
     if (dm->cfg.test_holds)
         log_warn(

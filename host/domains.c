@@ -242,8 +242,8 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
 
     /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale; a
      * read without an open channel is searched once */
-    if (st->guest.link || !dm->cfg.use_qmp || !st->cfg.valid || !st->sample.xml ||
-        st->guest.no_channel_gen == st->sample.xml_gen)
+    if (st->guest.link || !sample_monitor_ok(dm->cfg.use_qmp, st->cfg.mode) || !st->cfg.valid ||
+        !st->sample.xml || st->guest.no_channel_gen == st->sample.xml_gen)
         return;
     if (agentlink_find_channel(st->sample.xml, path, sizeof(path), &open) < 0 || !open) {
         st->guest.no_channel_gen = st->sample.xml_gen;

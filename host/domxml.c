@@ -197,7 +197,127 @@ static int xml_numatune_memory(const topology *t, const xmlNode *numatune, domxm
     return 0;
 }
 
-/* <vcpu cpuset>, <numatune><memnode>, pinned memory and <cputune> pins of the XML. */
+/*
+ * A libvirt size: the element's text or attribute `value` in `unit` (libvirt's scaled units:
+ * b/bytes, KB, k/KiB, MB, M/MiB, GB, G/GiB, TB, T/TiB; KiB when absent), in bytes. 0 or -EINVAL.
+ */
+static int xml_size(const char *value, const char *unit, uint64_t *ret)
+{
+    static const struct {
+        const char *name;
+        uint64_t scale;
+    } units[] = {
+        {"b", 1},
+        {"bytes", 1},
+        {"KB", 1000},
+        {"k", 1024},
+        {"KiB", 1024},
+        {"MB", 1000 * 1000},
+        {"M", 1024 * 1024},
+        {"MiB", 1024 * 1024},
+        {"GB", 1000 * 1000 * 1000},
+        {"G", 1024ULL * 1024 * 1024},
+        {"GiB", 1024ULL * 1024 * 1024},
+        {"TB", 1000ULL * 1000 * 1000 * 1000},
+        {"T", 1024ULL * 1024 * 1024 * 1024},
+        {"TiB", 1024ULL * 1024 * 1024 * 1024},
+    };
+    uint64_t v, scale = 0;
+
+    if (!value || vn_parse_u64(value, 0, UINT64_MAX, &v) < 0)
+        return -EINVAL;
+    for (size_t i = 0; i < VN_ARRAY_SIZE(units) && !scale; i++)
+        if (strcmp(unit ? unit : "KiB", units[i].name) == 0)
+            scale = units[i].scale;
+    if (!scale || __builtin_mul_overflow(v, scale, ret))
+        return -EINVAL;
+    return 0;
+}
+
+/* <memory unit>N</memory> and the like: the size in bytes, 0 when the element is absent. */
+static int xml_size_element(const xmlNode *el, uint64_t *ret)
+{
+    _cleanup_xmlchar_ xmlChar *text = NULL;
+    _cleanup_xmlchar_ xmlChar *unit = NULL;
+
+    *ret = 0;
+    if (!el)
+        return 0;
+    text = xmlNodeGetContent(el);
+    unit = xmlGetProp(el, (const xmlChar *)"unit");
+    return xml_size((const char *)text, (const char *)unit, ret);
+}
+
+/* <cpu><numa><cell id cpus memory unit>: the cells, and which cell each vCPU is in. */
+static int xml_cells(const xmlNode *root, domxml_info *info, char *err, size_t errlen)
+{
+    const xmlNode *numa = xml_child(xml_child(root, "cpu"), "numa");
+    char b[DOMXML_SHOWN_BUF];
+
+    memset(info->vcpu_cell, DOMXML_NO_CELL, sizeof(info->vcpu_cell));
+    for (const xmlNode *c = numa ? numa->children : NULL; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"cell") != 0)
+            continue;
+        _cleanup_xmlchar_ xmlChar *id = xmlGetProp(c, (const xmlChar *)"id");
+        _cleanup_xmlchar_ xmlChar *cpus = xmlGetProp(c, (const xmlChar *)"cpus");
+        _cleanup_xmlchar_ xmlChar *memory = xmlGetProp(c, (const xmlChar *)"memory");
+        _cleanup_xmlchar_ xmlChar *unit = xmlGetProp(c, (const xmlChar *)"unit");
+        domxml_cell *cell;
+        vn_cpuset set;
+        uint64_t v;
+
+        if (info->nr_cells >= SNAP_MAX_CELLS_PER_DOMAIN)
+            return vn_fail(err, errlen, -E2BIG, "more than %u guest cells",
+                           SNAP_MAX_CELLS_PER_DOMAIN);
+        if (!id || vn_parse_u64((const char *)id, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &v) < 0)
+            return vn_fail(err, errlen, -EINVAL, "bad <cell id='%s'>",
+                           id ? shown(b, (const char *)id) : "");
+        for (unsigned k = 0; k < info->nr_cells; k++)
+            if (info->cells[k].id == v)
+                return vn_fail(err, errlen, -EINVAL, "two cells with id %u", (unsigned)v);
+        cell = &info->cells[info->nr_cells++];
+        cell->id = (unsigned)v;
+        if (xml_size((const char *)memory, (const char *)unit, &cell->bytes) < 0)
+            return vn_fail(err, errlen, -EINVAL, "<cell id='%u'> with a bad memory size '%s'",
+                           cell->id, memory ? shown(b, (const char *)memory) : "");
+        if (!cpus || !cpus[0])
+            continue; /* memory-only: CXL or HBM memory as a guest sees it */
+        if (cpuset_parse((const char *)cpus, &set) < 0)
+            return vn_fail(err, errlen, -EINVAL, "<cell id='%u'> with bad cpus '%s'", cell->id,
+                           shown(b, (const char *)cpus));
+        for (int k = cpuset_first(&set); k >= 0; k = cpuset_next(&set, k)) {
+            if (k >= DOMXML_MAX_VCPUS)
+                return vn_fail(err, errlen, -E2BIG, "vCPU %d in <cell id='%u'>, at most %u handled",
+                               k, cell->id, DOMXML_MAX_VCPUS - 1);
+            if (info->vcpu_cell[k] != DOMXML_NO_CELL)
+                return vn_fail(err, errlen, -EINVAL, "vCPU %d in two cells", k);
+            info->vcpu_cell[k] = (uint8_t)cell->id;
+            cell->has_vcpus = true;
+        }
+    }
+    return 0;
+}
+
+/* <memory> and each <devices><memory><target><size>: what the guest's RAM is made of. */
+static int xml_memory(const xmlNode *root, domxml_info *info, char *err, size_t errlen)
+{
+    const xmlNode *devices = xml_child(root, "devices");
+
+    if (xml_size_element(xml_child(root, "memory"), &info->memory_bytes) < 0)
+        return vn_fail(err, errlen, -EINVAL, "bad <memory> size");
+    for (const xmlNode *c = devices ? devices->children : NULL; c; c = c->next) {
+        uint64_t v;
+
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"memory") != 0)
+            continue;
+        if (xml_size_element(xml_child(xml_child(c, "target"), "size"), &v) < 0 ||
+            __builtin_add_overflow(info->device_bytes, v, &info->device_bytes))
+            return vn_fail(err, errlen, -EINVAL, "bad memory device size");
+    }
+    return 0;
+}
+
+/* <vcpu cpuset>, <numatune><memnode>, pinned memory, <cputune> pins, cells and sizes. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen)
 {
     _cleanup_(xml_docp) xmlDoc *doc = NULL;
@@ -249,6 +369,12 @@ int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err
         info.nr_memnodes++;
     }
     r = xml_cputune(root, &info, err, errlen);
+    if (r < 0)
+        return r;
+    r = xml_cells(root, &info, err, errlen);
+    if (r < 0)
+        return r;
+    r = xml_memory(root, &info, err, errlen);
     if (r < 0)
         return r;
     *ret = info;

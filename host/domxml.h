@@ -16,6 +16,17 @@
 #include "topology.h"
 
 #define DOMXML_MAX_IOTHREAD_PINS 64
+/* vCPU numbers below this are mapped to their cell (state.h's STATE_MAX_VCPUS) */
+#define DOMXML_MAX_VCPUS 1024
+/* vcpu_cell[] of a vCPU no <cell cpus> names */
+#define DOMXML_NO_CELL 0xff
+
+/* <cpu><numa><cell id memory unit>: a guest NUMA cell and its boot RAM */
+typedef struct domxml_cell {
+    unsigned id;
+    uint64_t bytes;
+    bool has_vcpus;
+} domxml_cell;
 
 typedef struct domxml_memnode {
     unsigned cellid;
@@ -37,11 +48,18 @@ typedef struct domxml_info {
     vn_cpuset rt_vcpus; /* <vcpusched scheduler='fifo'|'rr'>: the realtime vCPUs' ids */
     unsigned nr_iothread_pins;
     unsigned iothread_pins[DOMXML_MAX_IOTHREAD_PINS];
+    /* the guest's cells (none without guest NUMA), each vCPU's cell id (DOMXML_NO_CELL: none),
+     * <memory> (boot RAM and memory devices) and the memory devices' part of it */
+    unsigned nr_cells;
+    domxml_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];
+    uint8_t vcpu_cell[DOMXML_MAX_VCPUS];
+    uint64_t memory_bytes;
+    uint64_t device_bytes;
 } domxml_info;
 
 /* <vcpu cpuset>, <numatune><memory> and <memnode>, pinned memory, the <cputune> emulator and
- * IOThread pins and realtime vCPUs of a domain XML (at most 16 MiB). Returns 0, or -errno with the
- * reason in err. */
+ * IOThread pins, realtime vCPUs, the guest's cells and RAM sizes of a domain XML (at most 16 MiB).
+ * Returns 0, or -errno with the reason in err. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
 
 /* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the

@@ -329,12 +329,12 @@ static void sample_run(work *w)
     sample_host h = {.t = dm->topo,
                      .ops = dm->numa,
                      .root = dm->root,
-                     .use_qmp = dm->cfg.use_qmp,
+                     .use_qmp = sample_monitor_ok(dm->cfg.use_qmp, st->cfg.mode),
                      .poll_from = dm->cfg.decide.busy_threshold};
     bool job = false;
 
-    if (sample_uses_monitor(dw->d, &st->sample, dm->cfg.use_qmp) &&
-        virt_dom_job(dw->d, &job) == 0 && job) {
+    if (sample_uses_monitor(dw->d, &st->sample, h.use_qmp) && virt_dom_job(dw->d, &job) == 0 &&
+        job) {
         dw->r = -EBUSY;
         return;
     }

@@ -25,6 +25,7 @@
 #include "publish.h"
 #include "record.h"
 #include "rules.h"
+#include "sample.h"
 #include "util.h"
 #include "virt.h"
 #include "virt_libvirt.h"
@@ -170,8 +171,9 @@ static void record_qom(bool use_qmp, virt_dom *d, dom_state *st, const char *jso
     char *reply = NULL;
     int r;
 
-    /* no monitor command for a domain whose opt-in element is broken: it is left alone */
-    if (!use_qmp || !st->cfg.valid)
+    /* no monitor command for a domain whose opt-in element is broken (it is left alone), nor
+     * for one vnumad only advises on (never tainted: sample_monitor_ok) */
+    if (!sample_monitor_ok(use_qmp, st->cfg.mode) || !st->cfg.valid)
         return;
     for (int attempt = 0; attempt < 2; attempt++) {
         cmd = json_object_new_object();

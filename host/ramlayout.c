@@ -19,6 +19,7 @@
 #include "log.h"
 #include "procmaps.h"
 #include "qemu.h"
+#include "ramlayout_maps.h"
 #include "sample_proc.h"
 #include "util.h"
 
@@ -267,6 +268,7 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
     unsigned nr_ram = 0;
     int r;
 
+    ram_valid &= !sc->ram_from_maps;
     for (unsigned c = 0; ram_valid && c < nr_cells; c++)
         ram_valid = sc->ram[c].cell == cell_ids[c];
     if (ram_valid)
@@ -295,8 +297,48 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
                  "sampled and moved with their cells",
                  ident->name, nr_ram - nr_cells);
     sc->ram_for_id = ident->id;
+    sc->ram_from_maps = false;
     sc->pid = 0; /* a new QEMU process: read its pid again */
     return 1;
+}
+
+int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom_id *ident,
+                          const domxml_info *x)
+{
+    ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    char why[STATE_ERROR_MAX];
+    unsigned nr = 0;
+    bool same;
+    int r;
+
+    if (sc->ram_from_maps && sc->ram_for_id == ident->id && sc->ram_maps_gen == sc->xml_gen)
+        return sc->nr_ram > 0;
+    if (sc->pid <= 0)
+        return 0;
+    r = ramlayout_maps(root, sc->pid, x, ram, &nr, why, sizeof(why));
+    if (r < 0)
+        return r == -ESRCH ? r : 0;
+    /* looked at again with each read of the live XML: a layout that did not change keeps its
+     * counts and the mover its place */
+    same = sc->ram_from_maps && sc->ram_for_id == ident->id && sc->nr_ram == nr;
+    for (unsigned i = 0; same && i < nr; i++)
+        same = sc->ram[i].cell == ram[i].cell && sc->ram[i].hva == ram[i].hva &&
+               sc->ram[i].size == ram[i].size;
+    if (!same) {
+        if (why[0] && (strcmp(why, sc->ram_error) != 0 || sc->ram_for_id != ident->id))
+            log_info("Guest memory of '%s' left uncounted without QEMU's monitor: %s", ident->name,
+                     why);
+        memcpy(sc->ram, ram, nr * sizeof(ram[0]));
+        memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
+        sc->ram_gen++;
+        sc->nr_ram = nr;
+        sc->nr_ram_boot = 0; /* ranges are matched to cells by their id */
+        sc->ram_for_id = ident->id;
+        sc->ram_from_maps = true;
+    }
+    (void)snprintf(sc->ram_error, sizeof(sc->ram_error), "%s", why);
+    sc->ram_maps_gen = sc->xml_gen;
+    return nr > 0;
 }
 
 int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_cache *sc,

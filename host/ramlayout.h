@@ -27,6 +27,16 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
                      const virt_dom_id *ident, const unsigned *cell_ids, unsigned nr_cells,
                      bool guest_numa, char *err, size_t errlen);
 
+/*
+ * As ramlayout_ensure, for a domain that is sent no monitor command: each cell's boot RAM from
+ * the QEMU process's maps (sc->pid, known) and the live XML x (ramlayout_maps.h), looked at
+ * again with each new read of the XML. Cells that cannot be told apart have no range; why is
+ * kept in sc->ram_error (vnumactl status) and said when it changes. 1 when some cell's RAM was
+ * found, 0 none, -ESRCH when the process is gone.
+ */
+int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom_id *ident,
+                          const domxml_info *x);
+
 /* Page size of the backend mapped at hva in process pid (its maps under root; hugetlbfs: its
  * pool's, and *hugetlb set; anything else the base page size). 0 or -errno. */
 int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);

@@ -572,19 +572,36 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
             return r;
     }
 
+    /* without the monitor, each vCPU's cell is the live XML's <cell cpus> */
+    if (!use_qmp && x.nr_cells) {
+        for (unsigned i = 0; i < nr_vcpus; i++) {
+            unsigned v = vcpus[i].number;
+            cell_of[i] =
+                v < DOMXML_MAX_VCPUS && x.vcpu_cell[v] != DOMXML_NO_CELL ? x.vcpu_cell[v] : 0;
+        }
+        guest_numa = true;
+    }
     nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
-    /* where each cell's RAM is; cells that have memory but no vCPU (memory-only) follow */
+    /* where each cell's RAM is: asked of QEMU, or without its monitor read from the process's
+     * maps; cells that have memory but no vCPU (memory-only) follow */
     if (use_qmp) {
         r = ramlayout_ensure(d, in, sc, count, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
-        if (r < 0)
-            return r;
-        ram_ok = r > 0;
-        for (unsigned ri = sc->nr_ram_boot; ram_ok && ri < sc->nr_ram; ri++)
-            if (!(cell_mask & (1ULL << sc->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
-                cell_mask |= 1ULL << sc->ram[ri].cell;
-                cell_ids[nr_cells++] = sc->ram[ri].cell;
-            }
+    } else if (ops && ops->query) {
+        if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
+            sc->pid = 0;
+        r = ramlayout_ensure_maps(h->root, sc, &ident, &x);
+    } else {
+        r = 0;
     }
+    if (r < 0)
+        return r == -ESRCH ? vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident.name)
+                           : r;
+    ram_ok = r > 0;
+    for (unsigned ri = sc->nr_ram_boot; ram_ok && ri < sc->nr_ram; ri++)
+        if (!(cell_mask & (1ULL << sc->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
+            cell_mask |= 1ULL << sc->ram[ri].cell;
+            cell_ids[nr_cells++] = sc->ram[ri].cell;
+        }
 
     /* busy fractions: CPU time over wall time since the previous sample */
     dt = now_s - sc->prev_sample_s;
@@ -631,7 +648,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         cell->page_size = RAM_BASE_PAGE_SIZE;
         cell->mem_pinned = x.mem_pin;
         cell->last_candidate = in->last_candidate[cell_ids[c]];
-        cell->binding = use_qmp ? cell_binding(&x, dom_bind, cell_ids[c]) : dom_bind;
+        cell->binding = cell_binding(&x, dom_bind, cell_ids[c]);
 
         for (unsigned i = 0; i < nr_vcpus; i++) {
             const virt_vcpu *v = &vcpus[i];
@@ -672,7 +689,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     dom.priority = in->cfg->priority;
     dom.allowed_nodes = in->cfg->allowed_nodes;
     /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
-    if (use_qmp && sc->mems_allowed) {
+    if (ram_ok && sc->mems_allowed) {
         uint64_t all = t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1;
         uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & sc->mems_allowed;
         if (want)

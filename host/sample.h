@@ -2,7 +2,8 @@
 /*
  * Stage 2 of the pipeline: sample one running domain into a snap_domain
  * (model.h) for the decide stage. Reads libvirt (virt.h), QMP through libvirt
- * (cells, vCPU threads, guest RAM layout), and the QEMU process's page
+ * (cells, vCPU threads, guest RAM layout) for a domain vnumad acts on, the live XML and
+ * /proc/PID/maps for one it only advises on, and the QEMU process's page
  * placement with windowed move_pages queries (numa_ops.h), never one long walk of
  * its address space (rules 4 and 5). QEMU's replies are parsed by qemu.h.
  */
@@ -19,12 +20,24 @@
 #include "topology.h"
 #include "virt.h"
 
+/*
+ * Whether a domain is sent monitor commands (which libvirt marks as a taint of the domain,
+ * "custom monitor control commands"): only a domain vnumad acts on (mode auto), and only with
+ * qmp = yes. A domain in advise mode, or one a snapshot of the live host reads, never is.
+ */
+static inline bool sample_monitor_ok(bool qmp, vn_mode mode)
+{
+    return qmp && mode == VN_MODE_AUTO;
+}
+
 /* The host the sample stage reads. */
 typedef struct sample_host {
     const topology *t;
     const numa_ops *ops; /* page queries */
     const char *root;    /* where /proc and the cgroups are read: "/" (the fake host's tree) */
-    bool use_qmp;        /* false: no monitor commands; a domain is one cell, memory unsampled */
+    /* false: no monitor command (sample_monitor_ok): the cells from the live XML, the RAM from
+     * the process's maps (ramlayout_maps.h), the vCPUs from libvirt */
+    bool use_qmp;
     /* KVM's halt-polling time is asked for only when a vCPU ran above this fraction of a CPU
      * since the last sample (the decide stage's busy_threshold: below it a vCPU is idle with
      * or without its polling) or the last reading is SAMPLE_POLL_REFRESH_S old; 0: always */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "sample_proc.h"
 #include "util.h"
 
@@ -21,8 +22,8 @@
 
 /* ---- the QEMU process ---- */
 
-/* PID of the running QEMU of domain `name`, from libvirt's pid file. */
-int sample_qemu_pid(const char *name, pid_t *ret)
+/* PID of the running QEMU of domain `name`, from libvirt's pid file `file`.pid. */
+static int pid_file(const char *name, pid_t *ret)
 {
     const char *dir = getenv(SAMPLE_RUN_DIR_ENV);
     _cleanup_fclose_ FILE *f = NULL;
@@ -48,6 +49,34 @@ int sample_qemu_pid(const char *name, pid_t *ret)
         return -EINVAL;
     *ret = (pid_t)v;
     return 0;
+}
+
+/* libvirt's pid file, under the name or, as libvirt 9.0 names it for some names, under the
+ * name with XML's escapes (' " & < > as &apos; &quot; &amp; &lt; &gt;). */
+int sample_qemu_pid(const char *name, pid_t *ret)
+{
+    char esc[SNAP_NAME_MAX * 6];
+    size_t k = 0;
+    int r = pid_file(name, ret);
+
+    if (r != -ESRCH || !strpbrk(name, "'\"&<>"))
+        return r;
+    for (const char *p = name; *p && k + 7 < sizeof(esc); p++) {
+        const char *e = *p == '\''  ? "&apos;"
+                        : *p == '"' ? "&quot;"
+                        : *p == '&' ? "&amp;"
+                        : *p == '<' ? "&lt;"
+                        : *p == '>' ? "&gt;"
+                                    : NULL;
+        if (e) {
+            memcpy(esc + k, e, strlen(e));
+            k += strlen(e);
+        } else {
+            esc[k++] = *p;
+        }
+    }
+    esc[k] = '\0';
+    return pid_file(esc, ret);
 }
 
 /* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where

@@ -203,9 +203,7 @@ int sample_read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
         return vn_fail(err, errlen, -ENOMEM, "out of memory");
     memset(*poll_ns, 0xff, n * sizeof(**poll_ns));
     *guest_numa = false;
-    if (!use_qmp)
-        return 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; use_qmp && i < n; i++) {
         (*cell_of)[i] = sc->qv[i].node_id < 0 ? 0 : sc->qv[i].node_id;
         *guest_numa |= sc->qv[i].node_id >= 0;
     }

@@ -19,12 +19,13 @@ void sample_vcpus_stale(dom_sample_cache *sc);
 
 /*
  * The domain's vCPUs with their CPU times (*vcpus), each one's guest cell (*cell_of, 0
- * without guest NUMA or QMP) and KVM halt-polling time (*poll_ns, UINT64_MAX when not read:
- * read only when it can change a decision, poll_needed() in sample_vcpus.c); *guest_numa
- * when the guest has NUMA cells. With QMP the vCPU threads and cells are learnt once per
- * QEMU run (query-cpus-fast) and each sample reads the threads in /proc: no libvirt call (a
- * thread that is gone makes it learn them again, once). Without QMP, libvirt's vCPU
- * information. The caller frees the arrays. 0 or -errno with the reason in err.
+ * without guest NUMA or QMP: the caller then takes the live XML's) and KVM halt-polling time
+ * (*poll_ns, UINT64_MAX when not read: read only when it can change a decision, poll_needed() in
+ * sample_vcpus.c); *guest_numa when the guest has NUMA cells. With QMP the vCPU threads and cells
+ * are learnt once per QEMU run (query-cpus-fast) and each sample reads the threads in /proc: no
+ * libvirt call (a thread that is gone makes it learn them again, once). Without QMP, libvirt's vCPU
+ * information (which sends QEMU no command of ours). The caller frees the arrays. 0 or -errno with
+ * the reason in err.
  */
 int sample_read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
                       dom_sample_cache *sc, int id, double now_s, virt_vcpu **vcpus,

@@ -17,7 +17,7 @@
 #include "model.h"
 #include "numa_ops.h"
 
-#define STATE_MAX_VCPUS     1024
+#define STATE_MAX_VCPUS     DOMXML_MAX_VCPUS
 #define STATE_HISTORY       64 /* decision records kept in memory per domain */
 #define STATE_ERROR_MAX     256
 #define STATE_NODESET_MAX   256
@@ -120,6 +120,10 @@ typedef struct dom_sample_cache {
     unsigned nr_ram_boot; /* ram[0..nr_ram_boot-1]: the boot RAM of each cell with vCPUs, in
                            * cell order; then memory-only cells' and memory devices' ranges */
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* ram[] was found in the process's maps, not asked of QEMU (ramlayout_ensure_maps), at
+     * read ram_maps_gen of the live XML */
+    bool ram_from_maps;
+    uint64_t ram_maps_gen;
     /* the last page counts of each ram[] cell, and when to count again (sample.h) */
     bool mem_valid[SNAP_MAX_CELLS_PER_DOMAIN];
     uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */

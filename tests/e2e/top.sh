@@ -24,8 +24,12 @@ e2e_at_exit 'for s in "$E2E_TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/
 screen() { tm capture-pane -p -t top 2>/dev/null; }
 screen_has() { screen | grep -q -- "$1"; }
 
-A=$(define_domain top-a "$T") && B=$(define_domain top-b "$T")
-ok $? "domains $A and $B defined and started"
+# B is advised on, so read without QEMU's monitor: its cells of 64 and 96 MiB are told apart in
+# QEMU's maps by their sizes (equal anonymous cells would be left uncounted: docs/records.md)
+A=$(define_domain top-a "$T") && B=$(define_domain top-b "$T" \
+    "s|<cell id='1' cpus='1' memory='64' unit='MiB'/>|<cell id='1' cpus='1' memory='96' unit='MiB'/>|" \
+    "s|<memory unit='MiB'>128</memory>|<memory unit='MiB'>160</memory>|")
+ok $? "domains $A and $B (cells of 64 and 96 MiB) defined and started"
 start_vnumad
 set_meta "$A" '<balancer mode="auto"/>' >/dev/null
 set_meta "$B" '<balancer mode="advise"/>' >/dev/null
@@ -44,8 +48,10 @@ grep -Eq '^DOMAIN +CELL +HOME +LOCAL +BUSY +MEMORY +MOVING +ETA +DECISION' "$E2E
 ok $? "the column heads: DOMAIN CELL HOME LOCAL BUSY MEMORY MOVING ETA DECISION"
 for d in "$A" "$B"; do
     for c in 0 1; do
-        grep -Eq "^$d +$c +0 +100% +[0-9]+/1 +64M +- +- +[a-z-]+" "$E2E_TMP/screen1"
-        ok $? "a row for $d cell $c: home node 0, 100% local, busy of 1 vCPU, 64M, nothing moving, a decision"
+        mem=64M
+        [ "$d" = "$B" ] && [ $c = 1 ] && mem=96M
+        grep -Eq "^$d +$c +0 +100% +[0-9]+/1 +$mem +- +- +[a-z-]+" "$E2E_TMP/screen1"
+        ok $? "a row for $d cell $c: home node 0, 100% local, busy of 1 vCPU, $mem, nothing moving, a decision"
     done
 done
 grep -q "^$A: mode auto, state ok" "$E2E_TMP/screen1" && grep -q "^  last: pass [0-9]" "$E2E_TMP/screen1"

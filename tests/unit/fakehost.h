@@ -136,6 +136,10 @@ void fake_libvirtd_start(void);
 /* The domain's guest gets nr_cells NUMA cells (0: no guest NUMA, one range) of mib MiB each,
  * its vCPUs split across them in order, every page on host node `node`. Once per domain. */
 void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned node);
+/* Its RAM is hugetlbfs files QEMU names after each backend ("..._objects_ram-node1.Xa3b9Q"),
+ * shared, in maps: a cell's RAM is then known without the monitor (else anonymous, every cell of
+ * one size: which is which only the monitor says). */
+void fake_dom_hugetlbfs(fake_dom *fd);
 /* QEMU's resident memory grows by kib (the guest touched memory; no page moves). */
 void fake_dom_touch(fake_dom *fd, uint64_t kib);
 /* Pages of guest cell `cell` on host node `node` now. */

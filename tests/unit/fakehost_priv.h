@@ -50,6 +50,7 @@ struct fake_dom {
     uint8_t *page_node; /* the host node of each page, the cells' in order */
     uint64_t nr_pages;
     uint64_t rss_extra_kib; /* QEMU's VmRSS beyond the guest's pages (fake_dom_touch) */
+    bool hugetlbfs;         /* its RAM is hugetlbfs files named after the backends */
 };
 
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */
@@ -106,6 +107,8 @@ extern const virt_ops fake_virt;
  * written again; the monitor's reply to cmd (-EPERM: the domain has no fake memory). */
 pid_t fake_qemu_pid(const fake_dom *fd);
 void fake_qemu_sync(fake_dom *fd);
+/* The guest's <memory> and <cpu><numa> cells for its live XML, into buf. */
+void fake_qemu_xml(const fake_dom *fd, char *buf, size_t len);
 void fake_node_sync(unsigned n);
 int fake_qemu_qmp(fake_dom *fd, const char *cmd, char **ret_reply);
 int fake_qemu_hmp(fake_dom *fd, const char *cmd, char **ret_reply);

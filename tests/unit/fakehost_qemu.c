@@ -23,6 +23,8 @@
 #define FAKE_PID_BASE   4194305 /* PID_MAX_LIMIT + 1 */
 #define FAKE_HVA_BASE   0x7f0000000000ULL
 #define FAKE_HVA_STRIDE 0x100000000ULL /* 4 GiB of address space per domain */
+/* after each cell's RAM: QEMU's guard page (an inaccessible mapping), then a gap */
+#define FAKE_HVA_GAP (2ULL << 20)
 
 /* ---- the process in the host tree ---- */
 
@@ -75,13 +77,55 @@ static void rm(const char *rel)
 
 static uint64_t cell_hva(const fake_dom *fd, unsigned c)
 {
-    return FAKE_HVA_BASE + FAKE_HVA_STRIDE * (uint64_t)(fd - fh.doms) + fd->cell_bytes * c;
+    return FAKE_HVA_BASE + FAKE_HVA_STRIDE * (uint64_t)(fd - fh.doms) +
+           (fd->cell_bytes + FAKE_HVA_GAP) * c;
 }
 
 /* The guest cell of vCPU v: the vCPUs split across the cells in order. */
 static unsigned vcpu_cell(const fake_dom *fd, unsigned v)
 {
     return fd->nr_cells ? v * fd->nr_cells / fd->nr_vcpus : 0;
+}
+
+static void backend_id(const fake_dom *fd, unsigned c, char *buf, size_t len)
+{
+    if (fd->nr_cells)
+        snprintf(buf, len, "ram-node%u", c);
+    else
+        snprintf(buf, len, "pc.ram");
+}
+
+/* The live XML's <cpu><numa> and <memory> of the guest (fakehost_priv.h). */
+void fake_qemu_xml(const fake_dom *fd, char *buf, size_t len)
+{
+    size_t used;
+
+    used =
+        (size_t)snprintf(buf, len, "<memory unit='KiB'>%" PRIu64 "</memory>",
+                         fd->page_node ? fd->cell_bytes * VN_MAX(fd->nr_cells, 1u) / 1024 : 131072);
+    if (!fd->page_node || !fd->nr_cells)
+        return;
+    used += (size_t)snprintf(buf + used, len - used, "<cpu><numa>");
+    for (unsigned c = 0; c < fd->nr_cells; c++) {
+        unsigned first = fd->nr_vcpus, last = 0;
+        for (unsigned v = 0; v < fd->nr_vcpus; v++)
+            if (vcpu_cell(fd, v) == c) {
+                first = VN_MIN(first, v);
+                last = v;
+            }
+        used += (size_t)snprintf(buf + used, len - used,
+                                 "<cell id='%u' cpus='%u-%u' memory='%" PRIu64 "' unit='KiB'/>", c,
+                                 first, last, fd->cell_bytes / 1024);
+    }
+    (void)snprintf(buf + used, len - used, "</numa></cpu>");
+}
+
+void fake_dom_hugetlbfs(fake_dom *fd)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->hugetlbfs = true;
+    fake_qemu_sync(fd);
+    pthread_mutex_unlock(&fh.lock);
 }
 
 void fake_qemu_sync(fake_dom *fd)
@@ -110,10 +154,26 @@ void fake_qemu_sync(fake_dom *fd)
              "Name:\tqemu-system-x86\nTgid:\t%d\nVmRSS:\t%" PRIu64 " kB\nMems_allowed_list:\t0-1\n",
              (int)pid, fd->nr_pages * 4 + fd->rss_extra_kib);
     put(rel, text);
-    for (unsigned c = 0; c < VN_MAX(fd->nr_cells, 1u) && fd->page_node; c++)
+    /* each cell's RAM as QEMU maps it: anonymous, or a hugetlbfs file named after its backend,
+     * with QEMU's guard page after it */
+    for (unsigned c = 0; c < VN_MAX(fd->nr_cells, 1u) && fd->page_node; c++) {
+        uint64_t end = cell_hva(fd, c) + fd->cell_bytes;
+        char id[32];
+        backend_id(fd, c, id, sizeof(id));
+        if (fd->hugetlbfs)
+            used += (size_t)snprintf(text + used, sizeof(text) - used,
+                                     "%" PRIx64 "-%" PRIx64 " rw-s 00000000 00:2f %u "
+                                     "     /dev/hugepages/libvirt/qemu/%d-x/qemu_back_mem._objects_"
+                                     "%s.Xa3b9Q (deleted)\n",
+                                     cell_hva(fd, c), end, 1000 + c, fd->id, id);
+        else
+            used += (size_t)snprintf(text + used, sizeof(text) - used,
+                                     "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n",
+                                     cell_hva(fd, c), end);
         used += (size_t)snprintf(text + used, sizeof(text) - used,
-                                 "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n",
-                                 cell_hva(fd, c), cell_hva(fd, c) + fd->cell_bytes);
+                                 "%" PRIx64 "-%" PRIx64 " ---p 00000000 00:00 0 \n", end,
+                                 end + (uint64_t)FAKE_PAGE);
+    }
     if (!used)
         text[0] = '\0';
     snprintf(rel, sizeof(rel), "proc/%d/maps", (int)pid);
@@ -227,10 +287,15 @@ unsigned fake_move_calls(void)
 static int64_t page_of(const fake_dom *fd, void *p)
 {
     uint64_t a = (uint64_t)(uintptr_t)p, base = cell_hva(fd, 0);
+    uint64_t c, off, span = fd->cell_bytes + FAKE_HVA_GAP;
 
-    if (a < base || a >= base + fd->nr_pages * FAKE_PAGE)
+    if (a < base)
         return -1;
-    return (int64_t)((a - base) / FAKE_PAGE);
+    c = (a - base) / span;
+    off = (a - base) % span;
+    if (c >= VN_MAX(fd->nr_cells, 1u) || off >= fd->cell_bytes)
+        return -1;
+    return (int64_t)((c * fd->cell_bytes + off) / FAKE_PAGE);
 }
 
 static fake_dom *dom_of_pid(pid_t pid)
@@ -337,14 +402,6 @@ const numa_ops fake_numa = {
 /* ---- the monitor ---- */
 
 /* The memory backend of guest cell c: QEMU names it ram-nodeN, or after the machine. */
-static void backend_id(const fake_dom *fd, unsigned c, char *buf, size_t len)
-{
-    if (fd->nr_cells)
-        snprintf(buf, len, "ram-node%u", c);
-    else
-        snprintf(buf, len, "pc.ram");
-}
-
 static char *reply_cpus(const fake_dom *fd)
 {
     char *s = NULL;

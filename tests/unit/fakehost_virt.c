@@ -278,7 +278,7 @@ static int fake_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned
 /* The domain's XML: the live pins (live) or the definition's. Locked. */
 static char *domain_xml(const fake_dom *fd, bool live)
 {
-    char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[1024] = "", id[32] = "";
+    char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[1024] = "", id[32] = "", mem[1024];
     size_t used = 0;
 
     for (unsigned v = 0; v < fd->nr_vcpus; v++) {
@@ -300,13 +300,14 @@ static char *domain_xml(const fake_dom *fd, bool live)
         snprintf(meta, sizeof(meta), "%s", fd->balancer);
     if (live)
         snprintf(id, sizeof(id), " id='%d'", fd->id);
+    fake_qemu_xml(fd, mem, sizeof(mem));
     if (asprintf(&xml,
                  "<domain type='kvm'%s><name>%s</name><uuid>%s</uuid>"
-                 "<memory unit='KiB'>131072</memory><vcpu placement='static'>%u</vcpu>"
+                 "%s<vcpu placement='static'>%u</vcpu>"
                  "%s%s%s<os><type arch='x86_64' machine='pc'>hvm</type></os>"
                  "<metadata>%s</metadata><devices>"
                  "<emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>",
-                 id, fd->name, fd->uuid, fd->nr_vcpus, pins[0] ? "<cputune>" : "", pins,
+                 id, fd->name, fd->uuid, mem, fd->nr_vcpus, pins[0] ? "<cputune>" : "", pins,
                  pins[0] ? "</cputune>" : "", meta) < 0)
         return NULL;
     return xml;

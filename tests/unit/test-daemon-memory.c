@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "daemon_drive.h"
 #include "domains.h"
 #include "holds.h"
@@ -493,6 +495,110 @@ static void test_advise_drops(void)
     stop();
 }
 
+#define ADVISE "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"advise\"/>"
+
+/* Monitor commands vnumad sent the domain (QMP and HMP). */
+static unsigned monitor_calls(fake_dom *fd)
+{
+    return fake_dom_calls(fd, FAKE_QMP) + fake_dom_calls(fd, FAKE_HMP);
+}
+
+/* From `vnumactl status`: the bytes of guest cell `cell` of domain `name` on host node `node`
+ * (-1: no such cell), and its memory_error ("" none) into err. */
+static int64_t status_cell_bytes(const char *name, unsigned cell, unsigned node, char *err,
+                                 size_t errlen)
+{
+    static char reply[65536];
+    struct json_object *j, *doms, *cells, *v;
+    int64_t bytes = -1;
+    char key[16];
+
+    err[0] = '\0';
+    if (!ctl("{\"command\":\"status\"}", reply, sizeof(reply)) || !(j = json_tokener_parse(reply)))
+        return -1;
+    if (json_object_object_get_ex(j, "return", &v))
+        doms = json_object_object_get_ex(v, "domains", &doms) ? doms : NULL;
+    else
+        doms = json_object_object_get_ex(j, "domains", &doms) ? doms : NULL;
+    for (size_t i = 0; doms && i < json_object_array_length(doms); i++) {
+        struct json_object *d = json_object_array_get_idx(doms, i), *n, *e;
+        if (!json_object_object_get_ex(d, "name", &n) ||
+            strcmp(json_object_get_string(n), name) != 0)
+            continue;
+        if (json_object_object_get_ex(d, "memory_error", &e) && e)
+            snprintf(err, errlen, "%s", json_object_get_string(e));
+        if (!json_object_object_get_ex(d, "cells", &cells))
+            break;
+        for (size_t k = 0; k < json_object_array_length(cells); k++) {
+            struct json_object *c = json_object_array_get_idx(cells, k), *id, *mem, *b;
+            snprintf(key, sizeof(key), "%u", node);
+            if (json_object_object_get_ex(c, "cell", &id) && json_object_get_int(id) == (int)cell &&
+                json_object_object_get_ex(c, "memory", &mem) &&
+                json_object_object_get_ex(mem, key, &b))
+                bytes = json_object_get_int64(b);
+        }
+    }
+    json_object_put(j);
+    return bytes;
+}
+
+/* A domain vnumad only advises on is never sent a monitor command, which libvirt marks as a
+ * taint of the domain: its cells come from the live XML, its RAM from QEMU's maps. Cells named
+ * there (hugetlbfs files) are counted; equal anonymous cells cannot be told apart and say so.
+ * An auto domain beside them is asked (so the count can tell); a domain switched from advise
+ * to auto is asked from then on, and one switched back no more. */
+static void test_advise_untainted(void)
+{
+    daemon_config cfg;
+    fake_dom *a, *h, *e;
+    char err[256];
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-auto");
+    h = fake_dom_add("fake-adv-huge", 4, ADVISE);
+    fake_dom_memory(h, 2, CELL_MIB, 1);
+    fake_dom_hugetlbfs(h);
+    fake_dom_set_busy(h, 1.0);
+    e = fake_dom_add("fake-adv-equal", 4, ADVISE);
+    fake_dom_memory(e, 2, CELL_MIB, 1);
+    fake_dom_set_busy(e, 1.0);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pass();
+    CHECK(monitor_calls(h) == 0 && monitor_calls(e) == 0 && monitor_calls(a) > 0,
+          "advise: no monitor command to the two advise domains (%u, %u), %u to the auto one",
+          monitor_calls(h), monitor_calls(e), monitor_calls(a));
+    int64_t c0 = status_cell_bytes("fake-adv-huge", 0, 1, err, sizeof(err));
+    int64_t c1 = status_cell_bytes("fake-adv-huge", 1, 1, err, sizeof(err));
+    CHECK(c0 == (int64_t)CELL_MIB * (int64_t)MIB && c1 == c0 && !err[0],
+          "advise: hugetlbfs cells counted from maps, 64 MiB each on node 1 (%lld, %lld%s%s)",
+          (long long)c0, (long long)c1, err[0] ? ": " : "", err);
+    c0 = status_cell_bytes("fake-adv-equal", 0, 1, err, sizeof(err));
+    CHECK(c0 == 0 && strstr(err, "which is which only QEMU's monitor tells"),
+          "advise: equal anonymous cells are left uncounted and status says why (%lld: %s)",
+          (long long)c0, err);
+    CHECK(fake_dom_pages_on(h, 0, 1) == CELL_PAGES && fake_dom_pages_on(e, 0, 1) == CELL_PAGES,
+          "advise: no page of theirs moved");
+
+    fake_dom_set_balancer(e, AUTO);
+    fake_event_metadata(e);
+    pass();
+    pass();
+    unsigned asked = monitor_calls(e);
+    CHECK(asked > 0, "advise -> auto: the domain is asked from then on (%u)", asked);
+    fake_dom_set_balancer(e, ADVISE);
+    fake_event_metadata(e);
+    pass();
+    pass();
+    unsigned then = monitor_calls(e);
+    pass();
+    pass();
+    CHECK(monitor_calls(e) == then, "auto -> advise: no more monitor commands (%u then %u)", then,
+          monitor_calls(e));
+    stop();
+}
+
 static bool hung(void *fd)
 {
     return fake_dom_hung(fd);
@@ -540,6 +646,7 @@ int main(void)
     test_loop_never_waits();
     test_pause_drops();
     test_advise_drops();
+    test_advise_untainted();
     test_monitor_hangs();
     return tap_done();
 }

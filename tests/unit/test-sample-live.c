@@ -226,12 +226,17 @@ static void test_two_cell(virt_conn *c, const char *name)
     }
     snap_domain_clear(&out);
 
-    /* without QMP: one cell holding every vCPU, memory not sampled */
+    /* without QMP: the live XML's two cells, one vCPU each; their equal anonymous RAM cannot
+     * be told apart in maps (ramlayout_maps.h): not counted, and the reason kept */
     scans = st.count.memory_scans;
     r = sample_of(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
-    CHECK(r == 0 && out.nr_cells == 1 && out.cells[0].nr_vcpus == 2 &&
-              all_pages(&out.cells[0]) == 0 && st.count.memory_scans == scans,
-          "%s: use_qmp=false: one cell, 2 vCPUs, no pages, no queries (r=%d %s)", name, r, err);
+    CHECK(r == 0 && out.nr_cells == 2 && out.cells[0].nr_vcpus == 1 && out.cells[1].nr_vcpus == 1 &&
+              all_pages(&out.cells[0]) == 0 && all_pages(&out.cells[1]) == 0 &&
+              st.count.memory_scans == scans &&
+              strstr(st.sample.ram_error, "which is which only QEMU's monitor tells"),
+          "%s: use_qmp=false: the XML's 2 cells, a vCPU each, equal anonymous RAM not counted "
+          "(%s) (r=%d %s)",
+          name, st.sample.ram_error, r, err);
     snap_domain_clear(&out);
 
     /* allowed nodes of the balancer limit the allowed CPUs */

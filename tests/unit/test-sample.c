@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -610,10 +611,50 @@ static void test_thread(void)
     CHECK(system(cmd) == 0, "fixture removed");
 }
 
+/* libvirt's pid file, under the name or (libvirt 9.0, some names) under its XML-escaped name:
+ * found without QEMU's monitor, which a domain in mode advise is never sent. */
+static void test_pid_file(void)
+{
+    char dir[] = "/tmp/vnuma-test-run-XXXXXX", path[512];
+    const char *files[] = {"plain", "it&apos;s &quot;x&quot; &amp; &lt;y&gt;"};
+    pid_t pid = 0;
+
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof(path), "%s/qemu", dir);
+    (void)mkdir(path, 0700);
+    for (unsigned i = 0; i < 2; i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, files[i]);
+        f = fopen(path, "we");
+        if (f) {
+            fprintf(f, "%u\n", 4000 + i);
+            fclose(f);
+        }
+    }
+    (void)setenv("VN_LIBVIRT_RUN_DIR", dir, 1);
+    int r = sample_qemu_pid("plain", &pid);
+    CHECK(r == 0 && pid == 4000, "pid file of 'plain' (%d)", (int)pid);
+    pid = 0;
+    r = sample_qemu_pid("it's \"x\" & <y>", &pid);
+    CHECK(r == 0 && pid == 4001, "pid file under the XML-escaped name (%d)", (int)pid);
+    CHECK(sample_qemu_pid("nobody's", &pid) == -ESRCH, "no pid file under either name: -ESRCH");
+    CHECK(sample_qemu_pid("../x", &pid) == -EINVAL, "a name with '/': refused");
+    (void)unsetenv("VN_LIBVIRT_RUN_DIR");
+    for (unsigned i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, files[i]);
+        (void)unlink(path);
+    }
+    snprintf(path, sizeof(path), "%s/qemu", dir);
+    (void)rmdir(path);
+    (void)rmdir(dir);
+}
+
 int main(void)
 {
     char err[256] = "";
 
+    test_pid_file();
     test_cgroup_cpus();
     test_thread();
     test_mems_allowed();
