@@ -20,6 +20,7 @@
 #include "decide.h"
 #include "domains.h"
 #include "holds.h"
+#include "live_snapshot.h"
 #include "log.h"
 #include "mover.h"
 #include "publish.h"
@@ -728,5 +729,6 @@ const control_command commands_table[] = {
     {.name = "resume-all", .fn = ctl_resume_all},
     {.name = "stop", .fn = ctl_stop},
     {.name = "stop-keep", .fn = ctl_stop_keep},
+    {.name = "snapshot", .fn = live_snapshot_command},
     {.name = NULL},
 };

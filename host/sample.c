@@ -489,6 +489,14 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     return 0;
 }
 
+void sample_cache_init(dom_sample_cache *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->ram_for_id = -1;
+    sc->vcpus_for_id = -1;
+    memset(sc->prev_poll_ns, 0xff, sizeof(sc->prev_poll_ns));
+}
+
 dom_state *sample_state_copy(const dom_state *st)
 {
     dom_state *c = malloc(sizeof(*c));

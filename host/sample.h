@@ -118,6 +118,9 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
  * busy window included). NULL when out of memory; sample_state_free() frees it.
  */
 dom_state *sample_state_copy(const dom_state *st);
+/* A sampling cache that has read nothing yet (a domain vnumad does not track: live_snapshot.c);
+ * its xml and qv are freed by the caller. */
+void sample_cache_init(dom_sample_cache *sc);
 void sample_state_free(dom_state *copy);
 
 /*

@@ -37,6 +37,7 @@
 #include "version.h"
 #include "vnumactl_common.h"
 #include "vnumactl_history.h"
+#include "vnumactl_snapshot.h"
 #include "vnumactl_top.h"
 
 #define VNUMACTL_SOCKET_DEFAULT "/run/vnuma/vnumad.sock"
@@ -64,6 +65,7 @@ static int cmd_holds(int argc, char **argv);
 static int cmd_top(int argc, char **argv);
 static int cmd_history(int argc, char **argv);
 static int cmd_stop(int argc, char **argv);
+static int cmd_snapshot(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -91,6 +93,11 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      "DOMAIN's locality and bytes moved per recorded pass, from vnumad's journal, as terminal "
      "charts",
      cmd_history},
+    {"snapshot", "[--output FILE | --table] [--socket PATH]",
+     "read every running domain, opted in or not, without changing anything or sending it a "
+     "monitor command: the snapshot `vnumad --advise --snapshot` takes (JSON), or --table: each "
+     "VM's vCPUs and memory per node",
+     cmd_snapshot},
     {"list", "[--socket PATH]",
      "the names of the domains vnumad tracks, one per line (for scripts and shell completion)",
      cmd_list},
@@ -155,6 +162,13 @@ static int cmd_top(int argc, char **argv)
     vnumactl_ctx ctx = cmd_ctx("top");
 
     return vnumactl_top(argc, argv, &ctx);
+}
+
+static int cmd_snapshot(int argc, char **argv)
+{
+    vnumactl_ctx ctx = cmd_ctx("snapshot");
+
+    return vnumactl_snapshot(argc, argv, &ctx);
 }
 
 static int cmd_history(int argc, char **argv)

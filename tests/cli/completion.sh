@@ -39,7 +39,7 @@ expect() {
     ok $? "'$1<Tab>' offers: $2${got:+ (got: $got)}$([ -s "$tmp/err" ] && echo "; stderr: $(head -c 200 "$tmp/err")")"
 }
 
-expect "vnumactl " "advise decisions explain help history hold holds list metrics pause release resume status stop top topology"
+expect "vnumactl " "advise decisions explain help history hold holds list metrics pause release resume snapshot status stop top topology"
 expect "vnumactl hold " "act move record sample"
 expect "vnumactl st" "status stop"
 expect "vnumactl t" "top topology"
@@ -51,6 +51,7 @@ expect "vnumactl history --j" "--journal --json"
 expect "vnumactl status --" "--help --json --socket"
 expect "vnumactl --socket /nonexistent/sock st" "status stop"
 expect "vnumactl stop --" "--help --json --keep --socket"
+expect "vnumactl snapshot --" "--help --output --socket --table"
 # a DOMAIN position with no vnumad on the socket: the options, and no error on the terminal
 expect "vnumactl --socket $tmp/none.sock explain " "--help --json --socket"
 expect "vnumactl history --journal $tmp/journal-" "$tmp/journal-a.jsonl $tmp/journal-b.jsonl"

@@ -61,6 +61,11 @@ for sub in explain advise pause resume; do
 done
 run status a b --socket "$tmp/none.sock"
 check "status with two domains: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+run snapshot --table --output "$tmp/x.json" --socket "$tmp/none.sock"
+check "snapshot --table with --output: exit 2, one or the other (got $rc)" \
+    bash -c '[ "$1" -eq 2 ] && grep -q "one or the other" "$2" && [ ! -e "$3" ]' _ "$rc" "$tmp/err" "$tmp/x.json"
+run snapshot extra --socket "$tmp/none.sock"
+check "snapshot with an argument: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 run status --bogus
 check "unknown option: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 run status --socket

@@ -58,7 +58,7 @@ bool decision_restored(void *fd);
  * reply until vnumad closes. */
 typedef struct ctl_call {
     char request[256];
-    char reply[16384];
+    char reply[65536];
     atomic_bool done;
 } ctl_call;
 void *ctl_thread(void *arg);
