@@ -585,6 +585,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path, bool detached
     if (detached && detach_done(cfg->pid_file, err, sizeof(err)) < 0) {
         log_err("Cannot detach: %s", err);
         daemon_stop(&dm);
+        detach_remove_pidfile(cfg->pid_file); /* written before the step that failed */
         return 1;
     }
     while (!dm.quit) {

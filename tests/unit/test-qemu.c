@@ -15,6 +15,7 @@
 
 #include "qemu.h"
 #include "tap.h"
+#include "testdata.h"
 #include "util.h"
 #include "virt.h"
 #include "virt_libvirt.h"
@@ -23,29 +24,10 @@
 
 static char *load(const char *rel)
 {
-    const char *src = getenv("VN_SRCDIR");
-    char path[4096];
-    _cleanup_fclose_ FILE *f = NULL;
-    char *buf;
-    long n;
+    char path[512];
 
-    (void)snprintf(path, sizeof(path), "%s/%s/%s", src && *src ? src : ".", QMP_DIR, rel);
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0)
-        return NULL;
-    buf = malloc((size_t)n + 1);
-    if (!buf)
-        return NULL;
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
+    (void)snprintf(path, sizeof(path), "%s/%s", QMP_DIR, rel);
+    return testdata_load(path);
 }
 
 /* ---- query-cpus-fast ---- */

@@ -23,33 +23,13 @@
 #include "procmaps.h"
 #include "ramlayout_maps.h"
 #include "tap.h"
+#include "testdata.h"
 #include "util.h"
 
 #define PID 4242
 
 static char root[] = "/tmp/vnuma-test-maps-XXXXXX";
 static topology topo;
-
-static char *load(const char *rel)
-{
-    const char *src = getenv("VN_SRCDIR");
-    char path[4096];
-    _cleanup_fclose_ FILE *f = NULL;
-    char *buf;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", src ? src : ".", rel);
-    f = fopen(path, "re");
-    if (!f || fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0)
-        return NULL;
-    buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
 
 /* The fixture process's maps. */
 static void put_maps(const char *text)
@@ -82,9 +62,9 @@ static int recorded(const char *name, domxml_info *x, ram_range *ram, unsigned *
     _cleanup_free_ char *maps = NULL, *xml = NULL;
 
     snprintf(rel, sizeof(rel), "tests/data/maps/%s.maps", name);
-    maps = load(rel);
+    maps = testdata_load(rel);
     snprintf(rel, sizeof(rel), "tests/data/maps/%s.xml", name);
-    xml = load(rel);
+    xml = testdata_load(rel);
     if (!maps || !parse(xml, x))
         return -ENOENT;
     put_maps(maps);

@@ -5,7 +5,6 @@
  * left out or wrote wrong shows as a difference), and writing it again gives the same text.
  * Data files are found below $VN_SRCDIR (default: the current directory, the repo root).
  */
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "snapshot.h"
 #include "snapshot_write.h"
 #include "tap.h"
+#include "testdata.h"
 #include "util.h"
 
 /* The first difference between a and b into why (false), or true when they are the same. */
@@ -120,38 +120,21 @@ static void round_trip(const char *base, const topology *t, const char *snap_pat
     snapshot_clear(&s2);
 }
 
+static void example(const char *base, const char *topo, const char *snap, void *arg)
+{
+    topology *t = calloc(1, sizeof(*t));
+    char err[1024] = "";
+
+    (void)arg;
+    if (t && CHECK(topo_load(TOPO_SOURCE_XML, topo, NULL, t, err, sizeof(err)) == 0,
+                   "topology %s loads (%s)", base, err))
+        round_trip(base, t, snap, NULL);
+    free(t);
+}
+
 int main(void)
 {
-    const char *srcdir = getenv("VN_SRCDIR");
-    char pattern[4096];
-    glob_t g = {0};
-
-    if (!srcdir || !*srcdir)
-        srcdir = ".";
-    (void)snprintf(pattern, sizeof(pattern), "%s/tests/data/topologies/*.xml", srcdir);
-    if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
-        CHECK(0, "topologies found with %s (run from the source tree or set VN_SRCDIR)", pattern);
-        return tap_done();
-    }
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        char base[1024], snap_path[4096], err[1024] = "";
-        topology *t = calloc(1, sizeof(*t));
-        char *dot;
-
-        if (!t)
-            break;
-        (void)snprintf(base, sizeof(base), "%s", strrchr(g.gl_pathv[i], '/') + 1);
-        dot = strrchr(base, '.');
-        if (dot)
-            *dot = '\0';
-        (void)snprintf(snap_path, sizeof(snap_path), "%s/tests/data/snapshots/%s.json", srcdir,
-                       base);
-        if (CHECK(topo_load(TOPO_SOURCE_XML, g.gl_pathv[i], NULL, t, err, sizeof(err)) == 0,
-                  "topology %s loads (%s)", base, err))
-            round_trip(base, t, snap_path, NULL);
-        free(t);
-    }
-    globfree(&g);
+    (void)testdata_each_example(example, NULL);
 
     topology *t = calloc(1, sizeof(*t));
     char err[256] = "";

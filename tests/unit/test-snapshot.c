@@ -9,7 +9,6 @@
  * Run from the source tree (or set VN_SRCDIR to it).
  */
 #include <errno.h>
-#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +16,7 @@
 #include "snapshot-fixture.h"
 #include "snapshot.h"
 #include "tap.h"
+#include "testdata.h"
 #include "util.h"
 
 /* ---- valid documents ---- */
@@ -360,88 +360,70 @@ static void test_load_file_errors(void)
     (void)unlink(path);
 }
 
-/*
- * Every example of tests/data/snapshots/ loads against its topology
- * (tests/data/topologies/<same basename>.xml), and has the promised shape.
- */
-static void test_examples(void)
+/* One example of tests/data/snapshots/ against its topology
+ * (tests/data/topologies/<same basename>.xml): it loads, and has the promised shape. */
+static void example(const char *base, const char *topo_path, const char *snap_path, void *arg)
 {
-    const char *srcdir = getenv("VN_SRCDIR");
-    char pattern[4096];
-    glob_t g = {0};
-    size_t found = 0;
+    size_t *loaded = arg;
+    topology *t = calloc(1, sizeof(*t));
+    char err[1024] = "";
+    snapshot s;
+    int r;
 
-    if (!srcdir || !*srcdir)
-        srcdir = ".";
-    (void)snprintf(pattern, sizeof(pattern), "%s/tests/data/topologies/*.xml", srcdir);
-    if (glob(pattern, 0, NULL, &g) != 0) {
-        CHECK(0, "no topologies found with %s (run from the source tree or set VN_SRCDIR)",
-              pattern);
+    if (!t)
+        return;
+    r = topo_load(TOPO_SOURCE_XML, topo_path, NULL, t, err, sizeof(err));
+    if (!CHECK(r == 0, "topology %s loads (%s)", base, err)) {
+        free(t);
         return;
     }
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        char base[1024], snap_path[4096], err[1024] = "";
-        topology *t = calloc(1, sizeof(*t));
-        snapshot s;
-        char *dot;
-        int r;
-
-        if (!t)
-            break;
-        (void)snprintf(base, sizeof(base), "%s", strrchr(g.gl_pathv[i], '/') + 1);
-        dot = strrchr(base, '.');
-        if (dot)
-            *dot = '\0';
-        (void)snprintf(snap_path, sizeof(snap_path), "%s/tests/data/snapshots/%s.json", srcdir,
-                       base);
-        r = topo_load(TOPO_SOURCE_XML, g.gl_pathv[i], NULL, t, err, sizeof(err));
-        if (!CHECK(r == 0, "topology %s loads (%s)", base, err)) {
-            free(t);
-            continue;
-        }
-        r = snap_load_file(snap_path, t, &s, err, sizeof(err));
-        CHECK(r == 0, "example %s.json loads against its topology (%d: %s)", base, r, err);
-        if (r == 0) {
-            unsigned autos = 0, advise = 0, off = 0, strict1 = 0, misplaced = 0;
-            found++;
-            for (unsigned d = 0; d < s.nr_domains; d++) {
-                const snap_domain *dom = &s.domains[d];
-                autos += dom->mode == VN_MODE_AUTO;
-                advise += dom->mode == VN_MODE_ADVISE;
-                off += dom->mode == VN_MODE_OFF;
-                for (unsigned c = 0; c < dom->nr_cells; c++) {
-                    const snap_cell *cell = &dom->cells[c];
-                    strict1 += cell->binding.mode == VN_MEM_STRICT &&
-                               __builtin_popcountll(cell->binding.nodes) == 1;
-                    /* misplaced: every vCPU pinned inside node A, most pages on node B != A */
-                    for (unsigned a = 0; a < t->nr_nodes && dom->mode == VN_MODE_AUTO; a++) {
-                        bool inside = true;
-                        uint64_t total = 0, on_a = 0, most = 0;
-                        for (unsigned v = 0; v < cell->nr_vcpus; v++)
-                            inside &= cpuset_subset(&cell->vcpus[v].pinned, &t->nodes[a].cpus) &&
-                                      !cpuset_empty(&t->nodes[a].cpus);
-                        for (unsigned n = 0; n < t->nr_nodes; n++) {
-                            total += cell->pages[n];
-                            most = VN_MAX(most, cell->pages[n]);
-                        }
-                        on_a = cell->pages[a];
-                        if (inside && total && on_a < most && most * 2 > total)
-                            misplaced++;
+    r = snap_load_file(snap_path, t, &s, err, sizeof(err));
+    CHECK(r == 0, "example %s.json loads against its topology (%d: %s)", base, r, err);
+    if (r == 0) {
+        unsigned autos = 0, advise = 0, off = 0, strict1 = 0, misplaced = 0;
+        (*loaded)++;
+        for (unsigned d = 0; d < s.nr_domains; d++) {
+            const snap_domain *dom = &s.domains[d];
+            autos += dom->mode == VN_MODE_AUTO;
+            advise += dom->mode == VN_MODE_ADVISE;
+            off += dom->mode == VN_MODE_OFF;
+            for (unsigned c = 0; c < dom->nr_cells; c++) {
+                const snap_cell *cell = &dom->cells[c];
+                strict1 += cell->binding.mode == VN_MEM_STRICT &&
+                           __builtin_popcountll(cell->binding.nodes) == 1;
+                /* misplaced: every vCPU pinned inside node A, most pages on node B != A */
+                for (unsigned a = 0; a < t->nr_nodes && dom->mode == VN_MODE_AUTO; a++) {
+                    bool inside = true;
+                    uint64_t total = 0, on_a = 0, most = 0;
+                    for (unsigned v = 0; v < cell->nr_vcpus; v++)
+                        inside &= cpuset_subset(&cell->vcpus[v].pinned, &t->nodes[a].cpus) &&
+                                  !cpuset_empty(&t->nodes[a].cpus);
+                    for (unsigned n = 0; n < t->nr_nodes; n++) {
+                        total += cell->pages[n];
+                        most = VN_MAX(most, cell->pages[n]);
                     }
+                    on_a = cell->pages[a];
+                    if (inside && total && on_a < most && most * 2 > total)
+                        misplaced++;
                 }
             }
-            CHECK(s.nr_domains >= 3 && s.nr_domains <= 5 && autos >= 1 && advise >= 1 && off >= 1,
-                  "%s.json: 3-5 domains, auto, advise and not opted in", base);
-            CHECK(t->nr_nodes < 2 || misplaced >= 1, "%s.json: a misplaced cell of an auto domain",
-                  base);
-            CHECK(t->nr_nodes < 2 || strict1 >= 1, "%s.json: a strict one-node binding", base);
-            snapshot_clear(&s);
         }
-        free(t);
+        CHECK(s.nr_domains >= 3 && s.nr_domains <= 5 && autos >= 1 && advise >= 1 && off >= 1,
+              "%s.json: 3-5 domains, auto, advise and not opted in", base);
+        CHECK(t->nr_nodes < 2 || misplaced >= 1, "%s.json: a misplaced cell of an auto domain",
+              base);
+        CHECK(t->nr_nodes < 2 || strict1 >= 1, "%s.json: a strict one-node binding", base);
+        snapshot_clear(&s);
     }
-    CHECK(found == g.gl_pathc && found > 0, "an example snapshot for each of the %zu topologies",
-          g.gl_pathc);
-    globfree(&g);
+    free(t);
+}
+
+/* Every example (testdata.h). */
+static void test_examples(void)
+{
+    size_t loaded = 0, n = testdata_each_example(example, &loaded);
+
+    CHECK(loaded == n && n > 0, "an example snapshot for each of the %zu topologies", n);
 }
 
 int main(void)

@@ -596,14 +596,19 @@ def main():
             diffs4.append(f"{d}: thread affinity {[v['allowed'] for v in b['vcpus']]} -> {[v['allowed'] for v in a['vcpus']]}")
         if [c["pages"] for c in b["cells"]] != [c["pages"] for c in a["cells"]]:
             diffs4.append(f"{d}: cell pages {[c['pages'] for c in b['cells']]} -> {[c['pages'] for c in a['cells']]}")
-    rec4 = record("s4-advise")
+    # an advise domain is never sent a monitor command, so it has no QOM record: its records
+    # are the journal's (and its metadata's). (Whether it is tainted cannot be told here: the
+    # probe reads every domain's layout with QMP; tests/e2e/daemon.sh b shows it is not.)
     js4 = [r for r in journal_lines() if r.get("domain") in s4_before]
+    adv4 = [r for r in js4 if r.get("domain") == "s4-advise"]
+    rec4 = adv4[-1] if adv4 else None
     touched4 = [r for r in js4 if r.get("action") in CARRIED + ("restored",)]
     none_records = [r for r in js4 if r.get("domain") == "s4-none"]
-    ok4 = not diffs4 and not touched4 and not none_records
+    ok4 = (not diffs4 and not touched4 and not none_records and rec4 is not None
+           and rec4.get("mode") == "advise")
     results.append(write(4, "untouched", ok4,
                          {"changes": len(diffs4), "advise_records": len([r for r in js4 if r.get("domain") == "s4-advise"]),
-                          "advise_record_action": (rec4 or {}).get("action") if isinstance(rec4, dict) else None,
+                          "advise_record_action": (rec4 or {}).get("action"),
                           "records_for_not_opted_in": len(none_records), "seconds": round(time.monotonic() - t4, 1)},
                          {"diffs": diffs4, "before": {d: {"vcpupin": s4_before[d]["vcpupin"], "cells": [c["pages"] for c in s4_before[d]["cells"]]} for d in s4_before},
                           "after": {d: {"vcpupin": s4_after[d]["vcpupin"], "cells": [c["pages"] for c in s4_after[d]["cells"]]} for d in s4_after},
@@ -743,18 +748,19 @@ def scenario_faults(vn, conf, vlog):
 
     # ---- 8. vnumad SIGKILLed mid-move, restarted
     ev, num = {}, {}
+    # the kill falls between two batches of f-kill's move, at any speed: a test hold, armed
+    # before the domain opts in, parks its mover right after its first batch, and vnumad dies
+    # there; the move is in progress while it is parked, whatever the machine's speed
+    hold("move")
     virsh("metadata", "f-kill", "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
           '<balancer mode="auto" rate="8"/>', "--live")
-    mid = wait_until(60, lambda: (lambda st: st if 0.10 <= moved_share(st, last) <= 0.70 else None)(probe.quick("f-kill")), 0.3)
-    # issue 15: what `vnumactl top` shows of a move in progress, piped (the table) and live in
-    # an 80x24 tmux (the screen docs/README show)
+    held8 = wait_held("move", "f-kill")
+    mid = probe.quick("f-kill") if held8 else None
+    # what `vnumactl top` shows of a move in progress, piped (the table) and live in an 80x24
+    # tmux (the screen docs/README show)
     top = top_while_moving("f-kill") if mid else {}
     ev["top"] = top
     num["top_moving"] = top.get("moving")
-    # the kill falls between two batches of f-kill's move, at any speed (issue 28): a test hold
-    # parks its mover right after a batch, and vnumad dies there
-    hold("move")
-    held8 = wait_held("move", "f-kill") if mid else None
     num["held_at_move"] = bool(held8)
     ev["holds_at_kill"] = held8
     vn.kill()
