@@ -14,6 +14,7 @@
 #include "hostload.h"
 #include "log.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "snapshot_write.h"
 #include "util.h"
 #include "virt.h"
@@ -159,6 +160,27 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const snap_domain *)a)->name, ((const snap_domain *)b)->name);
 }
 
+/*
+ * Whether the domain, written alone as a snapshot, reads back: what vnumad reads of a host may
+ * fall outside what a snapshot allows (a vCPU pinned to CPUs this vnumad may not use, a cgroup
+ * that leaves a vCPU none of them), and one such domain would make the whole file refused by
+ * vnumad --advise. Such a domain is left out with the parser's reason (in o->err).
+ */
+static bool readable(const topology *t, snap_one *o)
+{
+    snapshot one = {.nr_domains = 1, .domains = &o->sd};
+    _cleanup_(snapshot_clear) snapshot back = {0};
+    struct json_object *j = snapshot_write(t, &one);
+    const char *text = j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN) : NULL;
+    char err[STATE_ERROR_MAX] = "out of memory";
+    int r = text ? snap_parse(text, strlen(text), "domain", t, &back, err, sizeof(err)) : -ENOMEM;
+
+    json_object_put(j);
+    if (r < 0)
+        snprintf(o->err, sizeof(o->err), "not a valid snapshot entry: %.200s", err);
+    return r == 0;
+}
+
 /* On the loop: the reply. */
 static void snap_done(work *w, bool late)
 {
@@ -176,6 +198,8 @@ static void snap_done(work *w, bool late)
         goto out;
     for (size_t i = 0; i < sw->n; i++) {
         snap_one *o = &sw->one[i];
+        if (o->ok && !readable(t, o))
+            o->ok = false;
         if (!o->ok) {
             struct json_object *x = json_object_new_object();
             json_object_object_add(x, "name", json_object_new_string(o->name));

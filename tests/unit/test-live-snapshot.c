@@ -128,6 +128,33 @@ static void test_snapshot(void)
           "snapshot: a domain gone while it is read is left out, the others are in");
     pthread_join(th, NULL);
     fake_dom_fail(e, FAKE_VCPUS, 0);
+
+    /* a domain pinned where vnumad's topology has no CPU (CPU 6 of a host it sees 0-3 of)
+     * cannot be a snapshot entry: it is left out with the parser's reason, and the file
+     * stays one vnumad --advise takes */
+    static ctl_call third = {.request = "{\"command\":\"snapshot\"}\n"};
+    fake_dom_set_pin(e, 0, "6");
+    if (pthread_create(&th, NULL, ctl_thread, &third) != 0)
+        abort();
+    bool answered = run_until(ctl_done, &third);
+    pthread_join(th, NULL);
+    snapshot s3 = {0};
+    err[0] = '\0';
+    reply = answered ? json_tokener_parse(third.reply) : NULL;
+    r = -1;
+    if (reply && json_object_object_get_ex(reply, "return", &ret) &&
+        json_object_object_get_ex(ret, "snapshot", &snap)) {
+        const char *text = json_object_to_json_string(snap);
+        r = snap_parse(text, strlen(text), "snapshot", dm.topo, &s3, err, sizeof(err));
+    }
+    CHECK(r == 0 && s3.nr_domains == 2 && !find(&s3, "fake-equal") &&
+              strstr(third.reply, "\"left_out\":[{\"name\":\"fake-equal\",\"reason\":\"not a "
+                                  "valid snapshot entry: "),
+          "snapshot: a domain pinned outside the topology is left out with the reason; the rest "
+          "parses (%s)",
+          err);
+    snapshot_clear(&s3);
+    json_object_put(reply);
     stop();
 }
 
