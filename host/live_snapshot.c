@@ -84,6 +84,7 @@ static void snap_run(work *w)
                      .ops = dm->numa,
                      .root = dm->root,
                      .use_qmp = false, /* never a monitor command (sample_monitor_ok) */
+                     .one_off = true,
                      .poll_from = dm->cfg.decide.busy_threshold};
     double opened = vn_mono_s(), left;
 

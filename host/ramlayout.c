@@ -303,7 +303,7 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
 }
 
 int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom_id *ident,
-                          const domxml_info *x)
+                          const domxml_info *x, bool say)
 {
     ram_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
     char why[STATE_ERROR_MAX];
@@ -325,7 +325,7 @@ int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom
         same = sc->ram[i].cell == ram[i].cell && sc->ram[i].hva == ram[i].hva &&
                sc->ram[i].size == ram[i].size;
     if (!same) {
-        if (why[0] && (strcmp(why, sc->ram_error) != 0 || sc->ram_for_id != ident->id))
+        if (say && why[0] && (strcmp(why, sc->ram_error) != 0 || sc->ram_for_id != ident->id))
             log_info("Guest memory of '%s' left uncounted without QEMU's monitor: %s", ident->name,
                      why);
         memcpy(sc->ram, ram, nr * sizeof(ram[0]));

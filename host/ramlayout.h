@@ -31,11 +31,11 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
  * As ramlayout_ensure, for a domain that is sent no monitor command: each cell's boot RAM from
  * the QEMU process's maps (sc->pid, known) and the live XML x (ramlayout_maps.h), looked at
  * again with each new read of the XML. Cells that cannot be told apart have no range; why is
- * kept in sc->ram_error (vnumactl status) and said when it changes. 1 when some cell's RAM was
- * found, 0 none, -ESRCH when the process is gone.
+ * kept in sc->ram_error (vnumactl status) and, with `say`, logged when it changes. 1 when some
+ * cell's RAM was found, 0 none, -ESRCH when the process is gone.
  */
 int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom_id *ident,
-                          const domxml_info *x);
+                          const domxml_info *x, bool say);
 
 /* Page size of the backend mapped at hva in process pid (its maps under root; hugetlbfs: its
  * pool's, and *hugetlb set; anything else the base page size). 0 or -errno. */

@@ -597,7 +597,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     } else if (ops && ops->query) {
         if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
             sc->pid = 0;
-        r = ramlayout_ensure_maps(h->root, sc, &ident, &x);
+        r = ramlayout_ensure_maps(h->root, sc, &ident, &x, !h->one_off);
     } else {
         r = 0;
     }

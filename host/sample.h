@@ -38,6 +38,8 @@ typedef struct sample_host {
     /* false: no monitor command (sample_monitor_ok): the cells from the live XML, the RAM from
      * the process's maps (ramlayout_maps.h), the vCPUs from libvirt */
     bool use_qmp;
+    /* a one-off read (vnumactl snapshot): what cannot be found goes in its reply, not the log */
+    bool one_off;
     /* KVM's halt-polling time is asked for only when a vCPU ran above this fraction of a CPU
      * since the last sample (the decide stage's busy_threshold: below it a vCPU is idle with
      * or without its polling) or the last reading is SAMPLE_POLL_REFRESH_S old; 0: always */
