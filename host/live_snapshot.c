@@ -40,7 +40,6 @@ typedef struct snap_work {
     work w;
     vnumad *dm;
     control_reply *reply; /* NULL once answered */
-    uint64_t pass;
     snap_one *one;
     size_t n;
     snapshot s;      /* the nodes' free memory (the last pass's), then the domains */
