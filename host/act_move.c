@@ -117,14 +117,17 @@ int act_order_cell(const act_target *tg, const topology *t, const plan_domain *p
 
 void act_keep_targets(const act_target *tg, const plan_domain *pd)
 {
-    uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN];
+    vn_nodeset sets[SNAP_MAX_CELLS_PER_DOMAIN];
+    const vn_nodeset *nodes[SNAP_MAX_CELLS_PER_DOMAIN] = {0}; /* NULL: no target in the plan */
 
-    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        nodes[k] = UINT64_MAX; /* no target in the plan: its order stays */
     for (unsigned k = 0; k < pd->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
-        if (pc->cell_id < SNAP_MAX_CELLS_PER_DOMAIN && pc->target_node >= 0 && pc->target_node < 64)
-            nodes[pc->cell_id] = (1ULL << pc->target_node) | pc->span;
+        if (pc->cell_id < SNAP_MAX_CELLS_PER_DOMAIN && pc->target_node >= 0) {
+            vn_nodeset *s = &sets[pc->cell_id];
+            *s = pc->span;
+            nodeset_set(s, (unsigned)pc->target_node);
+            nodes[pc->cell_id] = s;
+        }
     }
     mover_keep_to(tg->movers, tg->uuid, nodes);
 }

@@ -55,18 +55,12 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
 /* What the latest decision record says of guest cell `cell` (vnumactl top): its busy vCPUs,
  * the decision (reason) and, for a wide cell, the nodes it spans. */
 static void cell_last(const topology *t, struct json_object *c, const dom_state *st, unsigned cell,
-                      uint64_t span)
+                      const vn_nodeset *span)
 {
     const record_decision *r = st->publish.last_record;
-    struct json_object *nodes;
 
-    if (span) {
-        nodes = json_object_new_array();
-        for (unsigned n = 0; n < t->nr_nodes && n < 64; n++)
-            if (span & (1ull << n))
-                json_object_array_add(nodes, json_object_new_int((int)t->nodes[n].os_index));
-        json_object_object_add(c, "span_nodes", nodes);
-    }
+    if (!nodeset_empty(span))
+        json_object_object_add(c, "span_nodes", record_node_list(t, span));
     for (unsigned k = 0; r && k < r->nr_cells; k++) {
         if (r->cells[k].cell != cell)
             continue;
@@ -185,7 +179,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
         json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
         json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
         json_object_object_add(c, "page_size", json_object_new_uint64(st->view[k].page_size));
-        cell_last(dm->topo, c, st, st->view[k].cell, st->view[k].span);
+        cell_last(dm->topo, c, st, st->view[k].cell, &st->view[k].span);
         json_object_object_add(c, "memory_pinned",
                                json_object_new_string(mem_pin_name(st->view[k].mem_pinned)));
         {

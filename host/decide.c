@@ -39,10 +39,10 @@ static bool node_allowed_for_cell(const topology *t, const snap_domain *d, const
 
     if (t->nodes[n].cpuless && cell->nr_vcpus > 0)
         return false; /* never a home for vCPUs (a memory-only cell may live there) */
-    if (d->allowed_nodes && !(d->allowed_nodes & (1ULL << n)))
+    if (!nodeset_allows(&d->allowed_nodes, n))
         return false;
-    if ((b->mode == VN_MEM_STRICT || b->mode == VN_MEM_RESTRICTIVE) && b->nodes &&
-        !(b->nodes & (1ULL << n)))
+    if ((b->mode == VN_MEM_STRICT || b->mode == VN_MEM_RESTRICTIVE) &&
+        !nodeset_allows(&b->nodes, n))
         return false; /* memory could not follow */
     for (unsigned i = 0; i < cell->nr_vcpus; i++) {
         vn_cpuset u;
@@ -341,7 +341,7 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
         return 0;
     v = rule_cpuset_skip(&cell->binding,
                          vcpus_can_follow(t, cell, (unsigned)n) &&
-                             (!d->allowed_nodes || (d->allowed_nodes & (1ULL << n))) &&
+                             nodeset_allows(&d->allowed_nodes, (unsigned)n) &&
                              ps->load[n] + cv->busy <= dcell_capacity(t, cv, (unsigned)n),
                          vcpus_outside(t, cell, (unsigned)n), &bound);
     if (v == CPUSET_NOT_BOUND)
@@ -515,8 +515,8 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
 
     /* numatune mode='preferred' is the operator's wish: memory never moves off the
      * preferred nodes (QEMU's policy would fault it back, pass after pass); onto them it may */
-    bool off_preferred = cell->binding.mode == VN_MEM_PREFERRED && cell->binding.nodes &&
-                         !(cell->binding.nodes & (1ULL << target));
+    bool off_preferred = cell->binding.mode == VN_MEM_PREFERRED &&
+                         !nodeset_allows(&cell->binding.nodes, (unsigned)target);
     if (off_preferred && cv->mem_movable && cv->bytes && cv->mem_frac[target] < 1.0 && !pc->nr_pins)
         pc->reason = REASON_NUMATUNE_PREFERRED;
 

@@ -88,26 +88,27 @@ int dwide_decide(const topology *t, const snap_domain *d, const vn_config *c, co
     unsigned span[VN_MAX_NODES], nr_span = 0;
     double quota[VN_MAX_NODES] = {0}, held = 0, on[VN_MAX_NODES] = {0}, total_w = 0;
     int assigned_stack[SNAP_MAX_VCPUS_PER_CELL];
-    uint64_t span_mask = 0;
+    vn_nodeset span_mask = {.nw = 0};
 
     span[nr_span++] = (unsigned)seed;
-    span_mask |= 1ULL << seed;
+    nodeset_set(&span_mask, (unsigned)seed);
     held = node_room_busy(t, cv, ps, (unsigned)seed);
     /* a cell spread already keeps the nodes its vCPUs are on while it stays wide */
     bool spread = cell_spread(t, cell);
     for (unsigned i = 0; spread && i < cell->nr_vcpus; i++)
         for (unsigned n = 0; n < t->nr_nodes; n++)
-            if (!(span_mask & (1ULL << n)) && costs[n].feasible &&
+            if (!nodeset_isset(&span_mask, n) && costs[n].feasible &&
                 cpuset_subset(&cell->vcpus[i].pinned, &t->nodes[n].cpus)) {
                 span[nr_span++] = n;
-                span_mask |= 1ULL << n;
+                nodeset_set(&span_mask, n);
                 held += node_room_busy(t, cv, ps, n);
             }
     while (held < cv->busy) {
         int next = -1;
         for (unsigned n = 0; n < t->nr_nodes; n++) {
             /* a node without a spare core holds none of the busy vCPUs: not in the span */
-            if (!costs[n].feasible || (span_mask & (1ULL << n)) || node_room_busy(t, cv, ps, n) < 1)
+            if (!costs[n].feasible || nodeset_isset(&span_mask, n) ||
+                node_room_busy(t, cv, ps, n) < 1)
                 continue;
             if (next < 0 ||
                 topo_distance(t, (unsigned)seed, n) <
@@ -120,7 +121,7 @@ int dwide_decide(const topology *t, const snap_domain *d, const vn_config *c, co
         if (next < 0)
             break;
         span[nr_span++] = (unsigned)next;
-        span_mask |= 1ULL << next;
+        nodeset_set(&span_mask, (unsigned)next);
         held += node_room_busy(t, cv, ps, (unsigned)next);
     }
     for (unsigned i = 0; i < nr_span; i++)

@@ -34,26 +34,6 @@ static void xml_charp(xmlChar **s)
 /* Untrusted text for an error message: printable ASCII, at most DOMXML_SHOWN_MAX bytes. */
 #define shown(buf, s) vn_shown_str((buf), sizeof(buf), (s), DOMXML_SHOWN_MAX)
 
-/* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
- * topology does not know are ignored). */
-int domxml_nodeset_mask(const topology *t, const char *list, uint64_t *ret)
-{
-    vn_cpuset set;
-    uint64_t mask = 0;
-    int r;
-
-    r = cpuset_parse(list, &set);
-    if (r < 0)
-        return r;
-    for (int n = cpuset_first(&set); n >= 0; n = cpuset_next(&set, n)) {
-        int idx = topo_node_index(t, (unsigned)n);
-        if (idx >= 0 && idx < 64)
-            mask |= 1ULL << idx;
-    }
-    *ret = mask;
-    return 0;
-}
-
 static const xmlNode *xml_child(const xmlNode *parent, const char *name)
 {
     for (const xmlNode *c = parent ? parent->children : NULL; c; c = c->next)
@@ -88,7 +68,7 @@ static int xml_memnode_parse(const topology *t, const xmlNode *n, domxml_memnode
         return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with an unknown mode '%s'",
                        m.cellid, shown(b, (const char *)mode));
     m.binding.mode = (vn_mem_mode)mm;
-    if (domxml_nodeset_mask(t, (const char *)nodeset, &m.binding.nodes) < 0)
+    if (topo_nodelist_parse(t, (const char *)nodeset, &m.binding.nodes) < 0)
         return vn_fail(err, errlen, -EINVAL, "<memnode cellid='%u'> with a bad nodeset '%s'",
                        m.cellid, shown(b, (const char *)nodeset));
     *ret = m;
@@ -190,7 +170,7 @@ static int xml_numatune_memory(const topology *t, const xmlNode *numatune, domxm
     if (mm < 0 || mm == VN_MEM_NONE)
         return vn_fail(err, errlen, -EINVAL, "<numatune><memory> with an unknown mode '%s'",
                        shown(b, (const char *)mode));
-    if (domxml_nodeset_mask(t, (const char *)nodeset, &info->memory.nodes) < 0)
+    if (topo_nodelist_parse(t, (const char *)nodeset, &info->memory.nodes) < 0)
         return vn_fail(err, errlen, -EINVAL, "<numatune><memory> with a bad nodeset '%s'",
                        shown(b, (const char *)nodeset));
     info->memory.mode = (vn_mem_mode)mm;

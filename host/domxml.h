@@ -61,7 +61,3 @@ typedef struct domxml_info {
  * IOThread pins, realtime vCPUs, the guest's cells and RAM sizes of a domain XML (at most 16 MiB).
  * Returns 0, or -errno with the reason in err. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen);
-
-/* A Linux list of kernel node numbers -> bitmask of topology node indexes (numbers the
- * topology does not know are ignored). Returns 0 or -EINVAL. */
-int domxml_nodeset_mask(const topology *t, const char *list, uint64_t *ret);

@@ -114,7 +114,7 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
                 invalid(c, "mode: expected auto, advise or off, got '%s'%s", shown, "");
         } else if (!strcmp(name, "nodes")) {
             vn_cpuset set;
-            c->allowed_nodes = 0;
+            nodeset_zero(&c->allowed_nodes);
             if (cpuset_parse(v, &set) < 0 || cpuset_empty(&set)) {
                 invalid(c, "nodes: expected a list of host nodes like 0-1,3, got '%s'%s", shown,
                         "");
@@ -129,7 +129,7 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
                     invalid(c, "nodes: host node %s does not exist%s", num, "");
                     break;
                 }
-                c->allowed_nodes |= 1ULL << idx;
+                nodeset_set(&c->allowed_nodes, (unsigned)idx);
             }
         } else if (!strcmp(name, "rate")) {
             if (!parse_int(v, 1, META_RATE_MAX, &n))

@@ -337,7 +337,7 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
     CELL_GAUGE("vnuma_cell_span_nodes",
                "Host nodes a wide cell spans (more busy vCPUs than one node has cores); 1 "
                "otherwise.",
-               "%d", c->span ? __builtin_popcountll(c->span) : 1);
+               "%u", nodeset_empty(&c->span) ? 1u : nodeset_weight(&c->span));
     family(f, "vnuma_cell_target_node", "gauge",
            "Host node (kernel number) vnumad chose for the cell; -1 none.");
     for (size_t i = 0; i < nr; i++)

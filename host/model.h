@@ -62,7 +62,7 @@ typedef enum vn_mem_pin {
 
 typedef struct vn_mem_binding {
     vn_mem_mode mode;
-    uint64_t nodes; /* bitmask of host node indexes (bit i = topology node i) */
+    vn_nodeset nodes; /* host node indexes */
 } vn_mem_binding;
 
 typedef struct snap_vcpu {
@@ -105,11 +105,11 @@ typedef struct snap_domain {
     char name[SNAP_NAME_MAX];
     char uuid[SNAP_UUID_MAX];
     vn_mode mode;
-    int priority;           /* higher is placed first, 0 default, -100..100 */
-    uint64_t allowed_nodes; /* bitmask of node indexes; 0 = all nodes */
-    unsigned age_passes;    /* balancing passes since vnumad first saw the domain */
-    int preferred_node;     /* node index it settled on, -1 none yet (rule 3) */
-    bool busy_unmeasured;   /* no CPU time window behind the vCPUs' busy: nothing is decided */
+    int priority;             /* higher is placed first, 0 default, -100..100 */
+    vn_nodeset allowed_nodes; /* node indexes; empty = all nodes */
+    unsigned age_passes;      /* balancing passes since vnumad first saw the domain */
+    int preferred_node;       /* node index it settled on, -1 none yet (rule 3) */
+    bool busy_unmeasured;     /* no CPU time window behind the vCPUs' busy: nothing is decided */
     unsigned nr_cells;
     snap_cell *cells;
 } snap_domain;
@@ -234,10 +234,10 @@ typedef struct plan_cell {
     unsigned nr_pins;
     plan_pin *pins;
     unsigned nr_moves;
-    plan_move *moves;      /* in priority order */
-    uint32_t batch_pages;  /* rule 5: pages per move_pages call */
-    bool cpu_overcommit;   /* no allowed node had CPUs to spare: placed on the least bad */
-    uint64_t span;         /* wide cell: node indexes its vCPUs and memory spread over, else 0 */
+    plan_move *moves;     /* in priority order */
+    uint32_t batch_pages; /* rule 5: pages per move_pages call */
+    bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
+    vn_nodeset span;      /* wide cell: node indexes its vCPUs and memory spread over, else empty */
     vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */
     uint64_t page_size;    /* the cell's (snap_cell) */
     vn_rules rules;        /* every rule that shaped this cell's decision */

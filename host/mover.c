@@ -294,7 +294,8 @@ void mover_drop(mover *m, const char *uuid)
     pthread_mutex_unlock(&m->lock);
 }
 
-void mover_keep_to(mover *m, const char *uuid, const uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN])
+void mover_keep_to(mover *m, const char *uuid,
+                   const vn_nodeset *const nodes[SNAP_MAX_CELLS_PER_DOMAIN])
 {
     mv_dom *d;
 
@@ -304,9 +305,9 @@ void mover_keep_to(mover *m, const char *uuid, const uint64_t nodes[SNAP_MAX_CEL
     d = dom_find(m, uuid);
     for (unsigned k = 0; d && k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
         mv_cell *c = d->cells[k];
-        for (unsigned i = c ? c->next : 0; cell_waiting(c) && i < c->nr_spans; i++) {
+        for (unsigned i = c ? c->next : 0; nodes[k] && cell_waiting(c) && i < c->nr_spans; i++) {
             int to = c->spans[i].to;
-            if (to >= 0 && to < 64 && (nodes[k] & (1ULL << to)))
+            if (to >= 0 && nodeset_isset(nodes[k], (unsigned)to))
                 continue;
             log_debug("Mover: cell %u of '%s' no longer goes to node index %d: its order goes", k,
                       d->name, to);

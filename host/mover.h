@@ -80,10 +80,11 @@ void mover_forget(mover *m, const char *uuid);
 void mover_drop(mover *m, const char *uuid);
 
 /* Drop the order of each of the domain's cells (by guest cell id) that has a span still to
- * move to a node (index) outside nodes[cell] (a bit per node index; UINT64_MAX: keep it): a
+ * move to a node (index) outside nodes[cell] (NULL: keep the cell's order): a
  * pass that decided the cells' places again without acting (nothing new to pin) must not leave
  * them moving to where it decided against. One lookup of the domain for all its cells. */
-void mover_keep_to(mover *m, const char *uuid, const uint64_t nodes[SNAP_MAX_CELLS_PER_DOMAIN]);
+void mover_keep_to(mover *m, const char *uuid,
+                   const vn_nodeset *const nodes[SNAP_MAX_CELLS_PER_DOMAIN]);
 
 /* What it did for the domain since the last take (zeros for a domain it does not know). */
 void mover_take(mover *m, const char *uuid, mover_progress *ret);

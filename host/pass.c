@@ -58,7 +58,7 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
         st->view[k].cell = c->id;
         st->view[k].target = pd ? pd->cells[k].target_node : -1;
         st->view[k].cpu_overcommit = pd && pd->cells[k].cpu_overcommit;
-        st->view[k].span = pd ? pd->cells[k].span : 0;
+        st->view[k].span = pd ? pd->cells[k].span : (vn_nodeset){.nw = 0};
         st->view[k].locality = pd ? pd->cells[k].locality_before : 0;
         st->view[k].page_size = c->page_size;
         st->view[k].mem_pinned = c->mem_pinned;

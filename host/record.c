@@ -340,11 +340,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
                                json_object_new_double(round1(rc->locality_after)));
         if (rc->busy_vcpus >= 0)
             json_object_object_add(j, "busy_vcpus", json_object_new_int(rc->busy_vcpus));
-        if (rc->span) {
-            struct json_object *span = json_object_new_array();
-            for (unsigned n = 0; span && n < t->nr_nodes && n < 64; n++)
-                if (rc->span & (1ULL << n))
-                    json_object_array_add(span, json_object_new_int((int)t->nodes[n].os_index));
+        if (!nodeset_empty(&rc->span)) {
+            struct json_object *span = record_node_list(t, &rc->span);
             if (span)
                 json_object_object_add(j, "span", span);
         }
@@ -388,4 +385,17 @@ bool record_continues(const record_decision *last, const plan_domain *pd, const 
             return false;
     }
     return moved;
+}
+
+struct json_object *record_node_list(const topology *t, const vn_nodeset *s)
+{
+    struct json_object *a = json_object_new_array();
+
+    NODESET_FOREACH(n, s)
+    {
+        if (!a || (unsigned)n >= t->nr_nodes)
+            break;
+        json_object_array_add(a, json_object_new_int((int)t->nodes[n].os_index));
+    }
+    return a;
 }

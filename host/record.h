@@ -57,7 +57,7 @@ typedef struct record_cell {
     double locality_before; /* percent, unrounded */
     double locality_after;
     int busy_vcpus;      /* the cell's vCPUs counted busy, -1 not measured (plan_cell) */
-    uint64_t span;       /* wide cell: topology node indexes it spans, else 0 */
+    vn_nodeset span;     /* wide cell: topology node indexes it spans, else empty */
     bool cpu_overcommit; /* no node it may use had cores to spare for its busy vCPUs */
 } record_cell;
 
@@ -101,3 +101,6 @@ bool record_continues(const record_decision *last, const plan_domain *pd, const 
 
 /* The kernel's number of node index n into buf ("-" for none or out of range); returns buf. */
 const char *record_node_str(const topology *t, int n, char *buf, size_t len);
+
+/* A set of node indexes as a JSON array of the kernel's node numbers (NULL on no memory). */
+struct json_object *record_node_list(const topology *t, const vn_nodeset *s);

@@ -43,9 +43,7 @@ int rule_adjust_numa_imbalance(int imbalance, int dst_running, int imb_numa_nr)
 
 int rule_binding_single_node(const vn_mem_binding *b)
 {
-    if (b->nodes == 0 || (b->nodes & (b->nodes - 1)) != 0)
-        return -1;
-    return __builtin_ctzll(b->nodes);
+    return nodeset_single(&b->nodes);
 }
 
 /*

@@ -157,8 +157,8 @@ static bool binding_pins_memory(const vn_mem_binding *b)
 
 /* CPUs every vCPU may use: the domain's cgroup bound (cgroup_known) and <vcpu cpuset>
  * (else all) within the topology, within the balancer's allowed nodes when set. */
-static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x, uint64_t allowed_nodes,
-                              const vn_cpuset *cgroup)
+static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x,
+                              const vn_nodeset *allowed_nodes, const vn_cpuset *cgroup)
 {
     vn_cpuset a = t->cpus, nodes;
 
@@ -166,11 +166,13 @@ static vn_cpuset allowed_cpus(const topology *t, const domxml_info *x, uint64_t 
         cpuset_and(&a, &a, cgroup);
     if (x->has_cpuset)
         cpuset_and(&a, &a, &x->cpuset);
-    if (allowed_nodes) {
+    if (!nodeset_empty(allowed_nodes)) {
         cpuset_zero(&nodes);
-        for (unsigned n = 0; n < t->nr_nodes && n < 64; n++)
-            if (allowed_nodes & (1ULL << n))
+        NODESET_FOREACH(n, allowed_nodes)
+        {
+            if ((unsigned)n < t->nr_nodes)
                 cpuset_or(&nodes, &nodes, &t->nodes[n].cpus);
+        }
         cpuset_and(&a, &a, &nodes);
     }
     return a;
@@ -188,7 +190,7 @@ static int domain_binding(virt_dom *d, const topology *t, vn_mem_binding *ret, c
     if (r < 0)
         return vn_fail(err, errlen, r, "reading the numatune failed: %s", virt_last_error());
     if (nodeset[0]) {
-        r = domxml_nodeset_mask(t, nodeset, &bind.nodes);
+        r = topo_nodelist_parse(t, nodeset, &bind.nodes);
         if (r < 0)
             return vn_fail(err, errlen, r, "bad numatune nodeset '%s'", shown(b, nodeset));
         bind.mode = mode;
@@ -421,7 +423,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     uint64_t rss_kib = 0, ram_kib = 0;
     bool counted = sc->mem_fresh_pass == in->passes + 1 && sc->mem_fresh;
     if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed, &rss_kib) < 0)
-        sc->mems_allowed = 0; /* unknown: the configured nodes stand */
+        nodeset_zero(&sc->mems_allowed); /* unknown: the configured nodes stand */
     for (unsigned ri = 0; ri < sc->nr_ram; ri++)
         ram_kib += sc->ram[ri].size / 1024;
     /* the guest touched or gave back memory since the last count: count again (sample.h) */
@@ -637,7 +639,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         if (cg_known)
             sc->bound = cg;
     }
-    allowed = allowed_cpus(t, &x, in->cfg->allowed_nodes, cg_known ? &cg : NULL);
+    allowed = allowed_cpus(t, &x, &in->cfg->allowed_nodes, cg_known ? &cg : NULL);
 
     dom.cells = calloc(nr_cells, sizeof(*dom.cells));
     if (!dom.cells)
@@ -697,10 +699,11 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     dom.priority = in->cfg->priority;
     dom.allowed_nodes = in->cfg->allowed_nodes;
     /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
-    if (ram_ok && sc->mems_allowed) {
-        uint64_t all = t->nr_nodes >= 64 ? UINT64_MAX : (1ULL << t->nr_nodes) - 1;
-        uint64_t want = (dom.allowed_nodes ? dom.allowed_nodes : all) & sc->mems_allowed;
-        if (want)
+    if (ram_ok && !nodeset_empty(&sc->mems_allowed)) {
+        vn_nodeset want =
+            nodeset_empty(&dom.allowed_nodes) ? nodeset_first_n(t->nr_nodes) : dom.allowed_nodes;
+        nodeset_and(&want, &want, &sc->mems_allowed);
+        if (!nodeset_empty(&want))
             dom.allowed_nodes = want;
     }
     dom.age_passes = in->age_passes;

@@ -108,13 +108,11 @@ int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret)
  * Mems_allowed_list (its cpuset: libvirt's emulator cgroup, numatune). move_pages(2) refuses a
  * whole call with EACCES when a target is outside it. -errno when it cannot be read.
  */
-int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret,
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, vn_nodeset *ret,
                         uint64_t *rss_kib)
 {
     _cleanup_fclose_ FILE *f = NULL;
     char path[PATH_MAX], line[4200];
-    uint64_t mask = 0;
-    vn_cpuset set;
 
     if (rss_kib)
         *rss_kib = 0;
@@ -134,16 +132,7 @@ int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t
             continue;
         v += strspn(v, " \t");
         v[strcspn(v, "\n")] = '\0';
-        if (cpuset_parse(v, &set) < 0)
-            return -EINVAL;
-        CPUSET_FOREACH(node, &set)
-        {
-            int idx = topo_node_index(t, (unsigned)node);
-            if (idx >= 0)
-                mask |= 1ULL << idx;
-        }
-        *ret = mask;
-        return 0;
+        return topo_nodelist_parse(t, v, ret) < 0 ? -EINVAL : 0;
     }
     return -ENOENT;
 }

@@ -32,7 +32,7 @@ int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_
  * sampled domain's allowed nodes are intersected with it. From the same read, its resident
  * memory (VmRSS) into *rss_kib when not NULL (0: not given).
  */
-int sample_mems_allowed(const char *root, pid_t pid, const topology *t, uint64_t *ret,
+int sample_mems_allowed(const char *root, pid_t pid, const topology *t, vn_nodeset *ret,
                         uint64_t *rss_kib);
 
 /* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no

@@ -445,7 +445,7 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
         "numatune", "cells", "busy_unmeasured", NULL};
     uint64_t cell_seen[(SNAP_MAX_CELL_ID + 1) / 64] = {0};
     uint64_t vcpu_seen[(SNAP_MAX_VCPU_ID + 1) / 64] = {0};
-    vn_mem_binding binding = {VN_MEM_NONE, 0};
+    vn_mem_binding binding = {.mode = VN_MEM_NONE};
     struct json_object *v = NULL;
     uint64_t age = 0;
     const char *s;

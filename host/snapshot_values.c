@@ -373,10 +373,10 @@ int snap_field_name(snap_ctx *c, struct json_object *obj, const char *key,
 
 /* ---- composite values ---- */
 
-/* An array of distinct node numbers, at least one, to a bitmask of node indexes. */
-int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
+/* An array of distinct node numbers, at least one, to a set of node indexes. */
+int snap_parse_node_set(snap_ctx *c, struct json_object *v, vn_nodeset *out)
 {
-    uint64_t mask = 0;
+    vn_nodeset mask = {.nw = 0};
     size_t n;
     int r;
 
@@ -391,9 +391,9 @@ int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
         r = parse_node(c, e, false, &idx);
         if (r < 0)
             return r;
-        if (mask & (1ULL << idx))
+        if (nodeset_isset(&mask, (unsigned)idx))
             return snap_fail(c, -EINVAL, "host node %u listed twice", c->t->nodes[idx].os_index);
-        mask |= 1ULL << idx;
+        nodeset_set(&mask, (unsigned)idx);
         vn_path_pop(c, mark);
     }
     *out = mask;
@@ -404,7 +404,7 @@ int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out)
 int snap_parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out)
 {
     static const char *const known[] = {"mode", "nodes", NULL};
-    vn_mem_binding b = {VN_MEM_NONE, 0};
+    vn_mem_binding b = {.mode = VN_MEM_NONE};
     struct json_object *nodes = NULL;
     size_t mark;
     int m, r;

@@ -68,8 +68,8 @@ int snap_parse_uint(snap_ctx *c, struct json_object *v, uint64_t max, uint64_t *
  * to its topology node index. */
 int snap_parse_node_key(snap_ctx *c, const char *key, int *ret_index);
 
-/* An array of distinct node numbers, at least one, to a bitmask of node indexes. */
-int snap_parse_node_set(snap_ctx *c, struct json_object *v, uint64_t *out);
+/* An array of distinct node numbers, at least one, to a set of node indexes. */
+int snap_parse_node_set(snap_ctx *c, struct json_object *v, vn_nodeset *out);
 
 /* {"mode": "strict"|..., "nodes": [...]}: nodes non-empty unless mode is "none". */
 int snap_parse_binding(snap_ctx *c, struct json_object *obj, vn_mem_binding *out);

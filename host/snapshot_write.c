@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpuset.h"
+#include "record.h"
 #include "util.h"
 
 /* json-c's object, NULL (out of memory) carried through: a failed add is found at the end. */
@@ -18,16 +19,6 @@ static struct json_object *node_number(const topology *t, int index)
     return json_object_new_int(index < 0 ? -1 : (int)t->nodes[index].os_index);
 }
 
-static struct json_object *node_list(const topology *t, uint64_t mask)
-{
-    struct json_object *a = json_object_new_array();
-
-    for (unsigned n = 0; a && n < t->nr_nodes && n < 64; n++)
-        if (mask & (1ULL << n))
-            json_object_array_add(a, node_number(t, (int)n));
-    return a;
-}
-
 static struct json_object *binding(const topology *t, const vn_mem_binding *b)
 {
     struct json_object *o = json_object_new_object();
@@ -36,7 +27,7 @@ static struct json_object *binding(const topology *t, const vn_mem_binding *b)
         return NULL;
     add(o, "mode", json_object_new_string(mem_mode_name(b->mode)));
     if (b->mode != VN_MEM_NONE)
-        add(o, "nodes", node_list(t, b->nodes));
+        add(o, "nodes", record_node_list(t, &b->nodes));
     return o;
 }
 
@@ -143,8 +134,8 @@ static struct json_object *domain(const topology *t, const snap_domain *d, char 
         add(b, "mode", json_object_new_string(mode_name(d->mode)));
         if (d->priority)
             add(b, "priority", json_object_new_int(d->priority));
-        if (d->allowed_nodes)
-            add(b, "nodes", node_list(t, d->allowed_nodes));
+        if (!nodeset_empty(&d->allowed_nodes))
+            add(b, "nodes", record_node_list(t, &d->allowed_nodes));
     }
     add(o, "balancer", b);
     if (d->age_passes)

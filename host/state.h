@@ -28,11 +28,11 @@ struct record_decision;
 /* The opt-in element: <vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" .../> */
 typedef struct vn_balancer {
     vn_mode mode;
-    uint64_t allowed_nodes; /* topology node indexes; 0 = all */
-    unsigned rate_mib;      /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
-    int priority;           /* -100..100 */
-    bool move_realtime;     /* realtime="move": vnumad may re-pin realtime vCPUs too */
-    bool valid;             /* false: the element is broken, `error` says why */
+    vn_nodeset allowed_nodes; /* topology node indexes; empty = all */
+    unsigned rate_mib;        /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
+    int priority;             /* -100..100 */
+    bool move_realtime;       /* realtime="move": vnumad may re-pin realtime vCPUs too */
+    bool valid;               /* false: the element is broken, `error` says why */
     char error[STATE_ERROR_MAX];
 } vn_balancer;
 
@@ -106,8 +106,9 @@ typedef struct dom_counters {
  * the live XML. Owned by a work while the domain is busy, by the loop otherwise.
  */
 typedef struct dom_sample_cache {
-    pid_t pid;                /* QEMU process */
-    uint64_t mems_allowed;    /* node indexes QEMU may have memory on (Mems_allowed); 0 unknown */
+    pid_t pid; /* QEMU process */
+    vn_nodeset
+        mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); empty unknown */
     uint64_t rss_counted_kib; /* QEMU's VmRSS at the last page count (sample.h); 0 unknown */
     int ram_for_id;           /* libvirt id the RAM layout belongs to */
     /* RAM discovery that failed for this QEMU run (sample.c): how often, the age_passes
@@ -273,7 +274,7 @@ typedef struct dom_state {
         unsigned cell;
         int target;                   /* node index, -1 none */
         bool cpu_overcommit;          /* placed with more busy vCPUs than cores to spare */
-        uint64_t span;                /* wide cell: node indexes it spans, else 0 */
+        vn_nodeset span;              /* wide cell: node indexes it spans, else empty */
         double locality;              /* percent */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */

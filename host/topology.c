@@ -813,3 +813,23 @@ void topo_print(const topology *t, bool json, FILE *f)
     else
         topo_print_table(t, f);
 }
+
+/* A Linux list of kernel node numbers -> set of topology node indexes (numbers the
+ * topology does not know are ignored). */
+int topo_nodelist_parse(const topology *t, const char *list, vn_nodeset *ret)
+{
+    vn_cpuset set;
+    vn_nodeset mask = {.nw = 0};
+    int r;
+
+    r = cpuset_parse(list, &set);
+    if (r < 0)
+        return r;
+    for (int n = cpuset_first(&set); n >= 0; n = cpuset_next(&set, n)) {
+        int idx = topo_node_index(t, (unsigned)n);
+        if (idx >= 0)
+            nodeset_set(&mask, (unsigned)idx);
+    }
+    *ret = mask;
+    return 0;
+}

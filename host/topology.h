@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "cpuset.h"
+#include "nodeset.h"
 
 /* Most NUMA nodes vnuma handles on one host (Linux allows more; no host we know has). */
 #define VN_MAX_NODES 64
@@ -87,6 +88,10 @@ typedef enum topo_source_kind {
  */
 int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, topology *ret,
               char *err, size_t errlen);
+
+/* A Linux list of kernel node numbers -> set of topology node indexes (numbers the
+ * topology does not know are ignored). Returns 0, -EINVAL or -ERANGE. */
+int topo_nodelist_parse(const topology *t, const char *list, vn_nodeset *ret);
 
 /* Index (0..nr_nodes-1) of the node with kernel number os_index, or -1. */
 int topo_node_index(const topology *t, unsigned os_index);

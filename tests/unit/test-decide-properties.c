@@ -63,7 +63,8 @@ static void random_snapshot(const topology *t, snapshot *s)
                                     rndn(10), rndn(2) ? random_cpu_node(t) : -1);
         d->priority = (int)rndn(3) - 1;
         if (rndn(5) == 0)
-            d->allowed_nodes = (rnd() & ((1ULL << t->nr_nodes) - 1)) | (1ULL << random_cpu_node(t));
+            d->allowed_nodes = nodeset_from_u64((rnd() & ((1ULL << t->nr_nodes) - 1)) |
+                                                (1ULL << random_cpu_node(t)));
         vid = 0;
         for (unsigned k = 0, nc = 1 + rndn(4); k < nc; k++) {
             vn_cpuset allowed = t->cpus, pinned;
@@ -114,12 +115,14 @@ static void random_snapshot(const topology *t, snapshot *s)
             }
             m = rndn(20);
             if (m == 0)
-                c->binding = (vn_mem_binding){VN_MEM_STRICT, 1ULL << random_cpu_node(t)};
+                c->binding =
+                    (vn_mem_binding){VN_MEM_STRICT, nodeset_from_u64(1ULL << random_cpu_node(t))};
             else if (m == 1)
-                c->binding = (vn_mem_binding){VN_MEM_INTERLEAVE, (1ULL << t->nr_nodes) - 1};
+                c->binding = (vn_mem_binding){VN_MEM_INTERLEAVE, nodeset_first_n(t->nr_nodes)};
             else if (m == 2)
                 c->binding =
-                    (vn_mem_binding){VN_MEM_RESTRICTIVE, (rnd() & ((1ULL << t->nr_nodes) - 1)) | 1};
+                    (vn_mem_binding){VN_MEM_RESTRICTIVE,
+                                     nodeset_from_u64((rnd() & ((1ULL << t->nr_nodes) - 1)) | 1)};
             c->last_candidate = rndn(2) ? (int)rndn(t->nr_nodes) : -1;
             if (rndn(5) == 0) {
                 c->nr_hot = 1 + rndn(3);
@@ -155,7 +158,7 @@ static const snap_domain *snap_find(const snapshot *s, const char *name)
 static bool in_span(const topology *t, const plan_cell *pc, const vn_cpuset *cpus)
 {
     for (unsigned n = 0; n < t->nr_nodes; n++)
-        if ((pc->span & (1ULL << n)) && cpuset_subset(cpus, &t->nodes[n].cpus))
+        if (nodeset_isset(&pc->span, n) && cpuset_subset(cpus, &t->nodes[n].cpus))
             return true;
     return false;
 }
@@ -182,8 +185,8 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
                 return "actions without a rule";
             if (pc->target_node >= 0 && pc->nr_pins && t->nodes[pc->target_node].cpuless)
                 return "vCPUs pinned to a CPU-less node";
-            if (pc->target_node >= 0 && pc->nr_pins && d->allowed_nodes &&
-                !(d->allowed_nodes & (1ULL << pc->target_node)))
+            if (pc->target_node >= 0 && pc->nr_pins &&
+                !nodeset_allows(&d->allowed_nodes, (unsigned)pc->target_node))
                 return "placed outside the domain's allowed nodes";
             for (unsigned m = 0; m < pc->nr_pins; m++) {
                 const plan_pin *pin = &pc->pins[m];
@@ -208,7 +211,7 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
             for (unsigned m = 0; m < pc->nr_moves; m++) {
                 const plan_move *mv = &pc->moves[m];
                 if ((mv->to_node != pc->target_node &&
-                     !(pc->span & (1ULL << (unsigned)mv->to_node))) ||
+                     !nodeset_isset(&pc->span, (unsigned)mv->to_node)) ||
                     !mv->rules)
                     return "a move not to the target (or its span), or without a rule";
                 if (mv->is_range)
@@ -248,7 +251,7 @@ static int vcpu_planned_node(const topology *t, const plan_cell *pc, const snap_
     for (unsigned m = 0; m < pc->nr_pins; m++)
         if (pc->pins[m].vcpu == v->id)
             return node_of(t, &pc->pins[m].cpus);
-    if (pc->span) {
+    if (!nodeset_empty(&pc->span)) {
         int n = node_of(t, &v->pinned);
         if (n >= 0)
             return n;
@@ -282,7 +285,7 @@ static const char *check_capacity(const topology *t, const snapshot *s, const pl
             }
             flagged[pc->target_node] |= pc->cpu_overcommit;
             for (unsigned n = 0; n < t->nr_nodes; n++)
-                if (pc->span & (1ULL << n))
+                if (nodeset_isset(&pc->span, n))
                     flagged[n] |= pc->cpu_overcommit;
         }
     }

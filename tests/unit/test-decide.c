@@ -296,19 +296,19 @@ static void test_cpuset_skip(void)
     snap_init(&s);
     snap_domain *d = add_domain(&s, "elsewhere", VN_MODE_AUTO, 0, -1);
     snap_cell *c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
-    c->binding = (vn_mem_binding){VN_MEM_STRICT, 1u << 1};
+    c->binding = (vn_mem_binding){VN_MEM_STRICT, nodeset_from_u64(1u << 1)};
     set_mem(c, 1, 512);
     d = add_domain(&s, "there", VN_MODE_AUTO, 0, -1);
     c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[1].cpus);
-    c->binding = (vn_mem_binding){VN_MEM_RESTRICTIVE, 1u << 1};
+    c->binding = (vn_mem_binding){VN_MEM_RESTRICTIVE, nodeset_from_u64(1u << 1)};
     set_mem(c, 1, 512);
     d = add_domain(&s, "cannot", VN_MODE_AUTO, 0, -1);
     c = add_cell(d, 2, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
-    c->binding = (vn_mem_binding){VN_MEM_STRICT, 1u << 1};
+    c->binding = (vn_mem_binding){VN_MEM_STRICT, nodeset_from_u64(1u << 1)};
     set_mem(c, 1, 512);
     d = add_domain(&s, "two-nodes", VN_MODE_AUTO, 0, -1);
     c = add_cell(d, 2, 0, 0.9, &t->cpus, &t->nodes[0].cpus);
-    c->binding = (vn_mem_binding){VN_MEM_STRICT, 3};
+    c->binding = (vn_mem_binding){VN_MEM_STRICT, nodeset_from_u64(3)};
     set_mem(c, 1, 512);
     run(t, &s, &p);
     const plan_cell *pc = find_cell(&p, "elsewhere", 0);
@@ -450,7 +450,7 @@ static void test_numatune_preferred(void)
     /* vCPUs confined to node 0, memory preferred (and placed) on node 1 */
     snap_cell *c = add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
     set_mem(c, 1, 400);
-    c->binding = (vn_mem_binding){.mode = VN_MEM_PREFERRED, .nodes = 1ULL << 1};
+    c->binding = (vn_mem_binding){.mode = VN_MEM_PREFERRED, .nodes = nodeset_from_u64(1ULL << 1)};
     run(t, &s, &p);
     const plan_cell *pc = find_cell(&p, "pref", 0);
     CHECK(pc && pc->target_node == 0 && pc->nr_moves == 0 &&
@@ -515,11 +515,11 @@ static void test_opt_in_and_modes(void)
     d = add_domain(&s, "advise", VN_MODE_ADVISE, 0, -1);
     set_mem(add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus), 1, 512);
     d = add_domain(&s, "limited", VN_MODE_AUTO, 0, -1);
-    d->allowed_nodes = 1u << 1;
+    d->allowed_nodes = nodeset_from_u64(1u << 1);
     set_mem(add_cell(d, 1, 0, 0.9, &t->cpus, &t->nodes[0].cpus), 0, 512);
     d = add_domain(&s, "interleaved", VN_MODE_AUTO, 0, -1);
     snap_cell *c = add_cell(d, 1, 0, 0.9, &t->nodes[0].cpus, &t->nodes[0].cpus);
-    c->binding = (vn_mem_binding){VN_MEM_INTERLEAVE, 3};
+    c->binding = (vn_mem_binding){VN_MEM_INTERLEAVE, nodeset_from_u64(3)};
     set_mem(c, 0, 256);
     set_mem(c, 1, 256);
     run(t, &s, &p);
@@ -740,22 +740,22 @@ static void test_operator_layout(void)
         for (unsigned k = 0; k < t->nr_nodes; k++)
             if (cpuset_subset(&pc->pins[i].cpus, &t->nodes[k].cpus))
                 n = (int)k;
-        inside = inside && n >= 0 && (pc->span & (1ULL << n));
+        inside = inside && n >= 0 && nodeset_isset(&pc->span, (unsigned)n);
         if (n >= 0)
             per[n]++;
     }
     unsigned nr_span = 0;
     for (unsigned k = 0; pc && k < t->nr_nodes; k++)
-        nr_span += (pc->span >> k) & 1;
+        nr_span += nodeset_isset(&pc->span, k);
     uint64_t in_span = 0;
     for (unsigned i = 0; pc && i < pc->nr_moves; i++)
-        if (pc->span & (1ULL << pc->moves[i].to_node))
+        if (nodeset_isset(&pc->span, (unsigned)pc->moves[i].to_node))
             in_span += pc->moves[i].bytes;
     CHECK(pc && has_rule(pc, RULE_WIDE_CELL) && nr_span == 2 && pc->nr_pins == 6 && inside &&
               !pc->cpu_overcommit,
-          "6 busy vCPUs, 4 cores a node: wide-cell, the vCPUs pinned over 2 nodes (span %#llx, "
+          "6 busy vCPUs, 4 cores a node: wide-cell, the vCPUs pinned over 2 nodes (span of %u, "
           "%u pins)",
-          pc ? (unsigned long long)pc->span : 0ULL, pc ? pc->nr_pins : 0);
+          nr_span, pc ? pc->nr_pins : 0);
     CHECK(pc && pc->target_node == 3 && per[3] == 4 && in_span == moved_bytes(pc) &&
               moved_bytes(pc) == 200 * MIB,
           "... from node 3 (its memory): 4 vCPUs there, 2 on the nearest node, and the memory "

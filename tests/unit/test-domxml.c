@@ -74,16 +74,16 @@ int main(void)
     CHECK(r == 0 && x.has_cpuset && cpuset_isset(&x.cpuset, 1) && cpuset_weight(&x.cpuset) == 1 &&
               x.nr_memnodes == 1 && x.memnodes[0].cellid == 1 &&
               x.memnodes[0].binding.mode == VN_MEM_PREFERRED &&
-              x.memnodes[0].binding.nodes == (1u << 1),
+              nodeset_is_u64(&x.memnodes[0].binding.nodes, (1u << 1)),
           "<vcpu cpuset='1'> and <memnode cellid='1' mode='preferred' nodeset='1'>");
     /* <numatune><memory>: read from the live XML instead of virDomainGetNumaParameters */
     r = domxml_parse(DOM("<numatune><memory mode='restrictive' nodeset='1'/></numatune>"), t, &x,
                      err, sizeof(err));
-    CHECK(r == 0 && x.memory.mode == VN_MEM_RESTRICTIVE && x.memory.nodes == (1u << 1) &&
-              !x.memory_auto,
+    CHECK(r == 0 && x.memory.mode == VN_MEM_RESTRICTIVE &&
+              nodeset_is_u64(&x.memory.nodes, (1u << 1)) && !x.memory_auto,
           "<memory mode='restrictive' nodeset='1'> (r=%d, mode %d)", r, (int)x.memory.mode);
     r = domxml_parse(DOM("<numatune><memory nodeset='0-1'/></numatune>"), t, &x, err, sizeof(err));
-    CHECK(r == 0 && x.memory.mode == VN_MEM_STRICT && x.memory.nodes == 3,
+    CHECK(r == 0 && x.memory.mode == VN_MEM_STRICT && nodeset_is_u64(&x.memory.nodes, 3),
           "<memory nodeset='0-1'> without a mode is strict (libvirt's default)");
     r = domxml_parse(DOM("<numatune><memory mode='strict' placement='auto'/></numatune>"), t, &x,
                      err, sizeof(err));

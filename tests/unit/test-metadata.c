@@ -50,9 +50,9 @@ static void test_valid(const topology *t)
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_balancer b;
         meta_parse(cases[i].xml, t, &b, NULL);
-        CHECK(b.valid && b.mode == cases[i].mode && b.allowed_nodes == cases[i].nodes &&
-                  b.rate_mib == cases[i].rate && b.priority == cases[i].prio &&
-                  b.move_realtime == cases[i].rt_move,
+        CHECK(b.valid && b.mode == cases[i].mode &&
+                  nodeset_is_u64(&b.allowed_nodes, cases[i].nodes) && b.rate_mib == cases[i].rate &&
+                  b.priority == cases[i].prio && b.move_realtime == cases[i].rt_move,
               "valid: %s (valid %d, error '%s')", cases[i].xml, b.valid, b.error);
     }
 }

@@ -295,14 +295,13 @@ int main(void)
     gate_close();
     (void)order(m, 1, 1, 0, (PAGES / 2) * PAGE, 10);
     gate_wait();
-    uint64_t keep[SNAP_MAX_CELLS_PER_DOMAIN];
-    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        keep[k] = UINT64_MAX;
-    keep[1] = 1ULL << 0;
+    vn_nodeset to0 = nodeset_from_u64(1ULL << 0), to1 = nodeset_from_u64(1ULL << 1);
+    const vn_nodeset *keep[SNAP_MAX_CELLS_PER_DOMAIN] = {0};
+    keep[1] = &to0;
     mover_keep_to(m, UUID, keep); /* the plan: node 0, as ordered */
     mover_get_stats(m, &st);
     CHECK(st.orders == 1, "kept: an order that goes where the plan puts the cell stays");
-    keep[1] = 1ULL << 1;
+    keep[1] = &to1;
     mover_keep_to(m, UUID, keep); /* the plan now: node 1 */
     mover_get_stats(m, &st);
     CHECK(st.orders == 0, "retargeted: an order to where the plan no longer puts the cell goes");

@@ -240,12 +240,12 @@ static void test_two_cell(virt_conn *c, const char *name)
     snap_domain_clear(&out);
 
     /* allowed nodes of the balancer limit the allowed CPUs */
-    st.cfg.allowed_nodes = 1ULL << 0;
+    st.cfg.allowed_nodes = nodeset_from_u64(1ULL << 0);
     r = sample_of(d, &st, &topo, &numa_libnuma, false, now_s(), &out, err, sizeof(err));
-    CHECK(r == 0 && out.allowed_nodes == 1 &&
+    CHECK(r == 0 && nodeset_is_u64(&out.allowed_nodes, 1) &&
               cpuset_equal(&out.cells[0].vcpus[0].allowed, &topo.nodes[0].cpus),
           "%s: allowed_nodes {0}: allowed CPUs = node 0's", name);
-    st.cfg.allowed_nodes = 0;
+    nodeset_zero(&st.cfg.allowed_nodes);
     snap_domain_clear(&out);
 
     /* the pid comes from libvirt's run directory, which tests may move */
@@ -303,7 +303,7 @@ static void test_strict(virt_conn *c, const char *name)
               st.count.memory_scans);
         for (unsigned k = 0; k < 2; k++)
             CHECK(out.cells[k].binding.mode == VN_MEM_STRICT &&
-                      out.cells[k].binding.nodes == 1ULL << node0 &&
+                      nodeset_is_u64(&out.cells[k].binding.nodes, 1ULL << node0) &&
                       node_pages(&out.cells[k], node0) == CELL_BYTES / PAGE &&
                       all_pages(&out.cells[k]) == CELL_BYTES / PAGE,
                   "%s: cell %u bound strict to node 0, its whole backend counted there", name, k);

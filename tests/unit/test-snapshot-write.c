@@ -20,7 +20,8 @@ static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes,
                       size_t len)
 {
     if (a->id != b->id || a->page_size != b->page_size || a->mem_pinned != b->mem_pinned ||
-        a->binding.mode != b->binding.mode || a->binding.nodes != b->binding.nodes ||
+        a->binding.mode != b->binding.mode ||
+        !nodeset_equal(&a->binding.nodes, &b->binding.nodes) ||
         a->last_candidate != b->last_candidate || a->nr_vcpus != b->nr_vcpus ||
         a->nr_hot != b->nr_hot || a->nr_shares != b->nr_shares) {
         snprintf(why, len, "cell %u: id, page size, pin, binding, candidate or counts", a->id);
@@ -69,7 +70,7 @@ static bool same(const topology *t, const snapshot *a, const snapshot *b, char *
     for (unsigned i = 0; i < a->nr_domains; i++) {
         const snap_domain *x = &a->domains[i], *y = &b->domains[i];
         if (strcmp(x->name, y->name) || strcmp(x->uuid, y->uuid) || x->mode != y->mode ||
-            x->priority != y->priority || x->allowed_nodes != y->allowed_nodes ||
+            x->priority != y->priority || !nodeset_equal(&x->allowed_nodes, &y->allowed_nodes) ||
             x->age_passes != y->age_passes || x->preferred_node != y->preferred_node ||
             x->busy_unmeasured != y->busy_unmeasured || x->nr_cells != y->nr_cells) {
             snprintf(why, len, "domain %.64s", x->name);

@@ -132,7 +132,8 @@ static void test_full(void)
     CHECK(strcmp(d->name, "web1") == 0, "domain 0 name");
     CHECK(strcmp(d->uuid, "8c2e2f8a-1b7d-4c1e-9a55-0d3b6f1e2a90") == 0, "domain 0 uuid");
     CHECK(d->mode == VN_MODE_AUTO && d->priority == -100, "domain 0 mode auto, priority -100");
-    CHECK(d->allowed_nodes == ((1u << 1) | (1u << 0)), "balancer nodes [2,0] -> indexes {0,1}");
+    CHECK(nodeset_is_u64(&d->allowed_nodes, ((1u << 1) | (1u << 0))),
+          "balancer nodes [2,0] -> indexes {0,1}");
     CHECK(d->age_passes == 1000000000u, "age_passes at its maximum");
     CHECK(d->preferred_node == 1, "preferred_node 2 -> index 1");
     CHECK(d->busy_unmeasured, "busy_unmeasured true");
@@ -145,7 +146,7 @@ static void test_full(void)
         CHECK(c->pages[0] == 10 && c->pages[1] == 0 && c->pages[2] == 4096,
               "cell 0: pages {\"0\":10,\"5\":4096} -> index 0 and 2");
         CHECK(c->last_candidate == 2, "cell 0: last_candidate 5 -> index 2");
-        CHECK(c->binding.mode == VN_MEM_STRICT && c->binding.nodes == (1u << 2),
+        CHECK(c->binding.mode == VN_MEM_STRICT && nodeset_is_u64(&c->binding.nodes, (1u << 2)),
               "cell 0 inherits the domain's binding (strict, node 5 -> bit 2)");
         CHECK(c->nr_vcpus == 2, "cell 0: 2 vCPUs");
         if (c->nr_vcpus == 2) {
@@ -178,12 +179,12 @@ static void test_full(void)
         c = &d->cells[1];
         CHECK(c->id == 0 && c->page_size == 4096 && c->last_candidate == -1,
               "cell 1: id 0 (input order kept), page_size default, last_candidate default");
-        CHECK(c->binding.mode == VN_MEM_INTERLEAVE && c->binding.nodes == 3,
+        CHECK(c->binding.mode == VN_MEM_INTERLEAVE && nodeset_is_u64(&c->binding.nodes, 3),
               "cell 1: own numatune overrides the domain's (interleave 0,2 -> bits 0,1)");
         CHECK(c->nr_hot == 0 && c->hot == NULL && c->nr_shares == 1,
               "cell 1: no hot ranges, one share");
         c = &d->cells[2];
-        CHECK(c->binding.mode == VN_MEM_NONE && c->binding.nodes == 0,
+        CHECK(c->binding.mode == VN_MEM_NONE && nodeset_is_u64(&c->binding.nodes, 0),
               "cell 2: numatune mode none overrides the domain's");
         CHECK(c->nr_hot == 0 && c->hot == NULL && c->nr_shares == 0 && c->shares == NULL,
               "cell 2: empty hints");
@@ -192,14 +193,14 @@ static void test_full(void)
     d = &s.domains[1];
     CHECK(strcmp(d->name, "d\xc3\xa9j\xc3\xa0-vu \xe2\x9c\x93") == 0,
           "domain 1: UTF-8 name, escaped and raw");
-    CHECK(d->mode == VN_MODE_ADVISE && d->priority == 100 && d->allowed_nodes == 0,
+    CHECK(d->mode == VN_MODE_ADVISE && d->priority == 100 && nodeset_is_u64(&d->allowed_nodes, 0),
           "domain 1: advise, priority 100, all nodes");
     CHECK(!d->busy_unmeasured, "domain 1: busy_unmeasured absent means measured");
 
     d = &s.domains[2];
     CHECK(strcmp(d->name, "plain") == 0 && d->mode == VN_MODE_OFF && d->priority == 0 &&
-              d->allowed_nodes == 0 && d->age_passes == 0 && d->preferred_node == -1 &&
-              d->uuid[0] == '\0',
+              nodeset_is_u64(&d->allowed_nodes, 0) && d->age_passes == 0 &&
+              d->preferred_node == -1 && d->uuid[0] == '\0',
           "domain 2: no balancer -> off, and every domain default");
     if (d->nr_cells == 1) {
         c = &d->cells[0];
@@ -207,8 +208,8 @@ static void test_full(void)
         for (unsigned i = 0; i < VN_MAX_NODES; i++)
             total += c->pages[i];
         CHECK(c->id == 5 && c->page_size == 4096 && total == 0 && c->last_candidate == -1 &&
-                  c->binding.mode == VN_MEM_NONE && c->binding.nodes == 0 && c->nr_hot == 0 &&
-                  c->nr_shares == 0,
+                  c->binding.mode == VN_MEM_NONE && nodeset_is_u64(&c->binding.nodes, 0) &&
+                  c->nr_hot == 0 && c->nr_shares == 0,
               "domain 2 cell: every cell default");
         CHECK(c->nr_vcpus == 1 && c->vcpus[0].id == 9 && c->vcpus[0].busy == 0 &&
                   c->vcpus[0].cpu == -1,
@@ -390,7 +391,7 @@ static void example(const char *base, const char *topo_path, const char *snap_pa
             for (unsigned c = 0; c < dom->nr_cells; c++) {
                 const snap_cell *cell = &dom->cells[c];
                 strict1 += cell->binding.mode == VN_MEM_STRICT &&
-                           __builtin_popcountll(cell->binding.nodes) == 1;
+                           nodeset_weight(&cell->binding.nodes) == 1;
                 /* misplaced: every vCPU pinned inside node A, most pages on node B != A */
                 for (unsigned a = 0; a < t->nr_nodes && dom->mode == VN_MODE_AUTO; a++) {
                     bool inside = true;
