@@ -44,7 +44,11 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
     struct json_object *o = json_object_new_object();
     char key[16];
 
+    /* the nodes the cell has memory or vCPUs on: a host of 1024 nodes would otherwise list
+     * 1024 zeros per cell */
     for (unsigned n = 0; o && n < t->nr_nodes; n++) {
+        if (!mem[n] && !vc[n])
+            continue;
         snprintf(key, sizeof(key), "%u", t->nodes[n].os_index);
         json_object_object_add(
             o, key, is_mem ? json_object_new_uint64(mem[n]) : json_object_new_int(vc[n]));
@@ -176,8 +180,10 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
                 : NULL);
         json_object_object_add(c, "locality",
                                json_object_new_double(round(st->view[k].locality * 10) / 10));
-        json_object_object_add(c, "vcpus", nodes_obj(dm->topo, NULL, st->view[k].vcpus, false));
-        json_object_object_add(c, "memory", nodes_obj(dm->topo, st->view[k].mem, NULL, true));
+        json_object_object_add(c, "vcpus",
+                               nodes_obj(dm->topo, st->view[k].mem, st->view[k].vcpus, false));
+        json_object_object_add(c, "memory",
+                               nodes_obj(dm->topo, st->view[k].mem, st->view[k].vcpus, true));
         json_object_object_add(c, "page_size", json_object_new_uint64(st->view[k].page_size));
         cell_last(dm->topo, c, st, st->view[k].cell, &st->view[k].span);
         json_object_object_add(c, "memory_pinned",

@@ -566,7 +566,7 @@ int daemon_main(const daemon_config *cfg, const char *config_path, bool detached
                         .root = "/",
                         .machine_id = VN_MACHINE_ID,
                         .stop_kind = stopkind_systemd};
-    _cleanup_free_ topology *topo = calloc(1, sizeof(*topo));
+    _cleanup_topo_ topology *topo = topo_new();
     vnumad dm;
     char err[512];
     int r;

@@ -68,16 +68,35 @@ static double share_weight(const snap_cell *a, const snap_cell *b)
     return w < 0 ? SHARE_SIBLING_DEFAULT : w;
 }
 
-/* Lowest load among feasible nodes other than n, or the load of n when alone. */
-static double min_other_load(const topology *t, const pass_state *ps, const node_cost costs[],
-                             unsigned n)
-{
-    double m = -1;
+/* The two least loaded feasible nodes (-1: none), found once per cell: the lowest load among
+ * feasible nodes other than n is then the first's, or the second's for the first itself. */
+typedef struct least_loaded {
+    int first, second;
+} least_loaded;
 
-    for (unsigned i = 0; i < t->nr_nodes; i++)
-        if (i != n && costs[i].feasible && (m < 0 || ps->load[i] < m))
-            m = ps->load[i];
-    return m < 0 ? ps->load[n] : m;
+static least_loaded least_loaded_of(const topology *t, const pass_state *ps,
+                                    const node_cost costs[])
+{
+    least_loaded l = {-1, -1};
+
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        if (!costs[i].feasible)
+            continue;
+        if (l.first < 0 || ps->load[i] < ps->load[l.first]) {
+            l.second = l.first;
+            l.first = (int)i;
+        } else if (l.second < 0 || ps->load[i] < ps->load[l.second]) {
+            l.second = (int)i;
+        }
+    }
+    return l;
+}
+
+/* Lowest load among feasible nodes other than n, or the load of n when alone. */
+static double min_other_load(const pass_state *ps, const least_loaded *l, unsigned n)
+{
+    int o = l->first == (int)n ? l->second : l->first;
+    return o < 0 ? ps->load[n] : ps->load[o];
 }
 
 /*
@@ -119,16 +138,18 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
                          ((double)topo_distance(t, n, (unsigned)pn) - TOPO_DISTANCE_LOCAL) /
                          TOPO_DISTANCE_LOCAL;
         }
-        nc->over_cores = ps->load[n] + cv->busy > dcell_capacity(t, cv, n);
-        nc->over_capacity = ps->load[n] + cv->busy >
-                            dcell_capacity(t, cv, n) -
-                                ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
+        double capacity = dcell_capacity(t, cv, n);
+        nc->over_cores = ps->load[n] + cv->busy > capacity;
+        nc->over_capacity =
+            ps->load[n] + cv->busy >
+            capacity - ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory (or huge pages) not yet promised, above the reserve */
         uint64_t room = dcell_room(t, c, ps, cv->cell, n);
         nc->no_room =
             cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
     /* Rule 1 needs the other nodes' feasibility, so it runs in a second sweep. */
+    least_loaded least = least_loaded_of(t, ps, costs);
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         node_cost *nc = &costs[n];
         double after, diff, excess;
@@ -136,7 +157,7 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
             continue;
         after = ps->load[n] + cv->busy;
         /* busy vCPUs that would have to move to even out, as the kernel's nr_diff >> 1 */
-        diff = after - min_other_load(t, ps, costs, n);
+        diff = after - min_other_load(ps, &least, n);
         excess = rule_adjust_numa_imbalance(diff > 0 ? (int)(diff / 2) : 0, (int)lround(after),
                                             (int)t->nodes[n].imb_numa_nr);
         if (excess > 0)
@@ -654,9 +675,12 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
         } else {
             /* Advice is never carried out: decide on a scratch copy without the cell's
              * own load, so the pass keeps the cell where it is. */
-            pass_state scratch = *ps;
-            for (unsigned n = 0; n < t->nr_nodes; n++)
-                scratch.load[n] -= cv.busy * cv.weight_on[n];
+            pass_state scratch;
+            for (unsigned n = 0; n < t->nr_nodes; n++) {
+                scratch.load[n] = ps->load[n] - cv.busy * cv.weight_on[n];
+                scratch.free_left[n] = ps->free_left[n];
+                memcpy(scratch.huge[n], ps->huge[n], sizeof(scratch.huge[n]));
+            }
             r = decide_cell(t, d, c, &cv, &scratch, placed, k, &pd->cells[k]);
         }
         if (r < 0)
@@ -674,6 +698,11 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
     unsigned nr = 0;
     int r = 0;
 
+    /* every cell counts its pages on this topology's nodes (snap_cell_nodes) */
+    for (unsigned i = 0; i < s->nr_domains; i++)
+        for (unsigned k = 0; k < s->domains[i].nr_cells; k++)
+            if (s->domains[i].cells[k].nr_nodes != t->nr_nodes || !s->domains[i].cells[k].pages)
+                return -EINVAL;
     memset(&ps, 0, sizeof(ps));
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         ps.load[n] = s->other_busy[n];

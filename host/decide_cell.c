@@ -5,6 +5,7 @@
  * gates on moving it (decide_priv.h).
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "decide.h"
@@ -131,7 +132,10 @@ void dcell_view_init(const topology *t, const snap_cell *cell, const vn_config *
     double wsum = 0;
     bool all_idle = true;
 
-    memset(cv, 0, sizeof(*cv));
+    memset(cv, 0, offsetof(cell_view, usable));
+    cpuset_zero(&cv->usable);
+    memset(cv->weight_on, 0, t->nr_nodes * sizeof(cv->weight_on[0]));
+    memset(cv->mem_frac, 0, t->nr_nodes * sizeof(cv->mem_frac[0]));
     cv->cell = cell;
     cv->home = -1;
     for (unsigned i = 0; i < cell->nr_vcpus; i++)

@@ -13,24 +13,26 @@
 #include "model.h"
 #include "topology.h"
 
-/* What the pass has committed so far, per node index. */
+/* What the pass has committed so far, per node index (the topology's nr_nodes entries). */
 typedef struct pass_state {
     double load[VN_MAX_NODES];        /* busy vCPUs (plus unmanaged busy CPUs) placed */
     uint64_t free_left[VN_MAX_NODES]; /* free bytes not yet promised to a move */
     topo_huge huge[VN_MAX_NODES][TOPO_HUGE_SIZES]; /* free huge pages not yet promised */
 } pass_state;
 
-/* Per-cell facts derived once from the snapshot. */
+/* Per-cell facts derived once from the snapshot. Only the topology's nr_nodes entries of the
+ * per-node arrays are set (dcell_view_init), so that a host of few nodes does not pay for
+ * VN_MAX_NODES: keep them last. */
 typedef struct cell_view {
     const snap_cell *cell;
     uint64_t bytes;                 /* resident bytes, all nodes */
     double busy;                    /* busy vCPUs (count above the threshold) */
-    double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
-    double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
     int home;                       /* node its vCPUs are confined to, -1 none */
-    vn_cpuset usable;               /* CPUs its vCPUs may be pinned to (vcpu_usable()) */
     bool mem_movable;               /* binding allows moving memory */
     bool mem_pinned;                /* it cannot move: the vCPUs go to it (cell->mem_pinned) */
+    vn_cpuset usable;               /* CPUs its vCPUs may be pinned to (vcpu_usable()) */
+    double weight_on[VN_MAX_NODES]; /* share of the cell's vCPU weight running on each node */
+    double mem_frac[VN_MAX_NODES];  /* share of the cell's memory on each node */
 } cell_view;
 
 /* The cost terms of one candidate node, kept apart so the plan can say which

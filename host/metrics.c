@@ -348,20 +348,28 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
             fprintf(f, ",cell=\"%u\"} %d\n", doms[i]->view[k].cell,
                     tg >= 0 && (unsigned)tg < t->nr_nodes ? (int)t->nodes[tg].os_index : -1);
         }
+    /* per node: only the nodes the cell has memory or vCPUs on (a host of 1024 nodes would
+     * otherwise give 2048 series a cell) */
     family(f, "vnuma_cell_memory_bytes", "gauge",
-           "Resident guest memory of the cell on each host node (last pass).");
+           "Resident guest memory of the cell on each host node it has memory or vCPUs on (last "
+           "pass).");
     for (size_t i = 0; i < nr; i++)
         for (unsigned k = 0; k < doms[i]->nr_view; k++)
             for (unsigned n = 0; n < t->nr_nodes; n++) {
+                if (!doms[i]->view[k].mem[n] && !doms[i]->view[k].vcpus[n])
+                    continue;
                 fputs("vnuma_cell_memory_bytes", f);
                 dom_labels(f, doms[i]);
                 fprintf(f, ",cell=\"%u\",node=\"%u\"} %llu\n", doms[i]->view[k].cell,
                         t->nodes[n].os_index, (unsigned long long)doms[i]->view[k].mem[n]);
             }
-    family(f, "vnuma_cell_vcpus", "gauge", "vCPUs of the cell pinned within each host node.");
+    family(f, "vnuma_cell_vcpus", "gauge",
+           "vCPUs of the cell pinned within each host node it has memory or vCPUs on.");
     for (size_t i = 0; i < nr; i++)
         for (unsigned k = 0; k < doms[i]->nr_view; k++)
             for (unsigned n = 0; n < t->nr_nodes; n++) {
+                if (!doms[i]->view[k].mem[n] && !doms[i]->view[k].vcpus[n])
+                    continue;
                 fputs("vnuma_cell_vcpus", f);
                 dom_labels(f, doms[i]);
                 fprintf(f, ",cell=\"%u\",node=\"%u\"} %u\n", doms[i]->view[k].cell,

@@ -171,7 +171,7 @@ static int print_rows(FILE *out, const char *text)
  * a cell and a hint set, so that every family and label value the code writes has a series. */
 int metrics_doc_table(FILE *out)
 {
-    _cleanup_free_ topology *t = calloc(1, sizeof(*t));
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ dom_state *st = calloc(DOC_DOMS, sizeof(*st));
     _cleanup_free_ char *text = NULL;
     static proto_hints hints;

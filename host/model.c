@@ -15,6 +15,18 @@
 
 /* ---- snapshots ---- */
 
+int snap_cell_nodes(snap_cell *c, unsigned nr_nodes)
+{
+    uint64_t *p = calloc(nr_nodes ? nr_nodes : 1, sizeof(*p));
+
+    if (!p)
+        return -ENOMEM;
+    free(c->pages);
+    c->pages = p;
+    c->nr_nodes = nr_nodes;
+    return 0;
+}
+
 void snap_domain_clear(snap_domain *d)
 {
     if (!d)
@@ -23,6 +35,7 @@ void snap_domain_clear(snap_domain *d)
         free(d->cells[c].vcpus);
         free(d->cells[c].hot);
         free(d->cells[c].shares);
+        free(d->cells[c].pages);
     }
     free(d->cells);
     memset(d, 0, sizeof(*d));
@@ -75,8 +88,10 @@ int snapshot_copy(const snapshot *s, snapshot *ret)
             dc->vcpus = NULL;
             dc->hot = NULL;
             dc->shares = NULL;
+            dc->pages = NULL;
             dd->nr_cells = k + 1;
-            if (dup_array((void **)&dc->vcpus, sc->vcpus, sc->nr_vcpus, sizeof(*dc->vcpus)) < 0 ||
+            if (dup_array((void **)&dc->pages, sc->pages, sc->nr_nodes, sizeof(*dc->pages)) < 0 ||
+                dup_array((void **)&dc->vcpus, sc->vcpus, sc->nr_vcpus, sizeof(*dc->vcpus)) < 0 ||
                 dup_array((void **)&dc->hot, sc->hot, sc->nr_hot, sizeof(*dc->hot)) < 0 ||
                 dup_array((void **)&dc->shares, sc->shares, sc->nr_shares, sizeof(*dc->shares)) < 0)
                 goto error;

@@ -90,11 +90,13 @@ typedef struct snap_cell {
     unsigned id;
     unsigned nr_vcpus;
     snap_vcpu *vcpus;
-    uint64_t page_size;           /* bytes per page of the backend */
-    uint64_t pages[VN_MAX_NODES]; /* resident pages on each node index */
-    vn_mem_pin mem_pinned;        /* the memory cannot move, and why */
-    vn_mem_binding binding;       /* per-cell memnode binding, or the domain's */
-    int last_candidate;           /* node index proposed last pass, -1 none (rule 3) */
+    uint64_t page_size; /* bytes per page of the backend */
+    /* resident pages on each node index: nr_nodes entries, the topology's (snap_cell_nodes) */
+    unsigned nr_nodes;
+    uint64_t *pages;
+    vn_mem_pin mem_pinned;  /* the memory cannot move, and why */
+    vn_mem_binding binding; /* per-cell memnode binding, or the domain's */
+    int last_candidate;     /* node index proposed last pass, -1 none (rule 3) */
     unsigned nr_hot;
     snap_hot_range *hot; /* hints, hottest first after parsing */
     unsigned nr_shares;
@@ -130,6 +132,9 @@ typedef struct snapshot {
 
 /* The huge page pools of node index n: the snapshot's when it lists any, else the topology's. */
 const topo_huge *snapshot_node_huge(const topology *t, const snapshot *s, unsigned n);
+
+/* Gives the cell nr_nodes zeroed page counts (the topology's nodes). 0 or -ENOMEM. */
+int snap_cell_nodes(snap_cell *c, unsigned nr_nodes);
 
 /* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
 void snapshot_clear(snapshot *s);

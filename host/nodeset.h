@@ -11,8 +11,8 @@
 
 /* Most NUMA nodes vnuma handles on one host: the kernel's MAX_NUMNODES for the largest
  * CONFIG_NODES_SHIFT (10, Debian's and Red Hat's x86-64 kernels). */
-#define VN_NODESET_BITS  1024
-#define VN_NODESET_WORDS (VN_NODESET_BITS / 64)
+#define VN_MAX_NODES     1024
+#define VN_NODESET_WORDS (VN_MAX_NODES / 64)
 
 /* A zeroed struct is the empty set. */
 typedef struct vn_nodeset {
@@ -40,7 +40,7 @@ static inline void nodeset_zero(vn_nodeset *s)
 
 static inline void nodeset_set(vn_nodeset *s, unsigned n)
 {
-    if (n >= VN_NODESET_BITS)
+    if (n >= VN_MAX_NODES)
         return;
     while (s->nw <= n / 64)
         s->w[s->nw++] = 0;
@@ -105,7 +105,7 @@ static inline bool nodeset_equal(const vn_nodeset *a, const vn_nodeset *b)
 static inline vn_nodeset nodeset_first_n(unsigned n)
 {
     vn_nodeset s = {.nw = 0};
-    for (unsigned i = 0; i < n && i < VN_NODESET_BITS; i++)
+    for (unsigned i = 0; i < n && i < VN_MAX_NODES; i++)
         nodeset_set(&s, i);
     return s;
 }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
     st->nr_view = VN_MIN(sd->nr_cells, (unsigned)SNAP_MAX_CELLS_PER_DOMAIN);
     for (unsigned k = 0; k < st->nr_view; k++) {
         const snap_cell *c = &sd->cells[k];
-        memset(&st->view[k], 0, sizeof(st->view[k]));
+        memset(&st->view[k], 0, offsetof(__typeof__(st->view[k]), vcpus));
         st->view[k].cell = c->id;
         st->view[k].target = pd ? pd->cells[k].target_node : -1;
         st->view[k].cpu_overcommit = pd && pd->cells[k].cpu_overcommit;
@@ -66,6 +67,7 @@ static void update_view(vnumad *dm, dom_state *st, const snap_domain *sd, const 
         for (unsigned h = 0; h < st->view[k].nr_hot; h++)
             st->view[k].hot[h] = c->hot[h];
         for (unsigned n = 0; n < t->nr_nodes; n++) {
+            st->view[k].vcpus[n] = 0;
             st->view[k].mem[n] = c->pages[n] * c->page_size;
             for (unsigned v = 0; v < c->nr_vcpus; v++)
                 st->view[k].vcpus[n] += cpuset_subset(&c->vcpus[v].pinned, &t->nodes[n].cpus);

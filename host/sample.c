@@ -139,7 +139,7 @@ static void mem_settle(dom_sample_cache *sc, unsigned c, unsigned nr_nodes, uint
                 : 1;
     sc->mem_skipped[c] = 0;
     sc->mem_valid[c] = true;
-    memcpy(sc->mem_pages[c], pages, sizeof(sc->mem_pages[c]));
+    memcpy(sc->mem_pages[c], pages, nr_nodes * sizeof(pages[0]));
 }
 
 void sample_mem_changed(dom_sample_cache *sc)
@@ -460,10 +460,10 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
             } else if (sc->mem_valid[ri] && sc->mem_fresh_pass == in->passes + 1 &&
                        (sc->mem_fresh & (1ULL << ri))) {
                 /* counted while this pass's window ran (sample_open_window) */
-                memcpy(pages, sc->mem_pages[ri], sizeof(pages));
+                memcpy(pages, sc->mem_pages[ri], t->nr_nodes * sizeof(pages[0]));
             } else if (sc->mem_valid[ri] && sc->mem_skipped[ri] + 1 < sc->mem_wait[ri]) {
                 /* settled: the last counts stand (sample.h) */
-                memcpy(pages, sc->mem_pages[ri], sizeof(pages));
+                memcpy(pages, sc->mem_pages[ri], t->nr_nodes * sizeof(pages[0]));
                 sc->mem_skipped[ri]++;
                 count->memory_reuses++;
             } else {
@@ -652,7 +652,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         for (unsigned i = 0; i < nr_vcpus; i++)
             n += (unsigned)cell_of[i] == cell_ids[c];
         cell->vcpus = calloc(n ? n : 1, sizeof(*cell->vcpus)); /* none: memory-only */
-        if (!cell->vcpus)
+        if (!cell->vcpus || snap_cell_nodes(cell, t->nr_nodes) < 0)
             return vn_fail(err, errlen, -ENOMEM, "out of memory");
         cell->id = cell_ids[c];
         cell->page_size = RAM_BASE_PAGE_SIZE;

@@ -42,11 +42,9 @@
 /* Initial read buffer of snap_load_file() for inputs whose size is unknown. */
 #define SNAP_READ_CHUNK (64u * 1024)
 
-/* {"<node>": pages, ...}; pages * page_size fits and fits on the node. */
-static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
-                       uint64_t pages[VN_MAX_NODES])
+/* {"<node>": pages, ...} into pages[node index]; pages * page_size fits and fits on the node. */
+static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size, uint64_t *pages)
 {
-    uint64_t tmp[VN_MAX_NODES] = {0};
     struct json_object_iterator it, end;
     int r;
 
@@ -77,10 +75,9 @@ static int parse_pages(snap_ctx *c, struct json_object *obj, uint64_t page_size,
                              "%" PRIu64 " bytes of pages exceed the %" PRIu64
                              " bytes of host node %s",
                              bytes, c->t->nodes[idx].mem_total, key);
-        tmp[idx] = n;
+        pages[idx] = n;
         vn_path_pop(c, mark);
     }
-    memcpy(pages, tmp, sizeof(tmp));
     return 0;
 }
 
@@ -297,6 +294,8 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     r = snap_expect_fields(c, obj, known);
     if (r < 0)
         return r;
+    if (snap_cell_nodes(out, c->t->nr_nodes) < 0)
+        return snap_fail(c, -ENOMEM, "out of memory");
     r = snap_field_uint(c, obj, "id", true, SNAP_MAX_CELL_ID, &id);
     if (r < 0)
         return r;
@@ -613,7 +612,7 @@ static int parse_free_huge(snap_ctx *c, struct json_object *obj, const topo_node
 static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
 {
     static const char *const known[] = {"node", "free_bytes", "other_busy", "free_hugepages", NULL};
-    uint64_t seen = 0;
+    vn_nodeset seen = {.nw = 0};
     size_t n;
     int r;
 
@@ -635,11 +634,11 @@ static int parse_host_nodes(snap_ctx *c, struct json_object *arr, snapshot *s)
         if (r < 0)
             return r;
         tn = &c->t->nodes[idx];
-        if (seen & (1ULL << idx)) {
+        if (nodeset_isset(&seen, (unsigned)idx)) {
             (void)vn_path_push_key(c, "node");
             return snap_fail(c, -EINVAL, "host node %u listed twice", tn->os_index);
         }
-        seen |= 1ULL << idx;
+        nodeset_set(&seen, (unsigned)idx);
         r = snap_field_uint(c, obj, "free_bytes", false, tn->mem_total, &free_bytes);
         if (r < 0)
             return r;

@@ -159,25 +159,22 @@ static int parse_string(snap_ctx *c, struct json_object *v, const char **out, si
     return 0;
 }
 
-/* Print the topology's node numbers ("0,2,5") for error messages. */
+/* The topology's node numbers as a Linux list ("0,2,5", "0-1023") for error messages. */
 static const char *node_numbers(const topology *t, char *buf, size_t len)
 {
-    size_t n = 0;
+    vn_cpuset numbers = {.nw = 0};
 
-    buf[0] = '\0';
-    for (unsigned i = 0; i < t->nr_nodes && n < len; i++) {
-        int w = snprintf(buf + n, len - n, "%s%u", i ? "," : "", t->nodes[i].os_index);
-        if (w < 0)
-            break;
-        n += (size_t)w;
-    }
+    for (unsigned i = 0; i < t->nr_nodes; i++)
+        cpuset_set(&numbers, t->nodes[i].os_index);
+    if (cpuset_format(&numbers, buf, len) < 0)
+        (void)snprintf(buf, len, "(%u nodes)", t->nr_nodes);
     return buf;
 }
 
 /* A kernel node number to a topology node index, -EINVAL naming it when unknown. */
 static int node_lookup(snap_ctx *c, int64_t number, int *ret_index)
 {
-    char nodes[VN_MAX_NODES * 4 + 1];
+    char nodes[VN_MAX_NODES * 5 + 1]; /* "1023," */
     int idx = number >= 0 && number <= SNAP_MAX_NODE_NUMBER
                   ? topo_node_index(c->t, (unsigned)number)
                   : -1;

@@ -129,7 +129,7 @@ typedef struct dom_sample_cache {
     bool mem_valid[SNAP_MAX_CELLS_PER_DOMAIN];
     uint8_t mem_wait[SNAP_MAX_CELLS_PER_DOMAIN];    /* passes from one count to the next */
     uint8_t mem_skipped[SNAP_MAX_CELLS_PER_DOMAIN]; /* passes since the last count */
-    uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES];
+    uint64_t mem_pages[SNAP_MAX_CELLS_PER_DOMAIN][VN_MAX_NODES]; /* nr_nodes of each are used */
     /* counts taken when the window opened (sample_open_window), for the sample that closes
      * it: of the domain's sampled passes (dom_counters.passes) + 1, 0 none */
     uint64_t mem_fresh_pass;
@@ -272,16 +272,17 @@ typedef struct dom_state {
     unsigned nr_view;
     struct {
         unsigned cell;
-        int target;                   /* node index, -1 none */
-        bool cpu_overcommit;          /* placed with more busy vCPUs than cores to spare */
-        vn_nodeset span;              /* wide cell: node indexes it spans, else empty */
-        double locality;              /* percent */
+        int target;            /* node index, -1 none */
+        bool cpu_overcommit;   /* placed with more busy vCPUs than cores to spare */
+        vn_nodeset span;       /* wide cell: node indexes it spans, else empty */
+        double locality;       /* percent */
+        uint64_t page_size;    /* bytes per page of its memory */
+        vn_mem_pin mem_pinned; /* memory that cannot move, and why */
+        unsigned nr_hot;       /* guest-hint hot ranges decide got, */
+        snap_hot_range hot[4]; /* the first (hottest) ones */
+        /* per node index, the topology's nr_nodes entries (last: a pass writes only those) */
         uint16_t vcpus[VN_MAX_NODES]; /* vCPUs pinned within each node */
         uint64_t mem[VN_MAX_NODES];   /* bytes on each node */
-        uint64_t page_size;           /* bytes per page of its memory */
-        vn_mem_pin mem_pinned;        /* memory that cannot move, and why */
-        unsigned nr_hot;              /* guest-hint hot ranges decide got, */
-        snap_hot_range hot[4];        /* the first (hottest) ones */
     } view[SNAP_MAX_CELLS_PER_DOMAIN];
 } dom_state;
 

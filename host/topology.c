@@ -28,14 +28,12 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "json.h"
 #include "rules.h"
 #include "util.h"
 
@@ -89,32 +87,39 @@ static bool topo_node_is_normal_memory(hwloc_obj_t node)
     return !node->subtype || strcmp(node->subtype, "DRAM") == 0;
 }
 
-/*
- * The node a PU belongs to, in the kernel's sense, among hwloc NUMA nodes
- * nodes[0..n-1] (sorted by os_index): the most local node containing it.
- * Returns an index into nodes, or -1 when no allowed node contains the PU.
- */
-static int topo_pu_home(hwloc_obj_t *nodes, unsigned n, unsigned pu)
+/* The home node (index into nodes[]) of each PU, or -1: of the nodes whose CPUs hold the PU, the
+ * one with the fewest CPUs (a node attached to a package beats one attached to the machine); on
+ * a tie the earlier (lower os_index) node, unless only the later one is normal memory. Walks each
+ * node's own CPUs once: no host size makes it quadratic. */
+static int topo_pu_homes(hwloc_obj_t *nodes, unsigned n, int home[VN_MAX_CPUS])
 {
-    int best = -1;
+    _cleanup_free_ int *weight = calloc(n, sizeof(*weight));
+    _cleanup_free_ bool *normal = calloc(n, sizeof(*normal));
+    int pu;
 
+    for (unsigned c = 0; c < VN_MAX_CPUS; c++)
+        home[c] = -1;
+    if (!weight || !normal)
+        return -ENOMEM;
     for (unsigned i = 0; i < n; i++) {
         hwloc_obj_t c = nodes[i];
 
-        if (!c->cpuset || !hwloc_bitmap_isset(c->cpuset, pu))
+        if (!c->cpuset)
             continue;
-        if (best < 0) {
-            best = (int)i;
-            continue;
+        weight[i] = hwloc_bitmap_weight(c->cpuset);
+        normal[i] = topo_node_is_normal_memory(c);
+        hwloc_bitmap_foreach_begin(pu, c->cpuset)
+        {
+            if (pu >= VN_MAX_CPUS)
+                break;
+            int b = home[pu];
+            if (b < 0 || weight[i] < weight[b] ||
+                (weight[i] == weight[b] && normal[i] && !normal[b]))
+                home[pu] = (int)i;
         }
-        int cw = hwloc_bitmap_weight(c->cpuset);
-        int bw = hwloc_bitmap_weight(nodes[best]->cpuset);
-        /* ties keep the earlier (lower os_index) node */
-        if (cw < bw ||
-            (cw == bw && topo_node_is_normal_memory(c) && !topo_node_is_normal_memory(nodes[best])))
-            best = (int)i;
+        hwloc_bitmap_foreach_end();
     }
-    return best;
+    return 0;
 }
 
 static int topo_cmp_obj_os_index(const void *a, const void *b)
@@ -132,49 +137,63 @@ static int topo_cmp_cpuset_first(const void *a, const void *b)
 }
 
 /* Cores and SMT width of every node, from hwloc Core objects (a PU is its own core without). */
-static void topo_fill_cores(hwloc_topology_t h, topology *t)
+static int topo_fill_cores(hwloc_topology_t h, topology *t, const int home[VN_MAX_CPUS])
 {
     int nr_cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+    /* per node index: the current core's CPUs in it; the nodes the core touched */
+    _cleanup_free_ unsigned *in_node = calloc(t->nr_nodes, sizeof(*in_node));
+    _cleanup_free_ unsigned *touched = calloc(t->nr_nodes, sizeof(*touched));
 
+    if (!in_node || !touched)
+        return -ENOMEM;
     for (unsigned c = 0; c < VN_MAX_CPUS; c++)
         t->core_of[c] = TOPO_CORE_NONE;
-
+    if (nr_cores > UINT16_MAX - 1)
+        nr_cores = 0; /* no core index fits: every CPU its own core */
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         topo_node *node = &t->nodes[n];
 
-        node->nr_cores = 0;
-        node->smt = 0;
-        if (nr_cores > UINT16_MAX - 1)
-            nr_cores = 0; /* no core index fits: every CPU its own core */
-        if (nr_cores <= 0) {
-            node->nr_cores = node->nr_cpus;
-            node->smt = node->nr_cpus ? 1 : 0;
-            continue;
-        }
-        for (int i = 0; i < nr_cores; i++) {
-            hwloc_obj_t core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)i);
-            vn_cpuset cs, in_node;
+        node->nr_cores = nr_cores > 0 ? 0 : node->nr_cpus;
+        node->smt = nr_cores > 0 ? 0 : node->nr_cpus ? 1 : 0;
+    }
+    /* each core once, each of its CPUs once: a core counts in every node it has a CPU of */
+    for (int i = 0; i < nr_cores; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)i);
+        unsigned nr_touched = 0;
+        vn_cpuset cs;
 
-            if (!core || !core->cpuset || topo_cpuset_from_hwloc(core->cpuset, &cs) < 0)
+        if (!core || !core->cpuset || topo_cpuset_from_hwloc(core->cpuset, &cs) < 0)
+            continue;
+        CPUSET_FOREACH(cpu, &cs)
+        {
+            int n = home[cpu];
+            if (n < 0 || !cpuset_isset(&t->nodes[n].cpus, (unsigned)cpu))
                 continue;
-            cpuset_and(&in_node, &cs, &node->cpus);
-            CPUSET_FOREACH(cpu, &in_node)
-            {
-                t->core_of[cpu] = (uint16_t)i;
-            }
-            unsigned w = cpuset_weight(&in_node);
-            if (w == 0)
-                continue;
+            t->core_of[cpu] = (uint16_t)i;
+            if (in_node[n]++ == 0)
+                touched[nr_touched++] = (unsigned)n;
+        }
+        for (unsigned k = 0; k < nr_touched; k++) {
+            topo_node *node = &t->nodes[touched[k]];
             node->nr_cores++;
-            node->smt = VN_MAX(node->smt, w);
+            node->smt = VN_MAX(node->smt, in_node[touched[k]]);
+            in_node[touched[k]] = 0;
         }
     }
+    return 0;
 }
 
 /* LLC (L3) groups of every node; returns 0 or -E2BIG (index of the node in *ret_node). */
-static int topo_fill_llc(hwloc_topology_t h, topology *t, unsigned *ret_node)
+static int topo_fill_llc(hwloc_topology_t h, topology *t, const int home[VN_MAX_CPUS],
+                         unsigned *ret_node)
 {
+    /* per node index: the slot of the current L3 in its llc[] + 1 (0: none yet) */
+    _cleanup_free_ unsigned *slot = calloc(t->nr_nodes, sizeof(*slot));
+    _cleanup_free_ unsigned *touched = calloc(t->nr_nodes, sizeof(*touched));
     bool any_l3 = false;
+
+    if (!slot || !touched)
+        return -ENOMEM;
 
     for (hwloc_obj_t l3 = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_L3CACHE, NULL); l3;
          l3 = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_L3CACHE, l3)) {
@@ -186,19 +205,27 @@ static int topo_fill_llc(hwloc_topology_t h, topology *t, unsigned *ret_node)
         if (!l3->cpuset || topo_cpuset_from_hwloc(l3->cpuset, &cs) < 0)
             continue;
         any_l3 = true;
-        for (unsigned n = 0; n < t->nr_nodes; n++) {
-            topo_node *node = &t->nodes[n];
-            vn_cpuset part;
-
-            cpuset_and(&part, &cs, &node->cpus);
-            if (cpuset_empty(&part))
+        /* the cache's CPUs, each in its node's part: one walk of them, whatever the nodes */
+        unsigned nr_touched = 0;
+        CPUSET_FOREACH(cpu, &cs)
+        {
+            int n = home[cpu];
+            topo_node *node = n >= 0 ? &t->nodes[n] : NULL;
+            if (!node || !cpuset_isset(&node->cpus, (unsigned)cpu))
                 continue;
-            if (node->nr_llc >= VN_MAX_LLC_PER_NODE) {
-                *ret_node = n;
-                return -E2BIG;
+            if (slot[n] == 0) {
+                if (node->nr_llc >= VN_MAX_LLC_PER_NODE) {
+                    *ret_node = (unsigned)n;
+                    return -E2BIG;
+                }
+                cpuset_zero(&node->llc[node->nr_llc]);
+                slot[n] = ++node->nr_llc;
+                touched[nr_touched++] = (unsigned)n;
             }
-            node->llc[node->nr_llc++] = part;
+            cpuset_set(&node->llc[slot[n] - 1], (unsigned)cpu);
         }
+        for (unsigned k = 0; k < nr_touched; k++)
+            slot[touched[k]] = 0;
     }
 
     for (unsigned n = 0; n < t->nr_nodes; n++) {
@@ -299,7 +326,8 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
         whole_host ? hwloc_topology_get_topology_cpuset(h) : hwloc_topology_get_allowed_cpuset(h);
     hwloc_const_nodeset_t allowed_nodes =
         whole_host ? hwloc_topology_get_topology_nodeset(h) : hwloc_topology_get_allowed_nodeset(h);
-    hwloc_obj_t nodes[VN_MAX_NODES];
+    _cleanup_free_ hwloc_obj_t *nodes = NULL;
+    _cleanup_free_ int *home = NULL;
     unsigned nr = 0;
     int pu, r;
 
@@ -308,6 +336,9 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
                        t->source);
     }
 
+    nodes = calloc(VN_MAX_NODES, sizeof(*nodes));
+    if (!nodes)
+        return vn_fail(err, errlen, -ENOMEM, "topology %s: out of memory", t->source);
     for (hwloc_obj_t o = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); o;
          o = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, o)) {
         if (!hwloc_bitmap_isset(allowed_nodes, o->os_index))
@@ -332,7 +363,9 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
     }
     t->nr_cpus = cpuset_weight(&t->cpus);
 
-    t->nr_nodes = nr;
+    if (topo_set_nodes(t, nr) < 0)
+        return vn_fail(err, errlen, -ENOMEM, "topology %s: out of memory for %u nodes", t->source,
+                       nr);
     for (unsigned i = 0; i < nr; i++) {
         topo_node *node = &t->nodes[i];
 
@@ -342,11 +375,13 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
         node->mem_free_known = false;
         cpuset_zero(&node->cpus);
     }
+    home = calloc(VN_MAX_CPUS, sizeof(*home));
+    if (!home || topo_pu_homes(nodes, nr, home) < 0)
+        return vn_fail(err, errlen, -ENOMEM, "topology %s: out of memory", t->source);
     hwloc_bitmap_foreach_begin(pu, allowed_cpus)
     {
-        int home = topo_pu_home(nodes, nr, (unsigned)pu);
-        if (home >= 0)
-            cpuset_set(&t->nodes[home].cpus, (unsigned)pu);
+        if (pu < VN_MAX_CPUS && home[pu] >= 0)
+            cpuset_set(&t->nodes[home[pu]].cpus, (unsigned)pu);
     }
     hwloc_bitmap_foreach_end();
 
@@ -356,10 +391,13 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
         node->nr_cpus = cpuset_weight(&node->cpus);
         node->cpuless = node->nr_cpus == 0;
     }
-    topo_fill_cores(h, t);
+    if (topo_fill_cores(h, t, home) < 0)
+        return vn_fail(err, errlen, -ENOMEM, "topology %s: out of memory", t->source);
 
     unsigned bad_node = 0;
-    r = topo_fill_llc(h, t, &bad_node);
+    r = topo_fill_llc(h, t, home, &bad_node);
+    if (r == -ENOMEM)
+        return vn_fail(err, errlen, r, "topology %s: out of memory", t->source);
     if (r < 0) {
         return vn_fail(err, errlen, r,
                        "topology %s: node %u has more than %u LLCs, vnuma handles %u", t->source,
@@ -485,7 +523,7 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
               char *err, size_t errlen)
 {
     _cleanup_(topo_hwloc_destroyp) hwloc_topology_t h = NULL;
-    _cleanup_free_ topology *t = NULL;
+    _cleanup_topo_ topology *t = NULL;
     int r;
 
     if (err && errlen)
@@ -563,7 +601,53 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
         topo_read_isolated(sysfs_root && *sysfs_root ? sysfs_root : "/", t);
     }
 
-    memcpy(ret, t, sizeof(*t));
+    topo_release(ret);
+    *ret = *t; /* the nodes and distances move to ret */
+    t->nodes = NULL;
+    t->distance = NULL;
+    return 0;
+}
+
+topology *topo_new(void)
+{
+    return calloc(1, sizeof(topology));
+}
+
+void topo_release(topology *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->distance);
+    t->nodes = NULL;
+    t->distance = NULL;
+    t->nr_nodes = 0;
+}
+
+void topo_free(topology *t)
+{
+    topo_release(t);
+    free(t);
+}
+
+int topo_set_nodes(topology *t, unsigned nr)
+{
+    topo_node *nodes;
+    unsigned *distance;
+
+    if (nr == 0 || nr > VN_MAX_NODES)
+        return -EINVAL;
+    nodes = calloc(nr, sizeof(*nodes));
+    distance = calloc((size_t)nr * nr, sizeof(*distance));
+    if (!nodes || !distance) {
+        free(nodes);
+        free(distance);
+        return -ENOMEM;
+    }
+    topo_release(t);
+    t->nodes = nodes;
+    t->distance = distance;
+    t->nr_nodes = nr;
     return 0;
 }
 
@@ -588,10 +672,17 @@ unsigned topo_count_cores(const topology *t, const vn_cpuset *cpus)
 
 int topo_node_index(const topology *t, unsigned os_index)
 {
-    for (unsigned i = 0; i < t->nr_nodes; i++)
-        if (t->nodes[i].os_index == os_index)
-            return (int)i;
-    return -1;
+    unsigned lo = 0, hi = t->nr_nodes;
+
+    /* nodes are sorted by kernel number */
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (t->nodes[mid].os_index < os_index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nr_nodes && t->nodes[lo].os_index == os_index ? (int)lo : -1;
 }
 
 /* MemFree of one node from its meminfo file, in bytes. Returns 0 or -errno. */
@@ -694,124 +785,6 @@ int topo_refresh_free(topology *t, const char *sysfs_root)
         t->nodes[i].mem_free_known = true;
     }
     return ret;
-}
-
-static void topo_print_json(const topology *t, FILE *f)
-{
-    _cleanup_json_ json_object *root = json_object_new_object();
-    json_object *nodes = json_object_new_array();
-    json_object *dist = json_object_new_array();
-    char buf[TOPO_CPULIST_MAX];
-
-    if (!root || !nodes || !dist) {
-        if (nodes)
-            (void)json_object_put(nodes);
-        if (dist)
-            (void)json_object_put(dist);
-        return;
-    }
-    json_object_object_add(root, "source", json_object_new_string(t->source));
-    json_object_object_add(root, "distances_known", json_object_new_boolean(t->distances_known));
-    json_object_object_add(root, "nodes", nodes);
-    json_object_object_add(root, "distances", dist);
-
-    for (unsigned i = 0; i < t->nr_nodes; i++) {
-        const topo_node *n = &t->nodes[i];
-        json_object *o = json_object_new_object();
-        json_object *llcs = json_object_new_array();
-
-        if (!o || !llcs) {
-            if (o)
-                (void)json_object_put(o);
-            if (llcs)
-                (void)json_object_put(llcs);
-            return;
-        }
-        json_object_object_add(o, "node", json_object_new_int64(n->os_index));
-        (void)cpuset_format(&n->cpus, buf, sizeof(buf));
-        json_object_object_add(o, "cpus", json_object_new_string(buf));
-        json_object_object_add(o, "nr_cpus", json_object_new_int64(n->nr_cpus));
-        json_object_object_add(o, "cores", json_object_new_int64(n->nr_cores));
-        json_object_object_add(o, "smt", json_object_new_int64(n->smt));
-        for (unsigned l = 0; l < n->nr_llc && l < VN_MAX_LLC_PER_NODE; l++) {
-            (void)cpuset_format(&n->llc[l], buf, sizeof(buf));
-            json_object_array_add(llcs, json_object_new_string(buf));
-        }
-        json_object_object_add(o, "llcs", llcs);
-        json_object_object_add(o, "nr_llc", json_object_new_int64(n->nr_llc));
-        json_object_object_add(o, "imb_numa_nr", json_object_new_int64(n->imb_numa_nr));
-        json_object_object_add(o, "mem_total", json_object_new_uint64(n->mem_total));
-        json_object_object_add(o, "mem_free",
-                               n->mem_free_known ? json_object_new_uint64(n->mem_free) : NULL);
-        json_object_object_add(o, "cpuless", json_object_new_boolean(n->cpuless));
-        json_object_array_add(nodes, o);
-    }
-    for (unsigned i = 0; i < t->nr_nodes; i++) {
-        json_object *row = json_object_new_array();
-
-        if (!row)
-            return;
-        for (unsigned j = 0; j < t->nr_nodes; j++)
-            json_object_array_add(row, json_object_new_int64(topo_distance(t, i, j)));
-        json_object_array_add(dist, row);
-    }
-    fprintf(f, "%s\n",
-            json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-/* "15.6 GiB" */
-static void topo_format_gib(uint64_t bytes, char *buf, size_t len)
-{
-    (void)snprintf(buf, len, "%.1f GiB", (double)bytes / (double)VN_GIB);
-}
-
-static void topo_print_table(const topology *t, FILE *f)
-{
-    char cpus[TOPO_CPULIST_MAX], total[32], freeb[32];
-    int w = 4;
-
-    for (unsigned i = 0; i < t->nr_nodes; i++) {
-        (void)cpuset_format(&t->nodes[i].cpus, cpus, sizeof(cpus));
-        w = VN_MAX(w, (int)strlen(cpus));
-    }
-
-    fprintf(f, "%4s  %-*s  %5s  %5s  %3s  %4s  %11s  %10s  %10s\n", "node", w, "cpus", "#cpus",
-            "cores", "smt", "llcs", "imb_numa_nr", "mem total", "mem free");
-    for (unsigned i = 0; i < t->nr_nodes; i++) {
-        const topo_node *n = &t->nodes[i];
-
-        (void)cpuset_format(&n->cpus, cpus, sizeof(cpus));
-        topo_format_gib(n->mem_total, total, sizeof(total));
-        if (n->mem_free_known)
-            topo_format_gib(n->mem_free, freeb, sizeof(freeb));
-        else
-            (void)snprintf(freeb, sizeof(freeb), "-");
-        fprintf(f, "%4u  %-*s  %5u  %5u  %3u  %4u  %11u  %10s  %10s%s\n", n->os_index, w,
-                n->cpuless ? "-" : cpus, n->nr_cpus, n->nr_cores, n->smt, n->nr_llc, n->imb_numa_nr,
-                total, freeb, n->cpuless ? "  memory-only" : "");
-    }
-
-    fprintf(f, "\ndistances%s:\n%4s", t->distances_known ? "" : " (defaults: source has none)",
-            "node");
-    for (unsigned j = 0; j < t->nr_nodes; j++)
-        fprintf(f, " %4u", t->nodes[j].os_index);
-    fprintf(f, "\n");
-    for (unsigned i = 0; i < t->nr_nodes; i++) {
-        fprintf(f, "%4u", t->nodes[i].os_index);
-        for (unsigned j = 0; j < t->nr_nodes; j++)
-            fprintf(f, " %4u", topo_distance(t, i, j));
-        fprintf(f, "\n");
-    }
-    fprintf(f, "\nsource: %s\n", t->source);
-}
-
-void topo_print(const topology *t, bool json, FILE *f)
-{
-    if (json)
-        topo_print_json(t, f);
-    else
-        topo_print_table(t, f);
 }
 
 /* A Linux list of kernel node numbers -> set of topology node indexes (numbers the

@@ -14,8 +14,6 @@
 #include "cpuset.h"
 #include "nodeset.h"
 
-/* Most NUMA nodes vnuma handles on one host (Linux allows more; no host we know has). */
-#define VN_MAX_NODES 64
 /* Most LLC (L3) groups recorded per node. */
 #define VN_MAX_LLC_PER_NODE 32
 /* SLIT distance of a node to itself, and the remote default when the source has no matrix. */
@@ -49,10 +47,12 @@ typedef struct topo_node {
 
 typedef struct topology {
     char source[256]; /* "live", the XML path, or "synthetic:<string>" */
+    /* The nodes, sorted by kernel number, and their distances: sized for the host
+     * (topo_set_nodes), owned by the topology and freed by topo_release(). */
     unsigned nr_nodes;
-    topo_node nodes[VN_MAX_NODES];
+    topo_node *nodes;
     /* distance[i * nr_nodes + j]: SLIT-style distance between node indexes i and j */
-    unsigned distance[VN_MAX_NODES * VN_MAX_NODES];
+    unsigned *distance;
     bool distances_known; /* false: defaults were filled in */
     vn_cpuset cpus;       /* all allowed CPUs */
     unsigned nr_cpus;
@@ -89,6 +89,24 @@ typedef enum topo_source_kind {
 int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, topology *ret,
               char *err, size_t errlen);
 
+/* A zeroed topology to load into (NULL on no memory), and its release: topo_free() frees
+ * what topo_load() or topo_set_nodes() gave it, then the topology itself. NULL-safe. */
+topology *topo_new(void);
+void topo_free(topology *t);
+static inline void topo_freep(topology **t)
+{
+    topo_free(*t);
+}
+#define _cleanup_topo_ __attribute__((cleanup(topo_freep)))
+
+/* Frees the nodes and distances of a topology that is not itself on the heap (static, or
+ * inside another struct), leaving it with no nodes. */
+void topo_release(topology *t);
+
+/* Gives t nr zeroed nodes (1 .. VN_MAX_NODES) and a distance matrix, replacing any it had
+ * (hand-built topologies: tests, fixtures). 0, -EINVAL or -ENOMEM. */
+int topo_set_nodes(topology *t, unsigned nr);
+
 /* A Linux list of kernel node numbers -> set of topology node indexes (numbers the
  * topology does not know are ignored). Returns 0, -EINVAL or -ERANGE. */
 int topo_nodelist_parse(const topology *t, const char *list, vn_nodeset *ret);
@@ -113,6 +131,3 @@ int topo_refresh_free(topology *t, const char *sysfs_root);
 /* Index of the pool of `page_size` bytes in pools[], or -1: memory of that page size is not
  * hugetlb-backed there (a size no pool has is the base page size, or THP: from MemFree). */
 int topo_huge_slot(const topo_huge pools[TOPO_HUGE_SIZES], uint64_t page_size);
-
-/* Print the topology as a human table (json=false) or JSON to f. */
-void topo_print(const topology *t, bool json, FILE *f);

@@ -33,6 +33,7 @@
 #include "json.h"
 #include "text.h"
 #include "topology.h"
+#include "topology_print.h"
 #include "util.h"
 #include "version.h"
 #include "vnumactl_common.h"
@@ -195,7 +196,7 @@ static int cmd_topology(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    _cleanup_free_ topology *t = NULL;
+    _cleanup_topo_ topology *t = NULL;
     topo_source_kind kind = TOPO_SOURCE_LIVE;
     const char *arg = NULL;
     bool json = false;
@@ -228,7 +229,7 @@ static int cmd_topology(int argc, char **argv)
         return VNUMACTL_EXIT_USAGE;
     }
 
-    t = malloc(sizeof(*t));
+    t = topo_new();
     if (!t) {
         fprintf(stderr, "vnumactl: out of memory\n");
         return VNUMACTL_EXIT_ERROR;

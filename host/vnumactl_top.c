@@ -25,11 +25,12 @@
 
 #include "clock.h"
 #include "ctl_client.h"
+#include "nodeset.h"
 #include "text.h"
 #include "util.h"
 #include "vnumactl_top.h"
 
-#define TOP_MAX_NODES   64
+#define TOP_MAX_NODES   VN_MAX_NODES
 #define TOP_MAX_ROWS    4096
 #define TOP_TIMEOUT_MS  5000
 #define TOP_NAME_MIN    12 /* the domain column: the longest name, between these */

@@ -282,7 +282,7 @@ int main(int argc, char **argv)
     };
     const char *config_path = NULL;
     bool foreground = false, check_config = false;
-    _cleanup_free_ topology *t = NULL;
+    _cleanup_topo_ topology *t = NULL;
     const char *topo_arg = NULL, *snap_path = NULL;
     topo_source_kind kind = TOPO_SOURCE_LIVE;
     output_kind out = OUTPUT_BOTH;
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "vnumad: --advise needs --snapshot FILE.json\n");
         return 2;
     }
-    t = calloc(1, sizeof(*t));
+    t = topo_new();
     if (!t) {
         fprintf(stderr, "vnumad: out of memory\n");
         return 1;

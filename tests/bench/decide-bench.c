@@ -63,6 +63,8 @@ static void build(const topology *t, unsigned nd, unsigned nc, snapshot *s)
             unsigned home = (unsigned)(rnd() % t->nr_nodes), spread = 1 + (unsigned)(rnd() % 3);
             c->id = k;
             c->page_size = 4096;
+            if (snap_cell_nodes(c, t->nr_nodes) < 0)
+                abort();
             c->last_candidate = (int)(rnd() % t->nr_nodes);
             for (unsigned m = 0; m < spread; m++)
                 c->pages[(home + m) % t->nr_nodes] += 65536 / spread;
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, NULL, 'S'},      {NULL, 0, NULL, 0}};
     const char *synth = "pack:2 numa:4 l3:3 core:8 pu:2";
     unsigned nd = 100, nc = 4, runs = 21;
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     double *us;
     snapshot s;
     vn_config cfg;
@@ -145,6 +147,6 @@ int main(int argc, char **argv)
            us[runs - 1], ru.ru_maxrss);
     snapshot_clear(&s);
     free(us);
-    free(t);
+    topo_free(t);
     return 0;
 }

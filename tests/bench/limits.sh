@@ -1,7 +1,8 @@
 #!/bin/bash
 # The cost of vnuma's host limits, this build against another one (the build before), side by
 # side in one run: decide() on a 384-PU host with 100 and 1000 domains (median wall time,
-# callgrind instructions, peak RSS), the largest hosts each build takes, and how long
+# callgrind instructions, peak RSS), the largest hosts each build takes (8192 CPUs; 64, 128 and
+# 1024 nodes: decide() of 100 domains and peak RSS), and how long
 # `vnumad --advise --synthetic` takes to refuse hostile descriptions (a timeout of 60 s).
 # Prints a Markdown table. Usage: tests/bench/limits.sh [--before DIR] [RUNS]
 #   --before DIR  a checkout of the build before (default: none; only this build is measured)
@@ -38,11 +39,12 @@ for d in "${dirs[@]}"; do
         printf '| %s | decide(), `%s`, %s domains | median %.2f ms, %s instructions, peak RSS %.1f MiB |\n' "$name" "$topo" "$nd" \
             "$(echo "$(get median_us) / 1000" | bc -l)" "$(ir_of "$B" "$topo" "$nd")" "$(echo "$(get maxrss_kib) / 1024" | bc -l)"
     done
-    for topo in "pack:8 numa:2 core:64 pu:2" "pack:8 numa:8 core:64 pu:2"; do
+    for topo in "pack:8 numa:2 core:64 pu:2" "pack:8 numa:8 core:64 pu:2" \
+        "pack:8 numa:16 core:32 pu:2" "pack:32 numa:32 core:4 pu:2"; do
         line=$("$B" --synthetic "$topo" --domains 100 --cells 4 --runs 3 2>&1) || true
         get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
         if [ -n "$(get pus)" ]; then
-            res="loads: $(get pus) PUs, $(get nodes) nodes; decide() of 100 domains $(get median_us) us"
+            res="loads: $(get pus) PUs, $(get nodes) nodes; decide() of 100 domains $(get median_us) us, peak RSS $(echo "$(get maxrss_kib) / 1024" | bc) MiB"
         else
             res="refused: $(echo "$line" | head -1 | cut -c1-120)"
         fi

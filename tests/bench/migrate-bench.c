@@ -126,7 +126,7 @@ static void act_ctx_init(act_ctx *a, const bt_target *tg)
     char err[256];
 
     memset(a, 0, sizeof(*a));
-    a->t = calloc(1, sizeof(*a->t));
+    a->t = topo_new();
     a->st = calloc(1, sizeof(*a->st));
     if (!a->t || !a->st || topo_load(TOPO_SOURCE_LIVE, NULL, NULL, a->t, err, sizeof(err)) < 0) {
         fprintf(stderr, "migrate-bench: topology: %s\n", a->t ? err : "out of memory");
@@ -144,6 +144,9 @@ static void act_ctx_init(act_ctx *a, const bt_target *tg)
     a->st->sample.pid = tg->pid;
     a->st->sample.nr_ram = 1;
     a->st->sample.ram[0] = (ram_range){.cell = 0, .gpa = 0, .hva = tg->hva, .size = tg->len};
+    static uint64_t cell_pages[VN_MAX_NODES];
+    a->cell.pages = cell_pages;
+    a->cell.nr_nodes = a->t->nr_nodes;
     a->cell.id = 0;
     a->cell.page_size = BT_PAGE;
     a->cell.binding.mode = VN_MEM_NONE;
@@ -430,6 +433,9 @@ static void mode_parallel(void)
                                           .size = part,
                                           .page_size = page,
                                           .hugetlb = opt_hugetlb};
+        static uint64_t cells_pages[16][VN_MAX_NODES];
+        cells[k].pages = cells_pages[k];
+        cells[k].nr_nodes = a.t->nr_nodes;
         cells[k].id = k;
         cells[k].page_size = page;
         pcs[k] = (plan_cell){.cell_id = k,

@@ -188,7 +188,7 @@ static void child_touched(void *arg, int cmd_fd, int reply_fd)
 
 static topology *live_topology(void)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256];
 
     if (!t || topo_load(TOPO_SOURCE_LIVE, NULL, NULL, t, err, sizeof(err)) < 0) {
@@ -303,7 +303,7 @@ static void mode_cost(void)
     }
     bt_target_stop(&tg);
     free(ms);
-    free(t);
+    topo_free(t);
 }
 
 /* ---- lock ---- */
@@ -409,7 +409,7 @@ static void mode_lock(void)
     }
     bt_target_stop(&tg);
     free(ls);
-    free(t);
+    topo_free(t);
 }
 
 /* ---- accuracy ---- */
@@ -675,7 +675,7 @@ static void mode_accuracy(void)
     }
     bt_target_stop(&tg);
     free(st);
-    free(t);
+    topo_free(t);
 }
 
 int main(int argc, char **argv)

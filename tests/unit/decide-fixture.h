@@ -22,27 +22,32 @@
 
 /* ---------- building snapshots by hand ---------- */
 
+/* nodes of the topology loaded last: the cells add_cell() makes count pages on them */
+static unsigned fixture_nodes;
+
 __attribute__((unused)) static topology *load_synth(const char *s)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[512];
 
     if (!t || topo_load(TOPO_SOURCE_SYNTHETIC, s, NULL, t, err, sizeof(err)) < 0) {
         fprintf(stderr, "cannot load synthetic topology %s: %s\n", s, err);
         exit(1);
     }
+    fixture_nodes = t->nr_nodes;
     return t;
 }
 
 __attribute__((unused)) static topology *load_xml(const char *path)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[512];
 
     if (!t || topo_load(TOPO_SOURCE_XML, path, NULL, t, err, sizeof(err)) < 0) {
-        free(t);
+        topo_free(t);
         return NULL;
     }
+    fixture_nodes = t->nr_nodes;
     return t;
 }
 
@@ -76,6 +81,8 @@ __attribute__((unused)) static snap_cell *add_cell(snap_domain *d, unsigned nv, 
     c->id = d->nr_cells++;
     c->nr_vcpus = nv;
     c->vcpus = calloc(nv, sizeof(*c->vcpus));
+    if (snap_cell_nodes(c, fixture_nodes) < 0)
+        abort();
     c->page_size = PAGE;
     c->last_candidate = -1;
     for (unsigned i = 0; i < nv; i++) {

@@ -28,9 +28,11 @@ __attribute__((unused)) static void make_topology(topology *t)
 {
     static const unsigned os[] = {0, 2, 5};
 
+    topo_release(t);
     memset(t, 0, sizeof(*t));
     (void)snprintf(t->source, sizeof(t->source), "hand-built");
-    t->nr_nodes = 3;
+    if (topo_set_nodes(t, 3) < 0)
+        abort();
     for (unsigned i = 0; i < t->nr_nodes; i++) {
         topo_node *n = &t->nodes[i];
         n->os_index = os[i];

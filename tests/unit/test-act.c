@@ -251,7 +251,11 @@ static void setup(dom_state *st, snap_domain *sd, snap_cell *cell, unsigned on1)
     mover_forget(the_mover, st->uuid); /* its resume points and refused ranges go */
     memset(st, 0, sizeof(*st));
     memset(sd, 0, sizeof(*sd));
+    static uint64_t cell_pages[VN_MAX_NODES];
     memset(cell, 0, sizeof(*cell));
+    memset(cell_pages, 0, sizeof(cell_pages));
+    cell->pages = cell_pages;
+    cell->nr_nodes = topo->nr_nodes;
     st->sample.pid = 12345;
     st->sample.nr_ram = 1;
     st->sample.ram[0] =
@@ -409,7 +413,7 @@ int main(void)
     char err[256];
     int r;
 
-    topo = calloc(1, sizeof(*topo));
+    topo = topo_new();
     if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, topo, err,
                   sizeof(err)) < 0)
         return 1;
@@ -677,7 +681,13 @@ int main(void)
         plan_cell pcs[2];
         plan_move mvs[2];
         setup(st, &sd, &cell, 0);
+        static uint64_t cells_pages[2][VN_MAX_NODES];
         memset(cells, 0, sizeof(cells));
+        memset(cells_pages, 0, sizeof(cells_pages));
+        for (unsigned k = 0; k < 2; k++) {
+            cells[k].pages = cells_pages[k];
+            cells[k].nr_nodes = topo->nr_nodes;
+        }
         memset(pcs, 0, sizeof(pcs));
         st->sample.nr_ram = 2;
         for (unsigned k = 0; k < 2; k++) {
@@ -729,6 +739,6 @@ int main(void)
     test_explicit_pins();
     mover_stop(the_mover);
     free(st);
-    free(topo);
+    topo_free(topo);
     return tap_done();
 }

@@ -532,10 +532,10 @@ static int64_t status_cell_bytes(const char *name, unsigned cell, unsigned node,
         for (size_t k = 0; k < json_object_array_length(cells); k++) {
             struct json_object *c = json_object_array_get_idx(cells, k), *id, *mem, *b;
             snprintf(key, sizeof(key), "%u", node);
+            /* a node the cell has neither memory nor vCPUs on is left out: 0 bytes */
             if (json_object_object_get_ex(c, "cell", &id) && json_object_get_int(id) == (int)cell &&
-                json_object_object_get_ex(c, "memory", &mem) &&
-                json_object_object_get_ex(mem, key, &b))
-                bytes = json_object_get_int64(b);
+                json_object_object_get_ex(c, "memory", &mem))
+                bytes = json_object_object_get_ex(mem, key, &b) ? json_object_get_int64(b) : 0;
         }
     }
     json_object_put(j);

@@ -444,7 +444,7 @@ static void test_properties(void)
             topology *t = load_xml(path);
             if (CHECK(t != NULL, "load %s", path))
                 test_properties_on(ents[i]->d_name, t, 60);
-            free(t);
+            topo_free(t);
             files++;
         }
         free(ents[i]);
@@ -454,7 +454,7 @@ static void test_properties(void)
     {
         topology *t = load_synth("pack:2 numa:4 l3:3 core:8 pu:2");
         test_properties_on("synthetic zen4 nps4", t, 100);
-        free(t);
+        topo_free(t);
     }
 }
 
@@ -490,7 +490,7 @@ static void test_order_independence(void)
     plan_clear(&p1);
     plan_clear(&p2);
     snapshot_clear(&s);
-    free(t);
+    topo_free(t);
 }
 
 int main(void)

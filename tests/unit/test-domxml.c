@@ -53,7 +53,7 @@ static const struct {
 
 int main(void)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256];
     domxml_info x;
     int r;
@@ -148,6 +148,6 @@ int main(void)
         "<memoryBacking><locked/></memoryBacking></domain>",
         t, &x, err, sizeof(err));
     CHECK(r == 0 && x.mem_pin == MEM_PIN_LOCKED, "an external entity is not fetched (r=%d)", r);
-    free(t);
+    topo_free(t);
     return tap_done();
 }

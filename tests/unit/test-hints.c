@@ -23,6 +23,8 @@ static void make_domain(snap_domain *d, const topology *t)
         c->id = k;
         c->nr_vcpus = 1;
         c->vcpus = calloc(1, sizeof(*c->vcpus));
+        if (snap_cell_nodes(c, t->nr_nodes) < 0)
+            abort();
         c->vcpus[0] = (snap_vcpu){.id = k,
                                   .busy = 0.9,
                                   .allowed = t->nodes[0].cpus,
@@ -43,7 +45,7 @@ static proto_process proc(int pid, uint32_t *vcpus, unsigned nv, proto_range *r,
 
 int main(void)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256];
     ram_range ram[2] = {{.cell = 0, .gpa = 0, .size = 128 * MIB},
                         {.cell = 1, .gpa = 128 * MIB, .size = 128 * MIB}};
@@ -101,6 +103,6 @@ int main(void)
     snapshot_clear(&s2);
     plan_clear(&p);
     snapshot_clear(&s);
-    free(t);
+    topo_free(t);
     return tap_done();
 }

@@ -84,7 +84,7 @@ int main(void)
     CHECK(i_all > 0.69 && i_all < 0.71, "idle CPUs: a CPU whose ticks went back is skipped (%.2f)",
           i_all);
     snapshot_clear(&s);
-    free(t);
+    topo_free(t);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     (void)!system(cmd);

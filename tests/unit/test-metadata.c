@@ -12,7 +12,7 @@
 
 static topology *two_nodes(void)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256];
 
     if (topo_load(TOPO_SOURCE_SYNTHETIC, "pack:2 numa:1 core:2 pu:1", NULL, t, err, sizeof(err)) <
@@ -518,6 +518,31 @@ static void test_defined_originals(void)
           "a pin libvirt would not have taken leaves the vCPU unpinned");
 }
 
+/* nodes='...' past 64 on a host of 1024 nodes: the indexes are kept, not cut at 64 */
+static void test_many_nodes(void)
+{
+    topology *t = topo_new();
+    vn_balancer b;
+    char err[256];
+
+    if (!t || topo_load(TOPO_SOURCE_SYNTHETIC, "pack:32 numa:32 core:1 pu:1", NULL, t, err,
+                        sizeof(err)) < 0) {
+        CHECK(false, "1024-node topology (%s)", err);
+        topo_free(t);
+        return;
+    }
+    meta_parse("<balancer mode='auto' nodes='63-64,700,1023'/>", t, &b, NULL);
+    CHECK(b.valid && nodeset_weight(&b.allowed_nodes) == 4 && nodeset_isset(&b.allowed_nodes, 63) &&
+              nodeset_isset(&b.allowed_nodes, 64) && nodeset_isset(&b.allowed_nodes, 700) &&
+              nodeset_isset(&b.allowed_nodes, 1023),
+          "nodes='63-64,700,1023' of 1024 nodes: four node indexes (valid %d, %u nodes, '%s')",
+          b.valid, nodeset_weight(&b.allowed_nodes), b.error);
+    meta_parse("<balancer mode='auto' nodes='1024'/>", t, &b, NULL);
+    CHECK(!b.valid && strstr(b.error, "host node 1024 does not exist"),
+          "nodes='1024': no such node ('%s')", b.error);
+    topo_free(t);
+}
+
 int main(void)
 {
     topology *t = two_nodes();
@@ -530,6 +555,7 @@ int main(void)
     test_roundtrip(t);
     test_original_host();
     test_defined_originals();
-    free(t);
+    test_many_nodes();
+    topo_free(t);
     return tap_done();
 }

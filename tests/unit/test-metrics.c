@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     size_t nr = sizeof(hostile) / sizeof(hostile[0]);
     dom_state *doms[16];
     metrics_host h = {0};
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char out[256], err[256], *text = NULL;
     char path[] = "/tmp/vnuma-test-metrics-XXXXXX";
     plan_cell cells[2] = {0};
@@ -299,6 +299,6 @@ int main(int argc, char **argv)
         free(doms[i]->guest.hints);
         free(doms[i]);
     }
-    free(t);
+    topo_free(t);
     return tap_done();
 }

@@ -254,7 +254,7 @@ int main(void)
     mover_progress p;
     mover_stats st;
 
-    topo = calloc(1, sizeof(*topo));
+    topo = topo_new();
     if (topo_load(TOPO_SOURCE_SYNTHETIC, "numa:2 core:2 pu:1", NULL, topo, err, sizeof(err)) < 0)
         return 1;
     vn_clock_use(&fake_clock);
@@ -429,6 +429,6 @@ int main(void)
     gate_open();
     CHECK(mover_wait_idle(m, 60), "threads: the mover goes idle again");
     mover_stop(m);
-    free(topo);
+    topo_free(topo);
     return tap_done();
 }

@@ -100,7 +100,7 @@ static uint64_t node_pages(const snap_cell *cell, int node)
 static uint64_t all_pages(const snap_cell *cell)
 {
     uint64_t s = 0;
-    for (unsigned n = 0; n < VN_MAX_NODES; n++)
+    for (unsigned n = 0; n < cell->nr_nodes; n++)
         s += cell->pages[n];
     return s;
 }

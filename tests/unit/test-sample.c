@@ -40,14 +40,14 @@
 /* Mems_allowed of a real process: this one may use every node of this machine */
 static void test_mems_allowed(void)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256];
     vn_nodeset mask = {.nw = 0}, all;
     int r;
 
     if (!t || topo_load(TOPO_SOURCE_LIVE, NULL, NULL, t, err, sizeof(err)) < 0) {
         CHECK(false, "live topology for Mems_allowed (%s)", err);
-        free(t);
+        topo_free(t);
         return;
     }
     uint64_t rss = 0;
@@ -59,7 +59,7 @@ static void test_mems_allowed(void)
     CHECK(rss > 0, "its resident memory from the same read (%llu KiB)", (unsigned long long)rss);
     CHECK(sample_mems_allowed("/", 0x7ffffff0, t, &mask, NULL) == -ESRCH,
           "a process that is gone: ESRCH");
-    free(t);
+    topo_free(t);
 }
 
 static void test_ram_backoff(void)

@@ -94,6 +94,15 @@ static const char every_field[] =
     "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,"
     "\"numatune\":{\"mode\":\"interleave\",\"nodes\":[0,1]},\"vcpus\":[]}]}]}";
 
+/* Node numbers past 64 on a host of 1024 nodes: the balancer's nodes, bindings, pages, free
+ * memory and a preferred node. */
+static const char many_nodes[] =
+    "{\"version\":1,\"pass\":3,\"nodes\":[{\"node\":1000,\"free_bytes\":1048576}],"
+    "\"domains\":[{\"name\":\"far\",\"balancer\":{\"mode\":\"auto\",\"nodes\":[64,700,1023]},"
+    "\"preferred_node\":700,\"numatune\":{\"mode\":\"restrictive\",\"nodes\":[700,1023]},"
+    "\"cells\":[{\"id\":0,\"pages\":{\"65\":10,\"700\":20,\"1023\":30},\"vcpus\":[{\"id\":0,"
+    "\"busy\":0.5,\"allowed\":\"0-1023\",\"pinned\":\"700\",\"cpu\":700}]}]}]}";
+
 static void round_trip(const char *base, const topology *t, const char *snap_path,
                        const char *text_in)
 {
@@ -123,26 +132,45 @@ static void round_trip(const char *base, const topology *t, const char *snap_pat
 
 static void example(const char *base, const char *topo, const char *snap, void *arg)
 {
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[1024] = "";
 
     (void)arg;
     if (t && CHECK(topo_load(TOPO_SOURCE_XML, topo, NULL, t, err, sizeof(err)) == 0,
                    "topology %s loads (%s)", base, err))
         round_trip(base, t, snap, NULL);
-    free(t);
+    topo_free(t);
 }
 
 int main(void)
 {
     (void)testdata_each_example(example, NULL);
 
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[256] = "";
     if (t && CHECK(topo_load(TOPO_SOURCE_SYNTHETIC, "numa:2 core:2 pu:1", NULL, t, err,
                              sizeof(err)) == 0,
                    "synthetic two-node topology (%s)", err))
         round_trip("every field", t, NULL, every_field);
-    free(t);
+    topo_free(t);
+
+    t = topo_new();
+    if (t && CHECK(topo_load(TOPO_SOURCE_SYNTHETIC, "pack:32 numa:32 core:1 pu:1", NULL, t, err,
+                             sizeof(err)) == 0,
+                   "synthetic 1024-node topology (%s)", err)) {
+        snapshot far = {0};
+        round_trip("nodes past 64", t, NULL, many_nodes);
+        int r = snap_parse(many_nodes, strlen(many_nodes), "far", t, &far, err, sizeof(err));
+        const snap_domain *d = r == 0 ? &far.domains[0] : NULL;
+        CHECK(
+            d && nodeset_weight(&d->allowed_nodes) == 3 && nodeset_isset(&d->allowed_nodes, 1023) &&
+                d->preferred_node == 700 && nodeset_isset(&d->cells[0].binding.nodes, 700) &&
+                d->cells[0].pages[65] == 10 && d->cells[0].pages[1023] == 30 &&
+                far.free_known[1000] && far.free_bytes[1000] == 1048576,
+            "nodes past 64: node 1023 allowed, 700 preferred and bound, pages on 65 and 1023 (%s)",
+            err);
+        snapshot_clear(&far);
+    }
+    topo_free(t);
     return tap_done();
 }

@@ -205,11 +205,11 @@ static void test_full(void)
     if (d->nr_cells == 1) {
         c = &d->cells[0];
         uint64_t total = 0;
-        for (unsigned i = 0; i < VN_MAX_NODES; i++)
+        for (unsigned i = 0; i < c->nr_nodes; i++)
             total += c->pages[i];
-        CHECK(c->id == 5 && c->page_size == 4096 && total == 0 && c->last_candidate == -1 &&
-                  c->binding.mode == VN_MEM_NONE && nodeset_is_u64(&c->binding.nodes, 0) &&
-                  c->nr_hot == 0 && c->nr_shares == 0,
+        CHECK(c->id == 5 && c->page_size == 4096 && c->nr_nodes == topo.nr_nodes && total == 0 &&
+                  c->last_candidate == -1 && c->binding.mode == VN_MEM_NONE &&
+                  nodeset_is_u64(&c->binding.nodes, 0) && c->nr_hot == 0 && c->nr_shares == 0,
               "domain 2 cell: every cell default");
         CHECK(c->nr_vcpus == 1 && c->vcpus[0].id == 9 && c->vcpus[0].busy == 0 &&
                   c->vcpus[0].cpu == -1,
@@ -366,7 +366,7 @@ static void test_load_file_errors(void)
 static void example(const char *base, const char *topo_path, const char *snap_path, void *arg)
 {
     size_t *loaded = arg;
-    topology *t = calloc(1, sizeof(*t));
+    topology *t = topo_new();
     char err[1024] = "";
     snapshot s;
     int r;
@@ -375,7 +375,7 @@ static void example(const char *base, const char *topo_path, const char *snap_pa
         return;
     r = topo_load(TOPO_SOURCE_XML, topo_path, NULL, t, err, sizeof(err));
     if (!CHECK(r == 0, "topology %s loads (%s)", base, err)) {
-        free(t);
+        topo_free(t);
         return;
     }
     r = snap_load_file(snap_path, t, &s, err, sizeof(err));
@@ -416,7 +416,7 @@ static void example(const char *base, const char *topo_path, const char *snap_pa
         CHECK(t->nr_nodes < 2 || strict1 >= 1, "%s.json: a strict one-node binding", base);
         snapshot_clear(&s);
     }
-    free(t);
+    topo_free(t);
 }
 
 /* Every example (testdata.h). */

@@ -30,6 +30,7 @@
 
 #include "tap.h"
 #include "topology.h"
+#include "topology_print.h"
 #include "util.h"
 
 #define SYSFS_FIXTURE    "tests/data/sysfs"
@@ -222,17 +223,6 @@ static const char *topodir(void)
     return d && *d ? d : "tests/data/topologies";
 }
 
-static topology *topo_new(void)
-{
-    topology *t = calloc(1, sizeof(*t));
-
-    if (!t) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return t;
-}
-
 static bool cpus_are(const vn_cpuset *s, const char *want)
 {
     char buf[4096];
@@ -283,7 +273,7 @@ static void check_invariants(const topology *t, const char *name)
 
 static void test_xml_case(const xml_case *c)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ char *path = NULL;
     char err[512] = "";
     int r, a, b;
@@ -368,7 +358,7 @@ static void test_every_file_has_a_case(void)
 
 static void test_cpusets_allowed_only(void)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ char *path = NULL;
     char err[512] = "";
 
@@ -393,7 +383,7 @@ static void test_cpusets_allowed_only(void)
 
 static void test_partial_distances(void)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     char err[512] = "";
 
     /* "numa:3 core:1 pu:1" with a latency matrix over nodes 0 and 2 only */
@@ -412,7 +402,7 @@ static void test_partial_distances(void)
 
 static void test_synthetic(const synth_case *c)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ char *source = NULL;
     char err[512] = "";
     bool all = true;
@@ -444,8 +434,8 @@ static void test_synthetic(const synth_case *c)
 
 static void test_live(void)
 {
-    _cleanup_free_ topology *t = topo_new();
-    _cleanup_free_ topology *fx = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
+    _cleanup_topo_ topology *fx = topo_new();
     char err[512] = "";
     cpu_set_t aff;
     vn_cpuset affset;
@@ -494,7 +484,7 @@ static void test_live(void)
 
 static void test_refresh_free(void)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     char err[512] = "";
     int r;
 
@@ -545,8 +535,9 @@ static const bad_case bad_cases[] = {
     {TOPO_SOURCE_SYNTHETIC, "pack:2 bogus:3", 0, "pack:2 bogus:3"},
     {TOPO_SOURCE_SYNTHETIC, "numa:2", 0, "numa:2"},
     /* limits of topology.h */
-    {TOPO_SOURCE_SYNTHETIC, "numa:65 core:1 pu:1", -E2BIG, "numa:65"}, /* > VN_MAX_NODES */
-    {TOPO_SOURCE_SYNTHETIC, "pack:65 [numa] core:1 pu:1", -E2BIG, "more than 64 NUMA nodes"},
+    /* > VN_MAX_NODES, the kernel's 1024 */
+    {TOPO_SOURCE_SYNTHETIC, "pack:2 numa:513 core:1 pu:1", -E2BIG, "more than 1024 NUMA nodes"},
+    {TOPO_SOURCE_SYNTHETIC, "pack:2 core:513 [numa] pu:1", -E2BIG, "more than 1024 NUMA nodes"},
     {TOPO_SOURCE_SYNTHETIC, "pack:8 numa:8 core:65 pu:2", -E2BIG, "at 'pu:2'"}, /* PU 8192 */
     /* hostile descriptions, refused before hwloc builds them (it took minutes and GBs) */
     {TOPO_SOURCE_SYNTHETIC, "numa:2 pu:100000", -E2BIG, "'pu:100000': more than 1024 children"},
@@ -560,7 +551,7 @@ static const bad_case bad_cases[] = {
 
 static void test_bad(const bad_case *c)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     char err[512] = "";
     int r;
 
@@ -588,8 +579,12 @@ static void test_limits(void)
         {"pack:8 numa:2 core:64 pu:2", 2048, 16},
         {"pack:2 [numa] core:4 pu:2", 16, 2},
         {"pack:64 [numa(memory=1GB)] core:2 pu:1", 128, 64},
+        /* past 64 nodes: an 8-socket host of 16 nodes a socket, the kernel's 1024 nodes */
+        {"pack:8 numa:16 core:32 pu:2", 8192, 128},
+        {"pack:32 numa:32 core:4 pu:2", 8192, 1024},
+        {"pack:1024 [numa(memory=1GB)] core:1 pu:1", 1024, 1024},
     };
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     char err[512];
 
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -599,11 +594,24 @@ static void test_limits(void)
               "\"%s\" loads: %u CPUs, %u nodes (%s)", good[i].s, r == 0 ? t->nr_cpus : 0,
               r == 0 ? t->nr_nodes : 0, r == 0 ? "ok" : err);
     }
+
+    /* the last of 1024 nodes is whole: its CPUs, cores, SMT, LLC, its index and distances */
+    int r =
+        topo_load(TOPO_SOURCE_SYNTHETIC, "pack:32 numa:32 core:4 pu:2", NULL, t, err, sizeof(err));
+    const topo_node *last = r == 0 ? &t->nodes[1023] : NULL;
+    CHECK(last && last->os_index == 1023 && cpus_are(&last->cpus, "8184-8191") &&
+              last->nr_cores == 4 && last->smt == 2 && last->nr_llc == 1 &&
+              topo_node_index(t, 1023) == 1023 && topo_node_index(t, 511) == 511 &&
+              topo_node_index(t, 1024) == -1 && topo_distance(t, 1023, 1023) == 10 &&
+              topo_distance(t, 0, 1023) == TOPO_DISTANCE_REMOTE_DEFAULT &&
+              t->core_of[8191] == t->core_of[8190] && t->core_of[8191] != t->core_of[8189],
+          "node 1023 of 1024: CPUs 8184-8191, 4 cores of 2 threads, one LLC, index 1023 (%s)",
+          r == 0 ? "ok" : err);
 }
 
 static void test_bad_args(void)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     char err[8];
 
     CHECK(topo_load(TOPO_SOURCE_XML, NULL, NULL, t, NULL, 0) == -EINVAL, "NULL path: -EINVAL");
@@ -617,7 +625,7 @@ static void test_bad_args(void)
 
 static void test_print(void)
 {
-    _cleanup_free_ topology *t = topo_new();
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ char *text = NULL, *json = NULL, *path = NULL;
     size_t len = 0;
     char err[512] = "";

@@ -98,7 +98,11 @@ static void plan_one_move(const topology *t, int from, int to, snap_domain *sd, 
                           plan_domain *pd, plan_cell *pc, plan_move *mv)
 {
     memset(sd, 0, sizeof(*sd));
+    static uint64_t cell_pages[VN_MAX_NODES];
     memset(cell, 0, sizeof(*cell));
+    memset(cell_pages, 0, sizeof(cell_pages));
+    cell->pages = cell_pages;
+    cell->nr_nodes = t->nr_nodes;
     memset(pd, 0, sizeof(*pd));
     memset(pc, 0, sizeof(*pc));
     cell->page_size = PAGE;
@@ -129,7 +133,7 @@ static void state_for(dom_state *st, char *p)
 
 int main(int argc, char **argv)
 {
-    _cleanup_free_ topology *t = calloc(1, sizeof(*t));
+    _cleanup_topo_ topology *t = topo_new();
     _cleanup_free_ dom_state *st = calloc(1, sizeof(*st));
     numa_ops ops = numa_libnuma;
     struct io_uring ring;
