@@ -643,6 +643,18 @@ static void decide_unmeasured(const topology *t, const snap_domain *d, const vn_
     }
 }
 
+/* A cell with vCPUs placed on a node: the node's nearest lower memory tier beside it (where the
+ * host has one), the home of the cell's cold memory. */
+static void link_lower_tiers(const topology *t, const snap_domain *d, plan_domain *pd)
+{
+    for (unsigned k = 0; k < pd->nr_cells; k++) {
+        plan_cell *pc = &pd->cells[k];
+        pc->lower_tier = d->cells[k].nr_vcpus > 0 && pc->target_node >= 0
+                             ? t->nodes[pc->target_node].lower_tier
+                             : -1;
+    }
+}
+
 static int decide_domain(const topology *t, const snap_domain *d, const vn_config *c,
                          pass_state *ps, plan_domain *pd)
 {
@@ -660,6 +672,7 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
         placed[k] = -1;
     if (d->busy_unmeasured) {
         decide_unmeasured(t, d, c, ps, pd);
+        link_lower_tiers(t, d, pd);
         return 0;
     }
     /* cells with vCPUs first, then memory-only cells (no vCPUs: guest memory, CXL or HBM
@@ -686,6 +699,7 @@ static int decide_domain(const topology *t, const snap_domain *d, const vn_confi
         if (r < 0)
             return r;
     }
+    link_lower_tiers(t, d, pd);
     return 0;
 }
 

@@ -233,6 +233,7 @@ typedef struct plan_cell {
     int current_node;       /* node index where the cell mostly is now, -1 spread/unknown */
     int target_node;        /* node index chosen, -1 none */
     int candidate_node;     /* feed back as last_candidate next pass (rule 3) */
+    int lower_tier;         /* node index of the target's nearest lower memory tier, -1 none */
     double locality_before; /* percent, busy-weighted share of memory local to its vCPU */
     double locality_after;  /* percent, expected once the plan is done */
     int busy_vcpus;         /* the cell's vCPUs decide counted busy, -1 not measured */

@@ -69,6 +69,8 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
     json_object_object_add(o, "current_node", node_json(t, pc->current_node));
     json_object_object_add(o, "target_node", node_json(t, pc->target_node));
     json_object_object_add(o, "candidate_node", node_json(t, pc->candidate_node));
+    if (pc->lower_tier >= 0)
+        json_object_object_add(o, "lower_tier", node_json(t, pc->lower_tier));
     json_object_object_add(o, "locality_before",
                            json_object_new_double(round1(pc->locality_before)));
     json_object_object_add(o, "locality_after", json_object_new_double(round1(pc->locality_after)));
@@ -274,6 +276,7 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->cell = pc->cell_id;
         rc->node = node_index(t, pc->current_node);
         rc->target = node_index(t, pc->target_node);
+        rc->lower_tier = node_index(t, pc->lower_tier);
         rc->reason = pc->reason;
         rc->mem_pinned = pc->mem_pinned;
         rc->page_size = pc->page_size;
@@ -323,6 +326,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
         json_object_object_add(j, "cell", json_object_new_int((int)rc->cell));
         json_object_object_add(j, "node", node_json(t, rc->node));
         json_object_object_add(j, "target", node_json(t, rc->target));
+        if (rc->lower_tier >= 0)
+            json_object_object_add(j, "lower_tier", node_json(t, rc->lower_tier));
         json_object_object_add(j, "reason", json_object_new_string(reason_name(rc->reason)));
         json_object_object_add(j, "rules", rules_json(rc->rules));
         if (rc->mem_pinned != MEM_PIN_NONE)

@@ -46,6 +46,7 @@ typedef struct record_cell {
     unsigned cell;          /* the guest's cell id */
     int node;               /* topology node index it runs on, -1 unknown */
     int target;             /* topology node index of its target, -1 none */
+    int lower_tier;         /* the target's nearest lower memory tier (node index), -1 none */
     vn_reason reason;       /* the decision */
     vn_rules rules;         /* the rules that fired */
     vn_mem_pin mem_pinned;  /* memory that cannot move, and why (MEM_PIN_NONE: it can) */

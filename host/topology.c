@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "rules.h"
+#include "topology_tiers.h"
 #include "util.h"
 
 /* A cpu list of the host's, as sysfs or the balancer writes it. */
@@ -319,6 +320,23 @@ static void topo_fill_distances(hwloc_topology_t h, topology *t)
 
 /* Build *t from a loaded hwloc topology: the CPUs and nodes allowed to this process, or
  * every online one (whole_host). Returns 0 or -errno with a reason in err. */
+/* Each node's latency and bandwidth from its best initiator, where the source has them (ACPI
+ * HMAT on a live host, memattrs in an XML export); 0 where it does not. */
+static void topo_fill_memattrs(hwloc_topology_t h, hwloc_obj_t *nodes, topology *t)
+{
+    for (unsigned i = 0; i < t->nr_nodes; i++) {
+        struct hwloc_location where;
+        hwloc_uint64_t v;
+
+        if (hwloc_memattr_get_best_initiator(h, HWLOC_MEMATTR_ID_LATENCY, nodes[i], 0, &where,
+                                             &v) == 0)
+            t->nodes[i].latency_ns = v;
+        if (hwloc_memattr_get_best_initiator(h, HWLOC_MEMATTR_ID_BANDWIDTH, nodes[i], 0, &where,
+                                             &v) == 0)
+            t->nodes[i].bandwidth_mib = v;
+    }
+}
+
 static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, char *err,
                            size_t errlen)
 {
@@ -410,6 +428,8 @@ static int topo_from_hwloc(hwloc_topology_t h, bool whole_host, topology *t, cha
         node->imb_numa_nr = node->cpuless ? 0 : rule_imb_numa_nr(node->nr_cpus, node->nr_llc);
     }
     topo_fill_distances(h, t);
+    topo_fill_memattrs(h, nodes, t);
+    topo_link_tiers(t);
     return 0;
 }
 
@@ -599,6 +619,8 @@ int topo_load(topo_source_kind kind, const char *arg, const char *sysfs_root, to
     if (kind == TOPO_SOURCE_LIVE) {
         (void)topo_refresh_free(t, sysfs_root);
         topo_read_isolated(sysfs_root && *sysfs_root ? sysfs_root : "/", t);
+        topo_read_tiers(sysfs_root && *sysfs_root ? sysfs_root : "/", t);
+        topo_link_tiers(t);
     }
 
     topo_release(ret);
@@ -648,6 +670,8 @@ int topo_set_nodes(topology *t, unsigned nr)
     t->nodes = nodes;
     t->distance = distance;
     t->nr_nodes = nr;
+    for (unsigned i = 0; i < nr; i++)
+        t->nodes[i].memory_tier = t->nodes[i].lower_tier = -1;
     return 0;
 }
 

@@ -43,6 +43,13 @@ typedef struct topo_node {
     vn_cpuset llc[VN_MAX_LLC_PER_NODE]; /* allowed CPUs of each LLC group in this node */
     unsigned imb_numa_nr;               /* rule 1: allowed imbalance, see rule_imb_numa_nr() */
     topo_huge huge[TOPO_HUGE_SIZES];    /* huge page pools, live hosts only (sysfs) */
+    /* Memory tiers (topology_tiers.c). The kernel's tier of the node's memory (memory_tierN
+     * under /sys/devices/virtual/memory_tiering: a higher N is slower), -1 unknown; hwloc's
+     * memory attributes from the node's best initiator (ACPI HMAT), 0 unknown. */
+    int memory_tier;
+    uint64_t latency_ns;
+    uint64_t bandwidth_mib;
+    int lower_tier; /* a node with CPUs: its nearest node of a lower memory tier, -1 none */
 } topo_node;
 
 typedef struct topology {

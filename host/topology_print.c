@@ -3,6 +3,7 @@
  * The topology as text for people (`vnumactl topology`): a table of the nodes and their
  * distance matrix, or the same as JSON.
  */
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,15 @@ static void topo_print_json(const topology *t, FILE *f)
         json_object_object_add(o, "mem_free",
                                n->mem_free_known ? json_object_new_uint64(n->mem_free) : NULL);
         json_object_object_add(o, "cpuless", json_object_new_boolean(n->cpuless));
+        json_object_object_add(o, "memory_tier",
+                               n->memory_tier >= 0 ? json_object_new_int(n->memory_tier) : NULL);
+        json_object_object_add(
+            o, "lower_tier",
+            n->lower_tier >= 0 ? json_object_new_int64(t->nodes[n->lower_tier].os_index) : NULL);
+        json_object_object_add(o, "latency_ns",
+                               n->latency_ns ? json_object_new_uint64(n->latency_ns) : NULL);
+        json_object_object_add(o, "bandwidth_mib",
+                               n->bandwidth_mib ? json_object_new_uint64(n->bandwidth_mib) : NULL);
         json_object_array_add(nodes, o);
     }
     for (unsigned i = 0; i < t->nr_nodes; i++) {
@@ -93,10 +103,21 @@ static void topo_print_table(const topology *t, FILE *f)
         w = VN_MAX(w, (int)strlen(cpus));
     }
 
-    fprintf(f, "%4s  %-*s  %5s  %5s  %3s  %4s  %11s  %10s  %10s\n", "node", w, "cpus", "#cpus",
-            "cores", "smt", "llcs", "imb_numa_nr", "mem total", "mem free");
+    fprintf(f, "%4s  %-*s  %5s  %5s  %3s  %4s  %11s  %10s  %10s  %4s  %5s  %7s  %9s\n", "node", w,
+            "cpus", "#cpus", "cores", "smt", "llcs", "imb_numa_nr", "mem total", "mem free", "tier",
+            "lower", "latency", "bandwidth");
     for (unsigned i = 0; i < t->nr_nodes; i++) {
         const topo_node *n = &t->nodes[i];
+        char tier[16] = "-", lower[16] = "-", lat[24] = "-", bw[24] = "-";
+
+        if (n->memory_tier >= 0)
+            (void)snprintf(tier, sizeof(tier), "%d", n->memory_tier);
+        if (n->lower_tier >= 0)
+            (void)snprintf(lower, sizeof(lower), "%u", t->nodes[n->lower_tier].os_index);
+        if (n->latency_ns)
+            (void)snprintf(lat, sizeof(lat), "%" PRIu64 "ns", n->latency_ns);
+        if (n->bandwidth_mib)
+            (void)snprintf(bw, sizeof(bw), "%.1fG/s", (double)n->bandwidth_mib / 1024.0);
 
         (void)cpuset_format(&n->cpus, cpus, sizeof(cpus));
         topo_format_gib(n->mem_total, total, sizeof(total));
@@ -104,9 +125,10 @@ static void topo_print_table(const topology *t, FILE *f)
             topo_format_gib(n->mem_free, freeb, sizeof(freeb));
         else
             (void)snprintf(freeb, sizeof(freeb), "-");
-        fprintf(f, "%4u  %-*s  %5u  %5u  %3u  %4u  %11u  %10s  %10s%s\n", n->os_index, w,
-                n->cpuless ? "-" : cpus, n->nr_cpus, n->nr_cores, n->smt, n->nr_llc, n->imb_numa_nr,
-                total, freeb, n->cpuless ? "  memory-only" : "");
+        fprintf(f, "%4u  %-*s  %5u  %5u  %3u  %4u  %11u  %10s  %10s  %4s  %5s  %7s  %9s%s\n",
+                n->os_index, w, n->cpuless ? "-" : cpus, n->nr_cpus, n->nr_cores, n->smt, n->nr_llc,
+                n->imb_numa_nr, total, freeb, tier, lower, lat, bw,
+                n->cpuless ? "  memory-only" : "");
     }
 
     fprintf(f, "\ndistances%s:\n%4s", t->distances_known ? "" : " (defaults: source has none)",

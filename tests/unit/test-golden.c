@@ -130,7 +130,7 @@ static void golden_metrics(void)
     static topology t; /* 2 MiB: off the stack */
     metrics_host h = {0};
     dom_state *doms[2];
-    plan_cell cells[2] = {0};
+    plan_cell cells[2] = {{.lower_tier = -1}, {.lower_tier = -1}};
     plan_domain pd = {.nr_cells = 2, .cells = cells};
     char err[256], *text = NULL;
 

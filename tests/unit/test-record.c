@@ -12,8 +12,8 @@ static record_decision last_rec(const char *action, int t0, int t1)
     memset(&r, 0, sizeof(r));
     snprintf(r.action, sizeof(r.action), "%s", action);
     r.nr_cells = 2;
-    r.cells[0] = (record_cell){.cell = 0, .target = t0};
-    r.cells[1] = (record_cell){.cell = 1, .target = t1};
+    r.cells[0] = (record_cell){.cell = 0, .target = t0, .lower_tier = -1};
+    r.cells[1] = (record_cell){.cell = 1, .target = t1, .lower_tier = -1};
     return r;
 }
 
@@ -22,8 +22,8 @@ int main(void)
     plan_move mv = {.from_node = 3, .to_node = 1, .bytes = 1 << 20};
     plan_pin pin = {.vcpu = 0};
     plan_cell cells[2] = {
-        {.cell_id = 0, .target_node = 1, .nr_moves = 1, .moves = &mv},
-        {.cell_id = 1, .target_node = 2}, /* nothing to do this pass */
+        {.cell_id = 0, .target_node = 1, .lower_tier = -1, .nr_moves = 1, .moves = &mv},
+        {.cell_id = 1, .target_node = 2, .lower_tier = -1}, /* nothing to do this pass */
     };
     plan_domain pd = {.nr_cells = 2, .cells = cells};
     act_result res;
