@@ -25,6 +25,62 @@ const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell)
     return NULL;
 }
 
+typedef struct gpa_iv {
+    uint64_t start, end;
+} gpa_iv;
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const gpa_iv *x = a, *y = b;
+
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The plan's hot ranges inside [lo, hi), sorted and merged; returns how many. */
+static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv *iv)
+{
+    unsigned n = 0, w = 0;
+
+    for (unsigned m = 0; m < pc->nr_moves && n < SNAP_MAX_HOT_RANGES; m++) {
+        const plan_move *mv = &pc->moves[m];
+        uint64_t s = VN_MAX(mv->gpa, lo), e = VN_MIN(mv->gpa + mv->length, hi);
+        if (mv->is_range && s < e)
+            iv[n++] = (gpa_iv){s, e};
+    }
+    qsort(iv, n, sizeof(*iv), cmp_iv);
+    for (unsigned i = 0; i < n; i++) {
+        if (w && iv[i].start <= iv[w - 1].end)
+            iv[w - 1].end = VN_MAX(iv[w - 1].end, iv[i].end);
+        else
+            iv[w++] = iv[i];
+    }
+    return w;
+}
+
+/* A cold bulk move over RAM range r: a span for each stretch between the plan's hot ranges,
+ * page-aligned inward. Returns the spans added at out[0..max-1]. */
+static unsigned cold_pieces(const plan_cell *pc, const ram_range *r, const move_span *proto,
+                            move_span *out, unsigned max)
+{
+    gpa_iv iv[SNAP_MAX_HOT_RANGES];
+    uint64_t ps = proto->page_size, at = r->gpa, end = r->gpa + r->size;
+    unsigned nr = hot_inside(pc, r->gpa, end, iv), n = 0;
+
+    for (unsigned i = 0; i <= nr && n < max; i++) {
+        uint64_t stop = i < nr ? iv[i].start : end;
+        uint64_t s = (at - r->gpa + ps - 1) / ps * ps, e = (stop - r->gpa) / ps * ps;
+        if (e > s) {
+            out[n] = *proto;
+            out[n].hva = r->hva + s;
+            out[n].len = e - s;
+            n++;
+        }
+        if (i < nr)
+            at = iv[i].end;
+    }
+    return n;
+}
+
 unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ram, uint64_t refused,
                        move_span *out, unsigned max)
 {
@@ -39,6 +95,7 @@ unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ra
             move_span sp = {.ri = ri,
                             .move = m,
                             .hot = mv->is_range,
+                            .cold = mv->cold && !mv->is_range,
                             .to = mv->to_node,
                             .page_size = r->page_size ? r->page_size : ACT_PAGE_SIZE,
                             .shared = r->shared,
@@ -51,6 +108,11 @@ unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ra
                 sp.len = mv->length;
                 sp.from = -1;
                 sp.bytes = mv->length;
+            } else if (sp.cold) {
+                sp.from = mv->from_node;
+                sp.bytes = mv->bytes;
+                n += cold_pieces(pc, r, &sp, out + n, max - n);
+                continue;
             } else {
                 sp.hva = r->hva;
                 sp.len = r->size;
@@ -87,13 +149,12 @@ int act_order_cell(const act_target *tg, const topology *t, const plan_domain *p
     const plan_cell *pc = &pd->cells[k];
     move_span spans[MOVER_MAX_SPANS];
     unsigned n;
-    int to, r;
+    int r;
 
     if (smp->pid <= 0 || !smp->nr_ram || !tg->movers || k >= res->nr_cells)
         return 0;
     n = pc->nr_moves ? act_move_plan(pc, smp->ram, smp->nr_ram, refused, spans, MOVER_MAX_SPANS)
                      : 0;
-    to = pc->target_node >= 0 ? pc->target_node : n ? spans[0].to : 0;
     mover_order o = {.uuid = tg->uuid,
                      .name = tg->name,
                      .cell = pc->cell_id,
@@ -104,8 +165,9 @@ int act_order_cell(const act_target *tg, const topology *t, const plan_domain *p
                      .nr_moves = pc->nr_moves,
                      .batch = pc->batch_pages ? pc->batch_pages : LOCK_HOLD_MAX_PAGES,
                      .priority = cell_priority(pc),
-                     .reserve = node_reserve(t, cfg, (unsigned)to),
                      .rate_mib = tg->rate_mib};
+    for (unsigned i = 0; i < n; i++) /* each span keeps its own target's reserve */
+        spans[i].reserve = node_reserve(t, cfg, (unsigned)spans[i].to);
     /* a cell the plan moves nothing of any more drops what was queued for it */
     r = mover_order_cell(tg->movers, &o);
     for (unsigned i = 0; i < n; i++)
@@ -126,6 +188,8 @@ void act_keep_targets(const act_target *tg, const plan_domain *pd)
             vn_nodeset *s = &sets[pc->cell_id];
             *s = pc->span;
             nodeset_set(s, (unsigned)pc->target_node);
+            if (pc->lower_tier >= 0) /* its cold memory's place */
+                nodeset_set(s, (unsigned)pc->lower_tier);
             nodes[pc->cell_id] = s;
         }
     }

@@ -17,10 +17,10 @@ const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell);
 
 /*
  * What the plan of one cell moves, as spans of the sample's RAM ranges, in the order they
- * are walked: the cell's boot RAM, then its memory devices, each with its hot ranges before
- * its bulk moves in plan order; ranges whose pages would not move (`refused`, bit per ram[]
- * index) are left out. Fills out[0..max-1]; returns how many there are (max is enough for
- * nr_ram * pc->nr_moves). Pure: no call, no state.
+ * are walked: the cell's boot RAM, then its memory devices, each with its moves in plan order;
+ * a cold bulk move (plan_move.cold) is a span for each stretch of the range between the plan's
+ * hot ranges. Ranges whose pages would not move (`refused`, bit per ram[] index) are left out.
+ * Fills out[0..max-1] and stops there; returns how many there are. Pure: no call, no state.
  */
 unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ram, uint64_t refused,
                        move_span *out, unsigned max);
@@ -38,6 +38,7 @@ int act_order_cell(const act_target *tg, const topology *t, const plan_domain *p
 /*
  * A pass that decided the domain's cells again without acting on them: what the mover still
  * has queued for a cell stays only while it goes where the plan now puts the cell (its target
- * node, or a wide cell's nodes); a cell with no target keeps its order.
+ * node and the target's lower tier, or a wide cell's nodes); a cell with no target keeps its
+ * order.
  */
 void act_keep_targets(const act_target *tg, const plan_domain *pd);

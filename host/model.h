@@ -224,6 +224,8 @@ typedef struct plan_move {
     uint64_t gpa;       /* hot range start, when is_range */
     uint64_t length;    /* hot range length, when is_range */
     bool is_range;      /* a guest-physical range from hints, else bulk from from_node */
+    bool cold;          /* bulk of the cell's cold memory only: pages outside its hot ranges
+                         * (the cell's is_range moves) */
     double gain_points; /* expected locality gain, percentage points of the cell */
     vn_rules rules;
 } plan_move;

@@ -26,9 +26,12 @@ typedef struct move_span {
     unsigned ri;   /* the range's index in the sample's ram[] (resume point, refused) */
     unsigned move; /* the plan_move it serves (plan_cell.moves[]) */
     bool hot;      /* a hot range: pages from every other node; else a bulk move */
+    bool cold;     /* a piece of a bulk move of the cell's cold memory: the range between two
+                    * hot ranges (walked from its own start, not the range's resume point) */
     uint64_t hva, len;
-    int from, to;   /* topology node indexes (from: -1 for a hot range) */
-    uint64_t bytes; /* hot range: its length; bulk: the move's bytes over all the cell's ranges */
+    int from, to;     /* topology node indexes (from: -1 for a hot range) */
+    uint64_t bytes;   /* hot range: its length; bulk: the move's bytes over all the cell's ranges */
+    uint64_t reserve; /* bytes of MemFree the target (to) keeps */
     uint64_t page_size;
     bool shared, hugetlb;
 } move_span;

@@ -34,12 +34,12 @@ typedef struct mv_cell {
     unsigned nr_spans, next;          /* spans[next] is worked now; next == nr_spans: done */
     uint64_t done[MOVER_MAX_SPANS];   /* bytes moved for each plan move (bulk: over its spans) */
     uint64_t walked[MOVER_MAX_SPANS]; /* pages of each span walked since it began */
-    uint64_t hot_pos[MOVER_MAX_SPANS];
+    uint64_t pos[MOVER_MAX_SPANS];    /* hot and cold spans: the page they go on from */
+    vn_nodeset full;                  /* targets that had no room: their spans wait */
     unsigned cell_id;
     unsigned nr_moves;
     uint32_t batch;
     double priority, served_s;
-    uint64_t reserve;
     bool busy;                                     /* a thread works a window of it */
     unsigned gen;                                  /* bumped by every new order */
     mover_cell_progress took;                      /* since the last mover_take */
@@ -233,12 +233,12 @@ int mover_order_cell(mover *m, const mover_order *o)
     c->nr_moves = VN_MIN(o->nr_moves, (unsigned)MOVER_MAX_SPANS);
     memset(c->done, 0, sizeof(c->done));
     memset(c->walked, 0, sizeof(c->walked));
-    memset(c->hot_pos, 0, sizeof(c->hot_pos));
+    memset(c->pos, 0, sizeof(c->pos));
+    nodeset_zero(&c->full);
     memset(c->range_moved, 0, sizeof(c->range_moved));
     memset(c->range_unmovable, 0, sizeof(c->range_unmovable));
     c->batch = o->batch ? o->batch : LOCK_HOLD_MAX_PAGES;
     c->priority = o->priority;
-    c->reserve = o->reserve;
     c->cell_id = o->cell;
     c->took.reserve_hit = false;
     if (o->nr_spans)
@@ -436,14 +436,16 @@ static void wait_for(mover *m, double s)
     (void)pthread_cond_timedwait(&m->work, &m->lock, &ts);
 }
 
-/* The span of the cell to work now, skipping what is done or refused; false: none left. */
+/* The span of the cell to work now, skipping what is done, refused or goes to a full target;
+ * false: none left. */
 static bool current_span(const mv_dom *d, mv_cell *c)
 {
     while (c->next < c->nr_spans) {
         const move_span *sp = &c->spans[c->next];
         uint64_t npages = sp->len / (sp->page_size ? sp->page_size : ACT_PAGE_SIZE);
         bool refused = sp->ri < 64 && (d->refused & (1ULL << sp->ri));
-        if (!refused && span_want(c, c->next) > 0 && c->walked[c->next] < npages)
+        if (!refused && !nodeset_isset(&c->full, (unsigned)sp->to) && span_want(c, c->next) > 0 &&
+            c->walked[c->next] < npages)
             return true;
         c->next++;
     }
@@ -513,7 +515,8 @@ static void *mover_thread(void *arg)
         c->served_s = now;
         d->busy++;
         m->working++;
-        uint64_t pos = sp.hot ? c->hot_pos[i] : d->resume[sp.ri < 64 ? sp.ri : 0];
+        bool own_pos = sp.hot || sp.cold;
+        uint64_t pos = own_pos ? c->pos[i] : d->resume[sp.ri < 64 ? sp.ri : 0];
         move_window w = {.pid = d->pid,
                          .hva = sp.hva,
                          .len = sp.len,
@@ -523,7 +526,7 @@ static void *mover_thread(void *arg)
                          .shared = sp.shared,
                          .hugetlb = sp.hugetlb,
                          .batch = c->batch,
-                         .reserve = c->reserve};
+                         .reserve = sp.reserve};
         char name[SNAP_NAME_MAX];
         snprintf(name, sizeof(name), "%s", d->name);
         move_window_result res;
@@ -555,23 +558,24 @@ static void *mover_thread(void *arg)
         } else if (c->gen == gen && d->ram_gen == ram_gen) {
             c->done[sp.move] += moved;
             c->walked[i] += res.pages_walked;
-            if (sp.hot)
-                c->hot_pos[i] = pos;
+            if (own_pos)
+                c->pos[i] = pos;
             else if (sp.ri < 64)
                 d->resume[sp.ri] = pos;
             if (sp.ri < 64) {
                 c->range_moved[sp.ri] += res.pages_moved;
                 c->range_unmovable[sp.ri] += res.pages_unmovable;
             }
+            if (res.reserve_hit) {
+                /* the target has no room: what goes there waits for the next pass's order;
+                 * spans to another node (a lower tier) go on */
+                c->took.reserve_hit = true;
+                nodeset_set(&c->full, (unsigned)sp.to);
+            }
             if (!current_span(d, c) || c->next != i)
                 check_refused(d, c, sp.ri);
             if (!cell_waiting(c))
                 log_debug("Mover: cell %u of '%s' done", c->cell_id, d->name);
-            if (res.reserve_hit) {
-                /* the target has no room: the rest waits for the next pass's order */
-                c->took.reserve_hit = true;
-                c->nr_spans = c->next = 0;
-            }
         }
         pthread_mutex_unlock(&m->lock);
         if (moved)

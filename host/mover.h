@@ -6,7 +6,8 @@
  * sampling and the control socket never wait for it. A new order for a cell replaces what was
  * queued for it, so no stale target is ever moved to. One token bucket for the host (and one
  * per domain with its own rate_mib) charges what moved; every window checks the target's room
- * first, and a cell whose target has no room stops there until the next order. What it did is taken
+ * first (above the span's reserve), and a cell's spans to a target without room stop there
+ * until the next order, while its spans to another node (a lower tier) go on. What it did is taken
  * by the pass (mover_take) for the records, the counters and the refused ranges the sample needs.
  */
 #pragma once
@@ -36,7 +37,6 @@ typedef struct mover_order {
     unsigned nr_moves; /* the plan's moves the spans serve */
     uint32_t batch;    /* pages a window covers at most */
     double priority;   /* the plan's gain (points): higher goes first */
-    uint64_t reserve;  /* bytes of MemFree the target keeps */
     unsigned rate_mib; /* the domain's own limit (rate_mib); 0: the host's only */
 } mover_order;
 

@@ -397,6 +397,37 @@ static void test_move_plan(void)
     CHECK(n == 3, "never more spans than room for (%u)", n);
     pc.cell_id = 2;
     CHECK(act_move_plan(&pc, ram, 4, 0, sp, 16) == 0, "a cell without RAM ranges moves nothing");
+
+    /* a cold bulk move (tiers): the stretches of each range between the hot ranges, which
+     * overlap and come in any order; a 2 MiB huge page range is cut to whole pages */
+    plan_move tm[4] = {
+        {.from_node = 0, .to_node = 1, .bytes = 8 << 20, .cold = true},
+        {.from_node = -1, .to_node = 0, .is_range = true, .gpa = 8 << 20, .length = 4 << 20},
+        {.from_node = -1, .to_node = 0, .is_range = true, .gpa = 1 << 20, .length = 2 << 20},
+        {.from_node = -1, .to_node = 0, .is_range = true, .gpa = 10 << 20, .length = 6 << 20},
+    };
+    plan_cell tc = {.cell_id = 0, .target_node = 0, .lower_tier = 1, .moves = tm, .nr_moves = 4};
+    n = act_move_plan(&tc, ram, 4, 0, sp, 16);
+    CHECK(n == 8 && sp[0].cold && sp[0].hva == 0x10000000 && sp[0].len == 1 << 20 &&
+              sp[1].hva == 0x10000000 + (3 << 20) && sp[1].len == 5 << 20 &&
+              sp[2].hva == 0x10000000 + (16 << 20) && sp[2].len == 48 << 20 && sp[0].from == 0 &&
+              sp[2].to == 1 && sp[2].bytes == 8 << 20 && sp[2].move == 0,
+          "cold: the boot RAM less the hot ranges 1-3 MiB and 8-16 MiB (merged) is three "
+          "spans down to the lower tier, each with the move's bytes (%u spans)",
+          n);
+    CHECK(n == 8 && sp[3].hot && sp[4].hot && sp[5].hot && sp[6].cold && sp[6].ri == 2 &&
+              sp[6].len == 32 << 20 && sp[7].cold && sp[7].ri == 3 && sp[7].len == 2 << 20,
+          "cold: then the hot ranges; the devices without hot ranges are a span each, whole");
+    tm[2].gpa = 2ULL << 32;
+    tm[2].length = 4096;
+    n = act_move_plan(&tc, ram, 4, 0, sp, 16);
+    CHECK(n == 6 && sp[0].len == 8 << 20 && sp[1].len == 48 << 20 && sp[4].cold && sp[4].ri == 2 &&
+              sp[5].hot && sp[5].ri == 3,
+          "cold: a hot 4 KiB inside the 2 MiB huge page makes the whole page hot: no cold span "
+          "of that range, only its hot one (%u spans)",
+          n);
+    n = act_move_plan(&tc, ram, 4, 0, sp, 2);
+    CHECK(n == 2, "cold: never more spans than room for (%u)", n);
 }
 
 int main(void)

@@ -4,7 +4,8 @@
  * is) and a fake clock: an order moves all it asks and nothing twice, a new order replaces the
  * old one (no page goes to the old target after it), the host's rate limit holds over the
  * clock, a forgotten domain moves no more, pinned pages make a range refused, a target without
- * room stops the order at its reserve, the higher priority goes first. Every wait is for the
+ * room stops the order's spans to it at its reserve while its spans to a lower tier go on, the
+ * higher priority goes first. Every wait is for the
  * mover to be idle (a timeout only says it never was).
  */
 #include <errno.h>
@@ -179,6 +180,7 @@ static int order(mover *m, unsigned cell, int from, int to, uint64_t bytes, doub
                     .from = from,
                     .to = to,
                     .bytes = bytes,
+                    .reserve = 256 * MIB,
                     .page_size = PAGE};
     mover_order o = {.uuid = "00000000-0000-4000-8000-000000000001",
                      .name = "mover-test",
@@ -189,12 +191,62 @@ static int order(mover *m, unsigned cell, int from, int to, uint64_t bytes, doub
                      .nr_spans = bytes ? 1 : 0,
                      .nr_moves = 1,
                      .batch = 1024,
-                     .priority = prio,
-                     .reserve = 256 * MIB};
+                     .priority = prio};
     return mover_order_cell(m, &o);
 }
 
 #define UUID "00000000-0000-4000-8000-000000000001"
+
+#define TIER_FLOOR (256 * MIB + RESERVE_SLACK_BYTES) /* what the home keeps in 6b */
+
+/* 6b's order, on a new mover: a hot range (pages 0-1023) home to node 0 and 4 MiB of cold pages
+ * (the rest of cell 0's half) from node 0 down to node 1; cold_first: the demotion first */
+static int tier_order(mover **m, bool cold_first)
+{
+    move_span hot = {.ri = 0,
+                     .move = 0,
+                     .hot = true,
+                     .hva = HVA,
+                     .len = 1024 * PAGE,
+                     .from = -1,
+                     .to = 0,
+                     .bytes = 1024 * PAGE,
+                     .reserve = 256 * MIB,
+                     .page_size = PAGE};
+    move_span cold = {.ri = 0,
+                      .move = 1,
+                      .cold = true,
+                      .hva = HVA + 1024 * PAGE,
+                      .len = (PAGES / 2 - 1024) * PAGE,
+                      .from = 0,
+                      .to = 1,
+                      .bytes = 1024 * PAGE,
+                      .reserve = 256 * MIB,
+                      .page_size = PAGE};
+    move_span spans[2] = {cold_first ? cold : hot, cold_first ? hot : cold};
+    mover_order o = {.uuid = UUID,
+                     .name = "mover-test",
+                     .cell = 0,
+                     .pid = PID,
+                     .ram_gen = 1,
+                     .spans = spans,
+                     .nr_spans = 2,
+                     .nr_moves = 2,
+                     .batch = 256,
+                     .priority = 10};
+    int r;
+
+    spans[0].move = 0;
+    spans[1].move = 1;
+    reset(0);
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < 1024; i++)
+        node_of[i] = 1;
+    free_b[0] = min_free[0] = (long long)TIER_FLOOR;
+    pthread_mutex_unlock(&lock);
+    r = mover_start(m, topo, &fake_ops, 1, 1, 256);
+    return r < 0 ? r : mover_order_cell(*m, &o);
+}
 
 static unsigned forgot_at; /* pages on node 0 when mover_forget returned */
 
@@ -382,6 +434,28 @@ int main(void)
               on_node(0, 0, PAGES) < PAGES / 2 && min_free[0] >= (long long)(256 * MIB),
           "room: part moved, the order stopped at the reserve (lowest %lld MiB free)",
           min_free[0] / (long long)MIB);
+
+    /* 6b. tiers: a cell's order to its home node (no room) and to its lower tier. Cell 0's
+     * first 1024 pages (its hot range, 4 MiB) sit on node 1, the lower tier; the rest is on
+     * node 0, the home, which is full to its reserve and slack. */
+    mover_stop(m);
+    CHECK(tier_order(&m, false) == 0, "tiers: mover started, hot range first");
+    CHECK(mover_wait_idle(m, 60), "tiers, hot first: the mover goes idle");
+    mover_take(m, UUID, &p);
+    CHECK(on_node(1, 0, 1024) == 1024 && on_node(1, 1024, PAGES / 2) == 1024 &&
+              p.cells[0].reserve_hit && !p.cells[0].queued,
+          "tiers, hot first: the home had no room for the hot range (it waits), the span to the "
+          "lower tier went on: 1024 cold pages demoted (%u), the hot pages still down (%u)",
+          on_node(1, 1024, PAGES / 2), on_node(1, 0, 1024));
+    mover_stop(m);
+    CHECK(tier_order(&m, true) == 0, "tiers: mover started, cold first");
+    CHECK(mover_wait_idle(m, 60), "tiers, cold first: the mover goes idle");
+    mover_take(m, UUID, &p);
+    CHECK(on_node(0, 0, 1024) == 1024 && on_node(1, 1024, PAGES / 2) == 1024 &&
+              on_node(1, PAGES / 2, PAGES) == 0 && min_free[0] >= (long long)TIER_FLOOR,
+          "tiers, cold first: 1024 cold pages demoted (%u) made room for the hot range, all "
+          "home now (%u of 1024); the home never below its reserve (%lld MiB lowest)",
+          on_node(1, 1024, PAGES / 2), on_node(0, 0, 1024), min_free[0] / (long long)MIB);
 
     /* 7. priority: with one thread the higher order goes first */
     mover_stop(m);
