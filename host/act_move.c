@@ -11,6 +11,7 @@
 
 #include "act.h"
 #include "act_move.h"
+#include "gparange.h"
 #include "mover.h"
 #include "rules.h"
 #include "util.h"
@@ -25,21 +26,10 @@ const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell)
     return NULL;
 }
 
-typedef struct gpa_iv {
-    uint64_t start, end;
-} gpa_iv;
-
-static int cmp_iv(const void *a, const void *b)
-{
-    const gpa_iv *x = a, *y = b;
-
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* The plan's hot ranges inside [lo, hi), sorted and merged; returns how many. */
 static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv *iv)
 {
-    unsigned n = 0, w = 0;
+    unsigned n = 0;
 
     for (unsigned m = 0; m < pc->nr_moves && n < SNAP_MAX_HOT_RANGES; m++) {
         const plan_move *mv = &pc->moves[m];
@@ -47,14 +37,7 @@ static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv
         if (mv->is_range && s < e)
             iv[n++] = (gpa_iv){s, e};
     }
-    qsort(iv, n, sizeof(*iv), cmp_iv);
-    for (unsigned i = 0; i < n; i++) {
-        if (w && iv[i].start <= iv[w - 1].end)
-            iv[w - 1].end = VN_MAX(iv[w - 1].end, iv[i].end);
-        else
-            iv[w++] = iv[i];
-    }
-    return w;
+    return gpa_merge(iv, n);
 }
 
 /* A cold bulk move over RAM range r: a span for each stretch between the plan's hot ranges,

@@ -48,14 +48,38 @@ dom_state *domains_find_by_name(vnumad *dm, const char *name)
     return NULL;
 }
 
-/* Forget the domain's hint set, if any. */
+static void hints_free(proto_hints *h)
+{
+    if (h) {
+        proto_hints_free(h);
+        free(h);
+    }
+}
+
+/* Forget the domain's hint set, if any; one a sample work reads is kept until it is back. */
 static void hints_drop(dom_state *st)
 {
-    if (st->guest.hints) {
-        proto_hints_free(st->guest.hints);
-        free(st->guest.hints);
-        st->guest.hints = NULL;
+    if (st->guest.hints && st->guest.hints == st->guest.hints_lent) {
+        hints_free(st->guest.hints_retired); /* (lent once at a time: none) */
+        st->guest.hints_retired = st->guest.hints;
+    } else {
+        hints_free(st->guest.hints);
     }
+    st->guest.hints = NULL;
+}
+
+const proto_hints *domains_hints_lend(dom_state *st, double max_age_s, double now)
+{
+    if (!st->guest.hints || now - st->guest.hints_at_s > max_age_s || st->guest.hints_lent)
+        return NULL;
+    return st->guest.hints_lent = st->guest.hints;
+}
+
+void domains_hints_return(dom_state *st)
+{
+    st->guest.hints_lent = NULL;
+    hints_free(st->guest.hints_retired);
+    st->guest.hints_retired = NULL;
 }
 
 void domains_agent_drop(dom_state *st)
@@ -72,6 +96,7 @@ void domains_state_free(dom_state *st)
     if (!st)
         return;
     domains_agent_drop(st);
+    domains_hints_return(st); /* (no work runs on a state freed) */
     for (unsigned i = 0; i < STATE_HISTORY; i++)
         free(st->publish.history[i]);
     free(st->publish.last_record);

@@ -53,3 +53,9 @@ void domains_check_placement(dom_state *st);
 
 /* Close the agent channel and forget its hints; NULL-safe on a state without one. */
 void domains_agent_drop(dom_state *st);
+/* The domain's hint set for a sample work to read on a worker (hints_apply, sample_hot.c), if
+ * it is at most max_age_s old and none is lent yet, else NULL. It stays valid, even once a newer
+ * set arrives or the link closes, until domains_hints_return (on the loop, when the work is
+ * done). */
+const proto_hints *domains_hints_lend(dom_state *st, double max_age_s, double now);
+void domains_hints_return(dom_state *st);

@@ -27,6 +27,17 @@ int snap_cell_nodes(snap_cell *c, unsigned nr_nodes)
     return 0;
 }
 
+int snap_cell_hot_nodes(snap_cell *c)
+{
+    uint64_t *p = calloc(c->nr_nodes ? c->nr_nodes : 1, sizeof(*p));
+
+    if (!p)
+        return -ENOMEM;
+    free(c->hot_pages);
+    c->hot_pages = p;
+    return 0;
+}
+
 void snap_domain_clear(snap_domain *d)
 {
     if (!d)
@@ -36,6 +47,7 @@ void snap_domain_clear(snap_domain *d)
         free(d->cells[c].hot);
         free(d->cells[c].shares);
         free(d->cells[c].pages);
+        free(d->cells[c].hot_pages);
     }
     free(d->cells);
     memset(d, 0, sizeof(*d));
@@ -89,8 +101,11 @@ int snapshot_copy(const snapshot *s, snapshot *ret)
             dc->hot = NULL;
             dc->shares = NULL;
             dc->pages = NULL;
+            dc->hot_pages = NULL;
             dd->nr_cells = k + 1;
             if (dup_array((void **)&dc->pages, sc->pages, sc->nr_nodes, sizeof(*dc->pages)) < 0 ||
+                (sc->hot_pages && dup_array((void **)&dc->hot_pages, sc->hot_pages, sc->nr_nodes,
+                                            sizeof(*dc->hot_pages)) < 0) ||
                 dup_array((void **)&dc->vcpus, sc->vcpus, sc->nr_vcpus, sizeof(*dc->vcpus)) < 0 ||
                 dup_array((void **)&dc->hot, sc->hot, sc->nr_hot, sizeof(*dc->hot)) < 0 ||
                 dup_array((void **)&dc->shares, sc->shares, sc->nr_shares, sizeof(*dc->shares)) < 0)

@@ -99,6 +99,9 @@ typedef struct snap_cell {
     int last_candidate;     /* node index proposed last pass, -1 none (rule 3) */
     unsigned nr_hot;
     snap_hot_range *hot; /* hints, hottest first after parsing */
+    /* pages of the hot ranges on each node index (nr_nodes entries, in page_size units), as
+     * counted (sample_hot.c) or read; NULL: not known (decide takes them spread as the cell) */
+    uint64_t *hot_pages;
     unsigned nr_shares;
     snap_share *shares;
 } snap_cell;
@@ -135,6 +138,8 @@ const topo_huge *snapshot_node_huge(const topology *t, const snapshot *s, unsign
 
 /* Gives the cell nr_nodes zeroed page counts (the topology's nodes). 0 or -ENOMEM. */
 int snap_cell_nodes(snap_cell *c, unsigned nr_nodes);
+/* Gives the cell nr_nodes (its nr_nodes) zeroed hot page counts. 0 or -ENOMEM. */
+int snap_cell_hot_nodes(snap_cell *c);
 
 /* Frees everything a snapshot owns (domains, cells, vCPUs) and zeroes it. NULL-safe. */
 void snapshot_clear(snapshot *s);

@@ -42,6 +42,7 @@
 #include "publish.h"
 #include "rules.h"
 #include "sample.h"
+#include "sample_hot.h"
 #include "snapshot.h"
 #include "util.h"
 #include "virt.h"
@@ -322,6 +323,8 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
  * monitor command through libvirt waits for the job (its job lock), so the domain is skipped
  * until the job ends. An idle pass sends none and makes no call at all.
  */
+static void sample_hints(vnumad *dm, dom_work *dw);
+
 static void sample_run(work *w)
 {
     dom_work *dw = (dom_work *)w;
@@ -348,6 +351,38 @@ static void sample_run(work *w)
          * the queue: the pass's start would skew them) */
         dw->r = sample_domain(dw->d, &h, &in, &st->sample, &st->count, vn_mono_s(), &dw->sd,
                               dw->err, sizeof(dw->err));
+    if (dw->kind == DW_SAMPLE && dw->r == 0 && dw->hints)
+        sample_hints(dm, dw);
+}
+
+/*
+ * On the worker, after the sample: the guest's hints into the cells (hot ranges, sharing) and
+ * where their hot pages are now (sample_hot.c), which the tiers need. A failure leaves the
+ * domain without hints this pass (the loop logs it).
+ */
+static void sample_hints(vnumad *dm, dom_work *dw)
+{
+    dom_state *st = dw->st;
+    unsigned q = 0;
+    int r = hints_apply(dw->hints, st->sample.ram, st->sample.nr_ram, &dw->sd);
+
+    if (r == 0)
+        r = sample_hot_pages(dm->numa, dm->topo, &st->sample,
+                             st->count.passes * 0x9e3779b97f4a7c15ULL, &dw->sd, &q);
+    st->count.memory_scans += q;
+    if (r < 0) {
+        dw->hints_err = r;
+        for (unsigned k = 0; k < dw->sd.nr_cells; k++) {
+            snap_cell *c = &dw->sd.cells[k];
+            free(c->hot);
+            free(c->hot_pages);
+            free(c->shares);
+            c->hot = NULL;
+            c->hot_pages = NULL;
+            c->shares = NULL;
+            c->nr_hot = c->nr_shares = 0;
+        }
+    }
 }
 
 static void sample_done(work *w, bool late);
@@ -363,6 +398,8 @@ static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom
     }
     dw->now = now;
     dw->ps = ps;
+    if (kind == DW_SAMPLE)
+        dw->hints = domains_hints_lend(st, HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s, now);
     virt_dom_free(d);
     pass_work_submit(dm, dw, true);
 }
@@ -377,6 +414,14 @@ static void sample_done(work *w, bool late)
     int r = dw->r;
 
     pass_work_finished(dw, late);
+    if (dw->hints) {
+        domains_hints_return(st);
+        dw->hints = NULL;
+        if (dw->hints_err)
+            log_warn("Could not apply the guest hints of '%s' (%s); it goes without them this "
+                     "pass",
+                     st->name, strerror(-dw->hints_err));
+    }
     if (late || !waited) {
         /* the pass went on without it: what it read is stale */
         pass_release(dm, st);
@@ -424,13 +469,10 @@ static void sample_done(work *w, bool late)
     pass_work_free(dw);
 }
 
-/* What the loop does for a sampled domain: hints in, the agent asked for the next ones. */
-static void pass_sampled(vnumad *dm, dom_state *st, snap_domain *sd, double now)
+/* What the loop does for a sampled domain (its hints are in: sample_hints): the agent asked for
+ * the next ones. */
+static void pass_sampled(vnumad *dm, dom_state *st, double now)
 {
-    if (st->guest.hints &&
-        now - st->guest.hints_at_s <= HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s &&
-        hints_apply(st->guest.hints, st->sample.ram, st->sample.nr_ram, sd) < 0)
-        log_warn("Out of memory applying the hints of '%s'", st->name);
     if (st->guest.link) {
         proto_get_hints g = {.interval_ms = (uint32_t)(dm->cfg.interval_s * 1000),
                              .max_processes = 16,
@@ -542,7 +584,7 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
             domains_agent_drop(ps->in_st[i]);
         domains_check_placement(ps->in_st[i]);
         domains_agent_connect(dm, ps->in_st[i]);
-        pass_sampled(dm, ps->in_st[i], &ps->in[i], now);
+        pass_sampled(dm, ps->in_st[i], now);
         s->domains[s->nr_domains] = ps->in[i];
         ps->sts[s->nr_domains] = ps->in_st[i];
         ps->ds[s->nr_domains++] = ps->in_d[i];

@@ -51,6 +51,10 @@ typedef struct dom_work {
     int r;
     char err[512];
     snap_domain sd; /* DW_SAMPLE out, DW_ACT in */
+    /* DW_SAMPLE: the hint set it applies to sd (domains_hints_lend), NULL none; given back by
+     * sample_done. hints_err: applying them failed (-errno), for the loop to log. */
+    const proto_hints *hints;
+    int hints_err;
     plan_domain pd; /* DW_ACT in */
     act_result res;
     bool acted;

@@ -50,22 +50,31 @@
 
 /* ---- page counting ---- */
 
-int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64_t hva,
-                       uint64_t len, uint64_t page_size, uint64_t seed,
-                       uint64_t counts[VN_MAX_NODES], unsigned *ret_queries)
+static uint64_t piece_pages(const sample_piece *p, uint64_t page_size)
+{
+    return p->len / page_size + (p->len % page_size != 0);
+}
+
+int sample_count_pieces(const numa_ops *ops, const topology *t, pid_t pid,
+                        const sample_piece *piece, unsigned nr_pieces, uint64_t page_size,
+                        uint64_t seed, uint64_t counts[VN_MAX_NODES], unsigned *ret_queries)
 {
     _cleanup_free_ void **pages = NULL;
     _cleanup_free_ int *status = NULL;
     uint64_t hits[VN_MAX_NODES] = {0};
-    uint64_t region_pages, sampled;
-    unsigned queries = 0;
+    uint64_t region_pages = 0, sampled, base = 0; /* base: first page of piece[at] */
+    unsigned queries = 0, at = 0;
     rule_walk w;
 
     if (!ops || !ops->query || !t || !counts || pid <= 0 || page_size == 0 ||
-        (page_size & (page_size - 1)) || hva > UINT64_MAX - len || hva + len > UINTPTR_MAX)
+        (page_size & (page_size - 1)) || (nr_pieces && !piece))
         return -EINVAL;
+    for (unsigned i = 0; i < nr_pieces; i++) {
+        if (piece[i].hva > UINT64_MAX - piece[i].len || piece[i].hva + piece[i].len > UINTPTR_MAX)
+            return -EINVAL;
+        region_pages += piece_pages(&piece[i], page_size);
+    }
 
-    region_pages = len / page_size + (len % page_size != 0);
     w = rule_lock_hold_walk(region_pages);
     if (region_pages == 0 || w.nr_windows == 0) {
         memset(counts, 0, sizeof(hits));
@@ -85,8 +94,11 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
         int r;
 
         for (unsigned long i = 0; i < n; i++) {
+            /* the walk's pages rise: the piece holding the next one is this one or later */
             uint64_t page = rule_lock_hold_page(&w, region_pages, seed, first + i);
-            pages[i] = (void *)(uintptr_t)(hva + page * page_size);
+            while (at + 1 < nr_pieces && page >= base + piece_pages(&piece[at], page_size))
+                base += piece_pages(&piece[at++], page_size);
+            pages[i] = (void *)(uintptr_t)(piece[at].hva + (page - base) * page_size);
             status[i] = -ENOENT;
         }
         r = ops->query(pid, n, pages, status);
@@ -120,6 +132,15 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
     if (ret_queries)
         *ret_queries = queries;
     return 0;
+}
+
+int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64_t hva,
+                       uint64_t len, uint64_t page_size, uint64_t seed,
+                       uint64_t counts[VN_MAX_NODES], unsigned *ret_queries)
+{
+    sample_piece one = {.hva = hva, .len = len};
+
+    return sample_count_pieces(ops, t, pid, &one, 1, page_size, seed, counts, ret_queries);
 }
 
 /* ---- sample_domain ---- */

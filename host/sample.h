@@ -61,6 +61,17 @@ int sample_count_pages(const numa_ops *ops, const topology *t, pid_t pid, uint64
                        uint64_t len, uint64_t page_size, uint64_t seed,
                        uint64_t counts[VN_MAX_NODES], unsigned *ret_queries);
 
+/* One stretch of a process's memory a count walks. */
+typedef struct sample_piece {
+    uint64_t hva, len;
+} sample_piece;
+
+/* sample_count_pages() over the pieces, in order, as one region of their pages put end to
+ * end: the same bound on queries for the lot, however many pieces there are. */
+int sample_count_pieces(const numa_ops *ops, const topology *t, pid_t pid,
+                        const sample_piece *piece, unsigned nr_pieces, uint64_t page_size,
+                        uint64_t seed, uint64_t counts[VN_MAX_NODES], unsigned *ret_queries);
+
 /*
  * Memory placement changes slowly when nothing moves it, so a settled cell is not
  * counted every pass: after a count that differs from the previous one by at most

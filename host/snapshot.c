@@ -247,15 +247,26 @@ static int parse_share_one(snap_ctx *c, struct json_object *v, void *out)
     return parse_share(c, v, out);
 }
 
-/* "hints": {"hot_ranges": [...], "shares": [...]}; fills cell->hot/shares. */
+/* "hints": {"hot_ranges": [...], "hot_pages": {...}, "shares": [...]}; fills cell->hot,
+ * hot_pages and shares (cell->page_size known). */
 static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
 {
-    static const char *const known[] = {"hot_ranges", "shares", NULL};
+    static const char *const known[] = {"hot_ranges", "hot_pages", "shares", NULL};
+    struct json_object *v = NULL;
     void *hot = NULL, *shares = NULL;
     unsigned nr_hot = 0, nr_shares = 0;
+    size_t mark;
     int r;
 
     r = snap_expect_fields(c, obj, known);
+    if (r < 0)
+        return r;
+    r = snap_field_enter(c, obj, "hot_pages", false, &v, &mark);
+    if (r > 0) {
+        if (snap_cell_hot_nodes(cell) < 0)
+            return snap_fail(c, -ENOMEM, "out of memory");
+        r = snap_field_leave(c, mark, parse_pages(c, v, cell->page_size, cell->hot_pages));
+    }
     if (r < 0)
         return r;
     r = parse_list(c, obj, "hot_ranges", SNAP_MAX_HOT_RANGES, sizeof(snap_hot_range), parse_hot_one,

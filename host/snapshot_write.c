@@ -54,12 +54,28 @@ static struct json_object *vcpu(const snap_vcpu *v, char *buf)
     return o;
 }
 
-static struct json_object *hints(const snap_cell *c)
+/* {"<node>": pages, ...} of the nodes with some */
+static struct json_object *node_pages(const topology *t, const uint64_t *pages)
+{
+    struct json_object *o = json_object_new_object();
+    char key[16];
+
+    for (unsigned n = 0; o && n < t->nr_nodes; n++)
+        if (pages[n]) {
+            (void)snprintf(key, sizeof(key), "%u", t->nodes[n].os_index);
+            add(o, key, json_object_new_uint64(pages[n]));
+        }
+    return o;
+}
+
+static struct json_object *hints(const topology *t, const snap_cell *c)
 {
     struct json_object *o = json_object_new_object(), *hot = NULL, *shares = NULL;
 
     if (!o)
         return NULL;
+    if (c->hot_pages)
+        add(o, "hot_pages", node_pages(t, c->hot_pages));
     if (c->nr_hot && (hot = json_object_new_array()))
         for (unsigned i = 0; i < c->nr_hot; i++) {
             struct json_object *h = json_object_new_object();
@@ -90,8 +106,7 @@ static struct json_object *hints(const snap_cell *c)
 
 static struct json_object *cell(const topology *t, const snap_cell *c, char *buf)
 {
-    struct json_object *o = json_object_new_object(), *pages, *vcpus;
-    char key[16];
+    struct json_object *o = json_object_new_object(), *vcpus;
 
     if (!o)
         return NULL;
@@ -102,13 +117,7 @@ static struct json_object *cell(const topology *t, const snap_cell *c, char *buf
         add(o, "page_size", json_object_new_uint64(c->page_size));
     if (c->mem_pinned != MEM_PIN_NONE)
         add(o, "memory_pinned", json_object_new_string(mem_pin_name(c->mem_pinned)));
-    pages = json_object_new_object();
-    for (unsigned n = 0; pages && n < t->nr_nodes; n++)
-        if (c->pages[n]) {
-            (void)snprintf(key, sizeof(key), "%u", t->nodes[n].os_index);
-            add(pages, key, json_object_new_uint64(c->pages[n]));
-        }
-    add(o, "pages", pages);
+    add(o, "pages", node_pages(t, c->pages));
     if (c->last_candidate >= 0)
         add(o, "last_candidate", node_number(t, c->last_candidate));
     vcpus = json_object_new_array();
@@ -116,7 +125,7 @@ static struct json_object *cell(const topology *t, const snap_cell *c, char *buf
         json_object_array_add(vcpus, vcpu(&c->vcpus[i], buf));
     add(o, "vcpus", vcpus);
     if (c->nr_hot || c->nr_shares)
-        add(o, "hints", hints(c));
+        add(o, "hints", hints(t, c));
     return o;
 }
 

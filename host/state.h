@@ -200,12 +200,16 @@ typedef struct dom_published {
 
 /* The domain's guest agent (domains.c, agentlink.c). */
 typedef struct dom_guest {
-    bool connected;          /* the guest opened org.vnuma.agent.0 */
-    struct agentlink *link;  /* the channel to vnuma-agent, NULL if none */
-    bool link_closed;        /* the channel failed: close it next pass */
-    agentlink_stats stats;   /* what came over the channel */
-    proto_hints *hints;      /* the latest valid hint set, or NULL */
-    double hints_at_s;       /* monotonic time it arrived */
+    bool connected;         /* the guest opened org.vnuma.agent.0 */
+    struct agentlink *link; /* the channel to vnuma-agent, NULL if none */
+    bool link_closed;       /* the channel failed: close it next pass */
+    agentlink_stats stats;  /* what came over the channel */
+    proto_hints *hints;     /* the latest valid hint set, or NULL */
+    double hints_at_s;      /* monotonic time it arrived */
+    /* the hint set a sample work reads on a worker (domains_hints_lend), and that set once a
+     * newer one replaced it: freed when the work gives it back, never under it */
+    const proto_hints *hints_lent;
+    proto_hints *hints_retired;
     uint64_t no_channel_gen; /* the read of the live XML that had no open channel (0: none) */
 } dom_guest;
 

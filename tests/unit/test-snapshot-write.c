@@ -32,6 +32,15 @@ static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes,
             snprintf(why, len, "cell %u: pages on node index %u", a->id, n);
             return false;
         }
+    if (!a->hot_pages != !b->hot_pages) {
+        snprintf(why, len, "cell %u: hot pages known on one side only", a->id);
+        return false;
+    }
+    for (unsigned n = 0; a->hot_pages && n < nr_nodes; n++)
+        if (a->hot_pages[n] != b->hot_pages[n]) {
+            snprintf(why, len, "cell %u: hot pages on node index %u", a->id, n);
+            return false;
+        }
     for (unsigned v = 0; v < a->nr_vcpus; v++) {
         const snap_vcpu *x = &a->vcpus[v], *y = &b->vcpus[v];
         if (x->id != y->id || x->busy != y->busy || !cpuset_equal(&x->allowed, &y->allowed) ||
@@ -84,13 +93,14 @@ static bool same(const topology *t, const snapshot *a, const snapshot *b, char *
 }
 
 /* What the examples do not hold: huge pages, a realtime vCPU, pinned memory, an unmeasured
- * domain, a page size, a memory-only cell, a cell binding of its own. */
+ * domain, a page size, a memory-only cell, a cell binding of its own, hot pages. */
 static const char every_field[] =
     "{\"version\":1,\"pass\":7,\"nodes\":[{\"node\":1,\"free_bytes\":1048576,"
     "\"free_hugepages\":{\"2097152\":12,\"1073741824\":1}}],\"domains\":[{\"name\":\"rt\","
     "\"balancer\":{\"mode\":\"advise\"},\"busy_unmeasured\":true,\"numatune\":{\"mode\":"
     "\"preferred\",\"nodes\":[1]},\"cells\":[{\"id\":0,\"page_size\":2097152,"
-    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"vcpus\":[{\"id\":0,\"busy\":0.1,"
+    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
+    "\"length\":4096,\"heat\":1}],\"hot_pages\":{\"1\":1}},\"vcpus\":[{\"id\":0,\"busy\":0.1,"
     "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,"
     "\"numatune\":{\"mode\":\"interleave\",\"nodes\":[0,1]},\"vcpus\":[]}]}]}";
 
