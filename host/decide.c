@@ -145,6 +145,9 @@ static void cell_cost(const topology *t, const snap_domain *d, const vn_config *
             capacity - ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory (or huge pages) not yet promised, above the reserve */
         uint64_t room = dcell_room(t, c, ps, cv->cell, n);
+        /* (a node with a lower tier the cell's cold memory may go to has that room too) */
+        if (cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room)
+            room += dtier_room(t, c, ps, d, cv, n);
         nc->no_room =
             cv->mem_movable && cv->bytes - cv->cell->pages[n] * cv->cell->page_size > room;
     }
@@ -233,16 +236,6 @@ static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_ru
     return 0;
 }
 
-static int cmp_source(const void *a, const void *b, void *arg)
-{
-    const snap_cell *cell = arg;
-    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-    if (cell->pages[x] != cell->pages[y])
-        return cell->pages[x] > cell->pages[y] ? -1 : 1;
-    return x < y ? -1 : 1;
-}
-
 /*
  * Memory moves of a cell to node `to`: hot ranges from guest hints first
  * (ordering directives for the act stage; their bytes are part of the bulk
@@ -278,7 +271,7 @@ static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool
     for (unsigned n = 0; n < t->nr_nodes; n++)
         if (n != to && cell->pages[n])
             order[nr_src++] = n;
-    qsort_r(order, nr_src, sizeof(order[0]), cmp_source, (void *)cell);
+    qsort_r(order, nr_src, sizeof(order[0]), dcell_cmp_source, (void *)cell);
     for (unsigned i = 0; i < nr_src; i++) {
         unsigned n = order[i];
         uint64_t bytes = cell->pages[n] * cell->page_size;
@@ -440,6 +433,45 @@ static int memory_only_node(const topology *t, const snap_domain *d, const cell_
     return best;
 }
 
+/*
+ * A cell whose memory goes on two tiers: the gain is what the tier plan would change (memory on
+ * other nodes, hot memory not home, cold-first's cold memory at home); below the minimum the
+ * cell is where it should be ("tiered"); else the memory gate (rule 3) and the plan. *home_after
+ * gets the bytes of the cell on the target once the plan is done. 0 or -ENOMEM.
+ */
+static int decide_tiered(const topology *t, const snap_domain *d, const vn_config *c,
+                         const cell_view *cv, pass_state *ps, unsigned target, const tier_view *tv,
+                         vn_rules why, plan_cell *pc, uint64_t *home_after)
+{
+    vn_rules mr = 0;
+
+    *home_after = tv->home;
+    pc->tier = (plan_tier){.why = tv->why,
+                           .hints = cv->cell->nr_hot > 0,
+                           .hot = tv->hot,
+                           .hot_home = tv->hot_home,
+                           .home = tv->home,
+                           .lower = tv->on_lower};
+    if (tv->gain < c->min_gain_points) {
+        pc->rules |= RULE_BIT(RULE_LOWER_TIER);
+        if (!pc->nr_pins)
+            pc->reason = REASON_TIERED;
+        return 0;
+    }
+    if (!dcell_memory_gate(d, c, cv->cell, (int)target, tv->gain, why, pc, &mr))
+        return 0;
+    rule_migrate_verdict shared =
+        rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
+                            cv->cell->last_candidate, (int)target, true);
+    int r = dtier_plan(t, c, ps, cv, target, tv, shared != MIGRATE_WAIT, mr, pc, home_after);
+    if (r < 0)
+        return r;
+    pc->batch_pages = rule_lock_hold_walk(cv->bytes / cv->cell->page_size).window_pages;
+    if (!pc->nr_moves && !pc->nr_pins)
+        pc->reason = REASON_TIERED;
+    return 0;
+}
+
 static int decide_cell(const topology *t, const snap_domain *d, const vn_config *c,
                        const cell_view *cv, pass_state *ps, int placed_node[], unsigned cell_idx,
                        plan_cell *pc)
@@ -541,8 +573,15 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     if (off_preferred && cv->mem_movable && cv->bytes && cv->mem_frac[target] < 1.0 && !pc->nr_pins)
         pc->reason = REASON_NUMATUNE_PREFERRED;
 
-    /* Memory: what is not on the target yet, if the rules let it move now. */
-    if (cv->mem_movable && !off_preferred && cv->bytes && cv->mem_frac[target] < 1.0) {
+    /* Memory: on two tiers when the target has a lower one and the cell's memory is to be split
+     * (decide_tier.c), else what is not on the target yet, if the rules let it move now. */
+    tier_view tv;
+    dtier_view(t, c, ps, d, cv, (unsigned)target, &tv);
+    if (tv.why != TIER_WHY_NONE) {
+        r = decide_tiered(t, d, c, cv, ps, (unsigned)target, &tv, why, pc, &moved_total);
+        if (r < 0)
+            return r;
+    } else if (cv->mem_movable && !off_preferred && cv->bytes && cv->mem_frac[target] < 1.0) {
         double gain = 100.0 * (1.0 - cv->mem_frac[target]);
         rule_migrate_verdict shared = rule_migrate_filter(
             d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, true);
@@ -573,9 +612,13 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     }
     if (vcpus_wait && !pc->nr_pins && !pc->nr_moves && pc->reason == REASON_NONE)
         pc->reason = REASON_FILTER_PENDING;
-    /* After the plan every vCPU runs on the target. */
+    /* After the plan every vCPU runs on the target (a tiered cell: moved_total is what is home
+     * then, decide_tiered). */
     pc->locality_after =
-        cv->bytes ? 100.0 * (cv->mem_frac[target] + (double)moved_total / (double)cv->bytes) : 0;
+        !cv->bytes ? 0
+        : tv.why != TIER_WHY_NONE
+            ? 100.0 * (double)moved_total / (double)cv->bytes
+            : 100.0 * (cv->mem_frac[target] + (double)moved_total / (double)cv->bytes);
     account_load(t, cv, target, ps);
 
     if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE) {

@@ -220,3 +220,13 @@ bool dcell_memory_gate(const snap_domain *d, const vn_config *c, const snap_cell
     pc->rules |= *mr;
     return true;
 }
+
+int dcell_cmp_source(const void *a, const void *b, void *arg)
+{
+    const snap_cell *cell = arg;
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+    if (cell->pages[x] != cell->pages[y])
+        return cell->pages[x] > cell->pages[y] ? -1 : 1;
+    return x < y ? -1 : 1;
+}

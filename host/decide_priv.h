@@ -74,6 +74,41 @@ double dcell_locality(const topology *t, const double weight_on[], const double 
 bool dcell_memory_gate(const snap_domain *d, const vn_config *c, const snap_cell *cell, int target,
                        double gain, vn_rules why, plan_cell *pc, vn_rules *mr);
 
+/* Node indexes of a cell's pages (arg: the snap_cell), most pages first, for qsort_r. */
+int dcell_cmp_source(const void *a, const void *b, void *arg);
+
+/* ---- decide_tier.c ---- */
+
+/* A cell's memory on its target node and that node's lower tier (dtier_view). */
+typedef struct tier_view {
+    int lower;         /* the target's lower tier the cell may use, -1 none */
+    vn_tier_why why;   /* NONE: one tier (the rest unset) */
+    uint64_t home;     /* bytes of the cell on the target */
+    uint64_t on_lower; /* ... on the lower tier */
+    uint64_t stray;    /* ... on other nodes */
+    uint64_t hot;      /* its hot set (0 without hints) */
+    uint64_t hot_home; /* ... of it on the target */
+    double gain;       /* points of the cell a tier plan would change (the memory gate's gain) */
+    bool may_down;     /* memory from other nodes may go down (hints, or cold-first) */
+} tier_view;
+
+/* The lower tier of node n the cell's memory may go to, -1 none: the domain's tier is not off,
+ * the cell has vCPUs, the node has one, the domain's nodes and the cell's binding (none,
+ * strict or restrictive) allow it. */
+int dtier_lower(const topology *t, const snap_domain *d, const snap_cell *cell, unsigned n);
+/* Bytes of the cell node n's lower tier takes when n is short of room (the cold part, or for
+ * cold-first without hints all of it); 0 when the cell is not tiered there. */
+uint64_t dtier_room(const topology *t, const vn_config *c, const pass_state *ps,
+                    const snap_domain *d, const cell_view *cv, unsigned n);
+/* Whether the cell's memory goes on two tiers with the target as its home, and the facts. */
+void dtier_view(const topology *t, const vn_config *c, const pass_state *ps, const snap_domain *d,
+                const cell_view *cv, unsigned target, tier_view *tv);
+/* The moves of a tiered cell (tv->why set) into pc (moves, rules, tier), its room taken from ps;
+ * *home_after gets the bytes of it on the target once they are done. 0 or -ENOMEM. */
+int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell_view *cv,
+               unsigned target, const tier_view *tv, bool shared_ok, vn_rules base, plan_cell *pc,
+               uint64_t *home_after);
+
 /* ---- decide_wide.c ---- */
 
 /* More busy vCPUs than any node the cell may use has cores for (with hysteresis). */

@@ -146,6 +146,7 @@ static void state_reset_run(dom_state *st, int id)
     st->preferred_node = -1;
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
         st->last_candidate[k] = -1;
+    memset(st->down_at, 0, sizeof(st->down_at));
     st->sample.ram_for_id = -1;
     st->sample.nr_ram = 0;
     st->sample.ram_failures = 0;

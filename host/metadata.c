@@ -79,7 +79,7 @@ static void sanitize(const char *in, char *out, size_t len)
 
 static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
 {
-    static const char *const known[] = {"mode", "nodes", "rate", "priority", "realtime"};
+    static const char *const known[] = {"mode", "nodes", "rate", "priority", "realtime", "tier"};
     bool seen[VN_ARRAY_SIZE(known)] = {false};
     bool have_mode = false;
 
@@ -143,6 +143,12 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
                 c->move_realtime = true;
             else
                 invalid(c, "realtime: expected keep or move, got '%s'%s", shown, "");
+        } else if (!strcmp(name, "tier")) {
+            int m = tier_from_name(v, strlen(v));
+            if (m < 0)
+                invalid(c, "tier: expected auto, off or cold-first, got '%s'%s", shown, "");
+            else
+                c->tier = (vn_tier)m;
         } else if (!strcmp(name, "priority")) {
             if (!parse_int(v, META_PRIORITY_MIN, META_PRIORITY_MAX, &n))
                 invalid(c, "priority: expected -100 to 100, got '%s'%s", shown, "");

@@ -201,6 +201,7 @@ const char *rule_name(vn_rule r)
         [RULE_HYSTERESIS] = "hysteresis",
         [RULE_HOT_FIRST] = "hot-first",
         [RULE_WIDE_CELL] = "wide-cell",
+        [RULE_LOWER_TIER] = "lower-tier",
     };
     return (unsigned)r < RULE_MAX ? names[r] : "unknown";
 }
@@ -220,6 +221,7 @@ const char *reason_name(vn_reason r)
         [REASON_MEMORY_PINNED] = "memory-pinned",
         [REASON_NUMATUNE_PREFERRED] = "numatune-preferred",
         [REASON_UNMEASURED] = "unmeasured",
+        [REASON_TIERED] = "tiered",
     };
     return (unsigned)r < REASON_MAX ? names[r] : "unknown";
 }
@@ -253,6 +255,22 @@ const char *mem_pin_name(vn_mem_pin p)
     return (unsigned)p < MEM_PIN_MAX ? names[p] : "unknown";
 }
 
+const char *tier_name(vn_tier t)
+{
+    static const char *const names[VN_TIER_MAX] = {
+        [VN_TIER_AUTO] = "auto", [VN_TIER_OFF] = "off", [VN_TIER_COLD_FIRST] = "cold-first"};
+    return (unsigned)t < VN_TIER_MAX ? names[t] : "unknown";
+}
+
+const char *tier_why_name(vn_tier_why w)
+{
+    static const char *const names[TIER_WHY_MAX] = {[TIER_WHY_NONE] = "one-tier",
+                                                    [TIER_WHY_HOME_SHORT] = "home-short",
+                                                    [TIER_WHY_COLD_FIRST] = "cold-first",
+                                                    [TIER_WHY_SETTLING] = "settling"};
+    return (unsigned)w < TIER_WHY_MAX ? names[w] : "unknown";
+}
+
 /* Whether the len bytes at s are `name`. */
 static bool name_is(const char *name, const char *s, size_t len)
 {
@@ -280,6 +298,14 @@ int mem_pin_from_name(const char *s, size_t len)
     for (unsigned p = 0; p < MEM_PIN_MAX; p++)
         if (name_is(mem_pin_name((vn_mem_pin)p), s, len))
             return (int)p;
+    return -1;
+}
+
+int tier_from_name(const char *s, size_t len)
+{
+    for (unsigned m = 0; m < VN_TIER_MAX; m++)
+        if (name_is(tier_name((vn_tier)m), s, len))
+            return (int)m;
     return -1;
 }
 

@@ -39,6 +39,14 @@ typedef enum vn_mode {
     VN_MODE_MAX,
 } vn_mode;
 
+/* What a domain's cells do with a lower memory tier (the opt-in element's tier="..."). */
+typedef enum vn_tier {
+    VN_TIER_AUTO,       /* cold memory down when the home node is short of room (hints known) */
+    VN_TIER_OFF,        /* never: a lower tier is a node like any other */
+    VN_TIER_COLD_FIRST, /* cold memory down even when the home node has room */
+    VN_TIER_MAX,
+} vn_tier;
+
 /* libvirt <numatune><memory mode=...>; NONE when the domain has no numatune. */
 typedef enum vn_mem_mode {
     VN_MEM_NONE,
@@ -97,6 +105,8 @@ typedef struct snap_cell {
     vn_mem_pin mem_pinned;  /* the memory cannot move, and why */
     vn_mem_binding binding; /* per-cell memnode binding, or the domain's */
     int last_candidate;     /* node index proposed last pass, -1 none (rule 3) */
+    unsigned down_ago;      /* passes since memory of it last went down a tier (1: the last
+                             * pass), 0 never or not known (TIER_SETTLE_PASSES) */
     unsigned nr_hot;
     snap_hot_range *hot; /* hints, hottest first after parsing */
     /* pages of the hot ranges on each node index (nr_nodes entries, in page_size units), as
@@ -111,6 +121,7 @@ typedef struct snap_domain {
     char uuid[SNAP_UUID_MAX];
     vn_mode mode;
     int priority;             /* higher is placed first, 0 default, -100..100 */
+    vn_tier tier;             /* what its cells do with a lower memory tier */
     vn_nodeset allowed_nodes; /* node indexes; empty = all nodes */
     unsigned age_passes;      /* balancing passes since vnumad first saw the domain */
     int preferred_node;       /* node index it settled on, -1 none yet (rule 3) */
@@ -171,6 +182,11 @@ typedef struct vn_config {
  * below it a moment later). */
 #define RESERVE_SLACK_BYTES (16ULL * 1024 * 1024)
 
+/* Passes after memory of a cell went down to its lower tier during which none of it comes
+ * back in bulk (only as hot ranges): room that the same pass's moves freed at home must not
+ * send it up again at once (no page moves twice in the window). */
+#define TIER_SETTLE_PASSES 10
+
 /* The documented defaults (docs/ARCHITECTURE.md). */
 void config_defaults(vn_config *c);
 
@@ -193,6 +209,7 @@ typedef enum vn_rule {
     RULE_HYSTERESIS,        /* objective: small gains move nothing */
     RULE_HOT_FIRST,         /* guest hints: hot ranges first */
     RULE_WIDE_CELL,         /* more busy vCPUs than one node holds: spans the nearest nodes */
+    RULE_LOWER_TIER,        /* cold memory on the home node's lower tier (hot on the home) */
     RULE_MAX,
 } vn_rule;
 
@@ -213,6 +230,7 @@ typedef enum vn_reason {
     REASON_MEMORY_PINNED,      /* the memory cannot move and the vCPUs are with it already */
     REASON_NUMATUNE_PREFERRED, /* numatune mode='preferred' elsewhere: memory is not moved off it */
     REASON_UNMEASURED,         /* the vCPUs' busy fractions were not measured yet: no action */
+    REASON_TIERED,             /* hot memory home, cold on the lower tier: nothing to move */
     REASON_MAX,
 } vn_reason;
 
@@ -235,6 +253,27 @@ typedef struct plan_move {
     vn_rules rules;
 } plan_move;
 
+/* Why a cell's memory is placed on two tiers. */
+typedef enum vn_tier_why {
+    TIER_WHY_NONE,       /* one tier: all of it goes home */
+    TIER_WHY_HOME_SHORT, /* the home node has no room for all of it (tier="auto") */
+    TIER_WHY_COLD_FIRST, /* the domain asks for its cold memory down (tier="cold-first") */
+    TIER_WHY_SETTLING,   /* some went down within TIER_SETTLE_PASSES: it does not come up yet */
+    TIER_WHY_MAX,
+} vn_tier_why;
+
+/* A cell's memory on its home node and its lower tier (decide_tier.c), bytes. */
+typedef struct plan_tier {
+    vn_tier_why why;
+    bool hints;        /* the guest said what is hot (else: the cell is uniformly warm) */
+    uint64_t hot;      /* its hot set (hot ranges' pages) */
+    uint64_t hot_home; /* ... of it on the home node now */
+    uint64_t home;     /* of the cell on the home node now */
+    uint64_t lower;    /* ... on the lower tier now */
+    uint64_t demote;   /* cold memory the plan moves from the home node down */
+    uint64_t down;     /* memory the plan moves from other nodes down */
+} plan_tier;
+
 typedef struct plan_cell {
     unsigned cell_id;
     int current_node;       /* node index where the cell mostly is now, -1 spread/unknown */
@@ -251,6 +290,7 @@ typedef struct plan_cell {
     uint32_t batch_pages; /* rule 5: pages per move_pages call */
     bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
     vn_nodeset span;      /* wide cell: node indexes its vCPUs and memory spread over, else empty */
+    plan_tier tier;       /* its memory on two tiers: what and why (tier.why NONE: one) */
     vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */
     uint64_t page_size;    /* the cell's (snap_cell) */
     vn_rules rules;        /* every rule that shaped this cell's decision */
@@ -291,8 +331,11 @@ const char *reason_name(vn_reason r);
 const char *mode_name(vn_mode m);
 const char *mem_mode_name(vn_mem_mode m);
 const char *mem_pin_name(vn_mem_pin p); /* "none", "vfio", "locked", "launch-security", "refused" */
+const char *tier_name(vn_tier t);       /* "auto", "off", "cold-first" */
+const char *tier_why_name(vn_tier_why w); /* "one-tier", "home-short", "cold-first", "settling" */
 
 /* The len bytes at s as a mode_name() / mem_mode_name(), or -1 when no mode has that name. */
 int mode_from_name(const char *s, size_t len);
 int mem_mode_from_name(const char *s, size_t len);
 int mem_pin_from_name(const char *s, size_t len);
+int tier_from_name(const char *s, size_t len);

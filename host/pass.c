@@ -199,9 +199,14 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
             break;
         }
     }
-    /* rule 3's state for the next pass */
-    for (unsigned k = 0; k < pd->nr_cells && k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        st->last_candidate[k] = pd->cells[k].candidate_node;
+    /* rule 3's state for the next pass, and when memory last went down a tier */
+    for (unsigned k = 0; k < pd->nr_cells && k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        st->last_candidate[k] = pc->candidate_node;
+        if (acted && r == 0 && pc->cell_id < SNAP_MAX_CELLS_PER_DOMAIN &&
+            pc->tier.demote + pc->tier.down > 0)
+            st->down_at[pc->cell_id] = st->age_passes + 1;
+    }
     if (acted && r == 0) {
         uint64_t best = 0;
         for (unsigned k = 0; k < pd->nr_cells; k++) {

@@ -25,8 +25,66 @@ static snap_vcpu *find_vcpu(snap_cell *cell, unsigned id)
     return NULL;
 }
 
+/* Account pages moving from node `from` to `to` in the snapshot's free memory (or pools). */
+static void account_move(const topology *t, snapshot *n, const snap_cell *cell, unsigned from,
+                         unsigned to, uint64_t pages)
+{
+    for (int side = 0; side < 2; side++) {
+        unsigned node = side ? to : from;
+        if (!n->free_known[node]) {
+            n->free_known[node] = true;
+            n->free_bytes[node] = t->nodes[node].mem_free;
+        }
+    }
+    if (topo_huge_slot(snapshot_node_huge(t, n, to), cell->page_size) >= 0) {
+        /* hugetlb: the pages come from the pools, MemFree does not change */
+        for (int side = 0; side < 2; side++) {
+            unsigned node = side ? to : from;
+            int h;
+            const topo_huge *src = snapshot_node_huge(t, n, node);
+            if (topo_huge_slot(n->free_huge[node], cell->page_size) < 0 &&
+                src != n->free_huge[node])
+                memcpy(n->free_huge[node], src, sizeof(n->free_huge[node]));
+            h = topo_huge_slot(n->free_huge[node], cell->page_size);
+            if (h >= 0 && side)
+                n->free_huge[node][h].free_pages -= VN_MIN(n->free_huge[node][h].free_pages, pages);
+            else if (h >= 0)
+                n->free_huge[node][h].free_pages += pages;
+        }
+        return;
+    }
+    n->free_bytes[from] += pages * cell->page_size;
+    n->free_bytes[to] -= VN_MIN(n->free_bytes[to], pages * cell->page_size);
+}
+
+/* A tiered cell's hot ranges carried out: its hot pages elsewhere come to `to`, as many as
+ * the plan counted on (pc->tier: the hot set not home, within what the plan made room for). */
+static void apply_hot(const topology *t, snapshot *n, snap_cell *cell, const plan_cell *pc,
+                      unsigned to)
+{
+    uint64_t want = (pc->tier.hot - VN_MIN(pc->tier.hot, pc->tier.hot_home)) / cell->page_size;
+
+    for (unsigned f = 0; f < t->nr_nodes && want; f++) {
+        uint64_t hot_f =
+            cell->hot_pages ? VN_MIN(cell->hot_pages[f], cell->pages[f]) : cell->pages[f];
+        uint64_t k = f == to ? 0 : VN_MIN(want, hot_f);
+        if (!k)
+            continue;
+        cell->pages[f] -= k;
+        cell->pages[to] += k;
+        if (cell->hot_pages) {
+            cell->hot_pages[f] -= k;
+            cell->hot_pages[to] += k;
+        }
+        account_move(t, n, cell, f, to, k);
+        want -= k;
+    }
+}
+
 static void apply_cell(const topology *t, snapshot *n, snap_cell *cell, const plan_cell *pc)
 {
+    bool hot_done = false;
+
     for (unsigned i = 0; i < pc->nr_pins; i++) {
         snap_vcpu *v = find_vcpu(cell, pc->pins[i].vcpu);
         if (!v)
@@ -37,41 +95,29 @@ static void apply_cell(const topology *t, snapshot *n, snap_cell *cell, const pl
     }
     for (unsigned i = 0; i < pc->nr_moves; i++) {
         const plan_move *m = &pc->moves[i];
-        uint64_t pages;
+        uint64_t pages, cold_from;
+        if (m->is_range && pc->tier.why != TIER_WHY_NONE && !hot_done) {
+            /* a tiered cell's hot ranges are moves of their own */
+            apply_hot(t, n, cell, pc, (unsigned)m->to_node);
+            hot_done = true;
+        }
         if (m->is_range || m->from_node < 0)
             continue; /* ordering directives: their bytes are in the bulk moves */
-        pages = VN_MIN(m->bytes / cell->page_size, cell->pages[m->from_node]);
+        /* a cold move leaves the hot pages where they are */
+        cold_from = m->cold && cell->hot_pages
+                        ? cell->pages[m->from_node] -
+                              VN_MIN(cell->hot_pages[m->from_node], cell->pages[m->from_node])
+                        : cell->pages[m->from_node];
+        pages = VN_MIN(m->bytes / cell->page_size, cold_from);
         cell->pages[m->from_node] -= pages;
         cell->pages[m->to_node] += pages;
-        for (int side = 0; side < 2; side++) {
-            unsigned node = (unsigned)(side ? m->to_node : m->from_node);
-            if (!n->free_known[node]) {
-                n->free_known[node] = true;
-                n->free_bytes[node] = t->nodes[node].mem_free;
-            }
-        }
-        if (topo_huge_slot(snapshot_node_huge(t, n, (unsigned)m->to_node), cell->page_size) >= 0) {
-            /* hugetlb: the pages come from the pools, MemFree does not change */
-            for (int side = 0; side < 2; side++) {
-                unsigned node = (unsigned)(side ? m->to_node : m->from_node);
-                int h;
-                const topo_huge *from = snapshot_node_huge(t, n, node);
-                if (topo_huge_slot(n->free_huge[node], cell->page_size) < 0 &&
-                    from != n->free_huge[node])
-                    memcpy(n->free_huge[node], from, sizeof(n->free_huge[node]));
-                h = topo_huge_slot(n->free_huge[node], cell->page_size);
-                if (h >= 0 && side)
-                    n->free_huge[node][h].free_pages -=
-                        VN_MIN(n->free_huge[node][h].free_pages, pages);
-                else if (h >= 0)
-                    n->free_huge[node][h].free_pages += pages;
-            }
-            continue;
-        }
-        n->free_bytes[m->from_node] += pages * cell->page_size;
-        n->free_bytes[m->to_node] -= VN_MIN(n->free_bytes[m->to_node], pages * cell->page_size);
+        account_move(t, n, cell, (unsigned)m->from_node, (unsigned)m->to_node, pages);
     }
     cell->last_candidate = pc->candidate_node;
+    if (pc->tier.demote + pc->tier.down > 0)
+        cell->down_ago = 1;
+    else if (cell->down_ago)
+        cell->down_ago++;
 }
 
 int plan_apply(const topology *t, const snapshot *s, const plan *p, snapshot *ret)

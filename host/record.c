@@ -52,6 +52,24 @@ static double round1(double x)
     return round(x * 10.0) / 10.0;
 }
 
+/* A cell's memory on two tiers (plan_tier), NULL when it is on one. */
+static struct json_object *tier_json(const plan_tier *tr)
+{
+    struct json_object *o;
+
+    if (tr->why == TIER_WHY_NONE || !(o = json_object_new_object()))
+        return NULL;
+    json_object_object_add(o, "why", json_object_new_string(tier_why_name(tr->why)));
+    json_object_object_add(o, "hints", json_object_new_boolean(tr->hints));
+    json_object_object_add(o, "hot_bytes", json_object_new_uint64(tr->hot));
+    json_object_object_add(o, "hot_home_bytes", json_object_new_uint64(tr->hot_home));
+    json_object_object_add(o, "home_bytes", json_object_new_uint64(tr->home));
+    json_object_object_add(o, "lower_bytes", json_object_new_uint64(tr->lower));
+    json_object_object_add(o, "demote_bytes", json_object_new_uint64(tr->demote));
+    json_object_object_add(o, "down_bytes", json_object_new_uint64(tr->down));
+    return o;
+}
+
 static struct json_object *cell_json(const topology *t, const plan_cell *pc)
 {
     _cleanup_json_ struct json_object *o = json_object_new_object();
@@ -71,6 +89,8 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
     json_object_object_add(o, "candidate_node", node_json(t, pc->candidate_node));
     if (pc->lower_tier >= 0)
         json_object_object_add(o, "lower_tier", node_json(t, pc->lower_tier));
+    if (pc->tier.why != TIER_WHY_NONE)
+        json_object_object_add(o, "tier", tier_json(&pc->tier));
     json_object_object_add(o, "locality_before",
                            json_object_new_double(round1(pc->locality_before)));
     json_object_object_add(o, "locality_after", json_object_new_double(round1(pc->locality_after)));
@@ -98,6 +118,8 @@ static struct json_object *cell_json(const topology *t, const plan_cell *pc)
             json_object_object_add(j, "from_node", node_json(t, m->from_node));
         }
         json_object_object_add(j, "to_node", node_json(t, m->to_node));
+        if (m->cold)
+            json_object_object_add(j, "cold", json_object_new_boolean(true));
         json_object_object_add(j, "bytes", json_object_new_uint64(m->bytes));
         json_object_object_add(j, "gain_points", json_object_new_double(round1(m->gain_points)));
         json_object_object_add(j, "rules", rules_json(m->rules));
@@ -292,6 +314,7 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->busy_vcpus = pc->busy_vcpus;
         rc->span = pc->span;
         rc->cpu_overcommit = pc->cpu_overcommit;
+        rc->tier = pc->tier;
         out->bytes_moved += rc->bytes_moved;
     }
     out->has_error = res && res->kind != ACT_OK;
@@ -328,6 +351,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
         json_object_object_add(j, "target", node_json(t, rc->target));
         if (rc->lower_tier >= 0)
             json_object_object_add(j, "lower_tier", node_json(t, rc->lower_tier));
+        if (rc->tier.why != TIER_WHY_NONE)
+            json_object_object_add(j, "tier", tier_json(&rc->tier));
         json_object_object_add(j, "reason", json_object_new_string(reason_name(rc->reason)));
         json_object_object_add(j, "rules", rules_json(rc->rules));
         if (rc->mem_pinned != MEM_PIN_NONE)

@@ -60,6 +60,7 @@ typedef struct record_cell {
     int busy_vcpus;      /* the cell's vCPUs counted busy, -1 not measured (plan_cell) */
     vn_nodeset span;     /* wide cell: topology node indexes it spans, else empty */
     bool cpu_overcommit; /* no node it may use had cores to spare for its busy vCPUs */
+    plan_tier tier;      /* its memory on two tiers (tier.why TIER_WHY_NONE: one) */
 } record_cell;
 
 /* The decision record of one domain in one pass (docs/records.md), as typed values. */

@@ -679,6 +679,9 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         cell->page_size = RAM_BASE_PAGE_SIZE;
         cell->mem_pinned = x.mem_pin;
         cell->last_candidate = in->last_candidate[cell_ids[c]];
+        if (in->down_at && in->down_at[cell_ids[c]] &&
+            in->age_passes + 1 >= in->down_at[cell_ids[c]])
+            cell->down_ago = in->age_passes + 1 - in->down_at[cell_ids[c]] + 1;
         cell->binding = cell_binding(&x, dom_bind, cell_ids[c]);
 
         for (unsigned i = 0; i < nr_vcpus; i++) {
@@ -718,6 +721,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     (void)snprintf(dom.uuid, sizeof(dom.uuid), "%s", in->uuid);
     dom.mode = in->cfg->mode;
     dom.priority = in->cfg->priority;
+    dom.tier = in->cfg->tier;
     dom.allowed_nodes = in->cfg->allowed_nodes;
     /* never a target QEMU may not have memory on (move_pages would refuse it with EACCES) */
     if (ram_ok && !nodeset_empty(&sc->mems_allowed)) {

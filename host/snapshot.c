@@ -294,9 +294,9 @@ static int parse_hints(snap_ctx *c, struct json_object *obj, snap_cell *cell)
 static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding *dom_binding,
                       uint64_t *cell_seen, uint64_t *vcpu_seen, snap_cell *out)
 {
-    static const char *const known[] = {"id",    "numatune",       "page_size",
-                                        "pages", "last_candidate", "vcpus",
-                                        "hints", "memory_pinned",  NULL};
+    static const char *const known[] = {
+        "id",    "numatune", "page_size",     "pages",    "last_candidate",
+        "vcpus", "hints",    "memory_pinned", "down_ago", NULL};
     struct json_object *v = NULL;
     uint64_t id = 0;
     size_t n, mark;
@@ -341,6 +341,11 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     r = snap_field_node(c, obj, "last_candidate", false, true, &out->last_candidate);
     if (r < 0)
         return r;
+    uint64_t ago = 0;
+    r = snap_field_uint(c, obj, "down_ago", false, SNAP_MAX_AGE_PASSES, &ago);
+    if (r < 0)
+        return r;
+    out->down_ago = (unsigned)ago;
     if (json_object_object_get_ex(obj, "memory_pinned", NULL)) {
         int pin = 0;
         r = snap_field_name(c, obj, "memory_pinned", mem_pin_from_name,
@@ -419,14 +424,14 @@ static bool uuid_valid(const char *s, size_t len)
     return true;
 }
 
-/* "balancer": {"mode": ..., "priority": ..., "nodes": [...]} */
+/* "balancer": {"mode": ..., "priority": ..., "nodes": [...], "tier": ...} */
 static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
 {
-    static const char *const known[] = {"mode", "priority", "nodes", NULL};
+    static const char *const known[] = {"mode", "priority", "nodes", "tier", NULL};
     struct json_object *v = NULL;
     int64_t prio = 0;
     size_t mark;
-    int m, r;
+    int m, tier = VN_TIER_AUTO, r;
 
     r = snap_expect_fields(c, obj, known);
     if (r < 0)
@@ -442,8 +447,15 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
         r = snap_field_leave(c, mark, snap_parse_node_set(c, v, &d->allowed_nodes));
     if (r < 0)
         return r;
+    if (json_object_object_get_ex(obj, "tier", NULL)) {
+        r = snap_field_name(c, obj, "tier", tier_from_name, "\"auto\", \"off\" or \"cold-first\"",
+                            &tier);
+        if (r < 0)
+            return r;
+    }
     d->mode = (vn_mode)m;
     d->priority = (int)prio;
+    d->tier = (vn_tier)tier;
     return 0;
 }
 

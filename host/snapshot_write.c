@@ -120,6 +120,8 @@ static struct json_object *cell(const topology *t, const snap_cell *c, char *buf
     add(o, "pages", node_pages(t, c->pages));
     if (c->last_candidate >= 0)
         add(o, "last_candidate", node_number(t, c->last_candidate));
+    if (c->down_ago)
+        add(o, "down_ago", json_object_new_int64(c->down_ago));
     vcpus = json_object_new_array();
     for (unsigned i = 0; vcpus && i < c->nr_vcpus; i++)
         json_object_array_add(vcpus, vcpu(&c->vcpus[i], buf));
@@ -145,6 +147,8 @@ static struct json_object *domain(const topology *t, const snap_domain *d, char 
             add(b, "priority", json_object_new_int(d->priority));
         if (!nodeset_empty(&d->allowed_nodes))
             add(b, "nodes", record_node_list(t, &d->allowed_nodes));
+        if (d->tier != VN_TIER_AUTO)
+            add(b, "tier", json_object_new_string(tier_name(d->tier)));
     }
     add(o, "balancer", b);
     if (d->age_passes)

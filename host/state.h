@@ -32,6 +32,7 @@ typedef struct vn_balancer {
     unsigned rate_mib;        /* per-domain migration rate limit, MiB/s; 0 = host-wide only */
     int priority;             /* -100..100 */
     bool move_realtime;       /* realtime="move": vnumad may re-pin realtime vCPUs too */
+    vn_tier tier;             /* tier="auto|off|cold-first": its cells and a lower memory tier */
     bool valid;               /* false: the element is broken, `error` says why */
     char error[STATE_ERROR_MAX];
 } vn_balancer;
@@ -232,6 +233,8 @@ typedef struct dom_state {
     unsigned age_passes;
     int preferred_node; /* topology node index, -1 none */
     int last_candidate[SNAP_MAX_CELLS_PER_DOMAIN];
+    /* the age_passes + 1 of the last pass that moved memory of each cell down a tier, 0 none */
+    unsigned down_at[SNAP_MAX_CELLS_PER_DOMAIN];
 
     /* the domain's libvirt handle for this QEMU run on this connection (pass.c), NULL none:
      * looked up once, not every pass */
@@ -302,6 +305,7 @@ typedef struct sample_input {
     unsigned age_passes;
     int preferred_node;        /* topology node index, -1 none */
     const int *last_candidate; /* per guest cell id (rule 3's two-stage filter) */
+    const unsigned *down_at;   /* per guest cell id (dom_state.down_at), NULL none */
     uint64_t mem_refused;      /* the mover's refused ranges (bit per ram[] index) ... */
     unsigned mem_refused_gen;  /* ... of this RAM layout (dom_sample_cache.ram_gen) */
     uint64_t passes;           /* the domain's passes: seeds the sampled page queries */
@@ -315,6 +319,7 @@ static inline sample_input sample_input_of(const dom_state *st)
                           .age_passes = st->age_passes,
                           .preferred_node = st->preferred_node,
                           .last_candidate = st->last_candidate,
+                          .down_at = st->down_at,
                           .mem_refused = st->mover.mem_refused,
                           .mem_refused_gen = st->mover.ram_gen,
                           .passes = st->count.passes};

@@ -3,7 +3,8 @@
  * Properties of the decide stage (host/decide.c) over hundreds of random
  * snapshots on every bundled topology: allowed sets, capacity, free-memory
  * reserve, determinism, idempotence, that domains which did not opt in never
- * appear, and that the order of domains does not matter.
+ * appear, and that the order of domains does not matter; on hosts with a lower
+ * memory tier under memory pressure, that no memory moves twice.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -44,14 +45,23 @@ static int random_cpu_node(const topology *t)
     return nr ? (int)cands[rndn(nr)] : -1;
 }
 
+/* random_snapshot() puts some nodes short of room (memory pressure: test_tiers_pressure) */
+static bool squeeze;
+
 static void random_snapshot(const topology *t, snapshot *s)
 {
     unsigned nd = 1 + rndn(8), vid;
     double budget = t->nr_cpus * 0.4; /* total busy vCPUs stay below 40% of the CPUs */
 
     snap_init(s);
-    for (unsigned n = 0; n < t->nr_nodes; n++)
+    for (unsigned n = 0; n < t->nr_nodes; n++) {
         s->other_busy[n] = t->nodes[n].cpuless ? 0 : rndn(2);
+        if (squeeze && rndn(4) == 0) { /* a node short of room: little above its reserve */
+            s->free_known[n] = true;
+            s->free_bytes[n] = VN_MAX(256 * MIB, (uint64_t)((double)t->nodes[n].mem_total * 0.03)) +
+                               rnd() % (t->nodes[n].mem_total / 64 + 1);
+        }
+    }
     for (unsigned i = 0; i < nd; i++) {
         char name[32];
         unsigned m = rndn(10);
@@ -62,6 +72,7 @@ static void random_snapshot(const topology *t, snapshot *s)
                                             : VN_MODE_OFF,
                                     rndn(10), rndn(2) ? random_cpu_node(t) : -1);
         d->priority = (int)rndn(3) - 1;
+        d->tier = (vn_tier)rndn(VN_TIER_MAX);
         if (rndn(5) == 0)
             d->allowed_nodes = nodeset_from_u64((rnd() & ((1ULL << t->nr_nodes) - 1)) |
                                                 (1ULL << random_cpu_node(t)));
@@ -132,6 +143,9 @@ static void random_snapshot(const topology *t, snapshot *s)
                                                  .length = 2 * MIB,
                                                  .heat = 1.0 - h * 0.1,
                                                  .shared = rndn(3) == 0};
+                if (rndn(2) && snap_cell_hot_nodes(c) == 0) /* counted: some of each node's */
+                    for (unsigned n = 0; n < t->nr_nodes; n++)
+                        c->hot_pages[n] = c->pages[n] ? rnd() % (c->pages[n] / 2 + 1) : 0;
             }
         }
     }
@@ -210,16 +224,26 @@ static const char *check_invariants(const topology *t, const snapshot *s, const 
                 return "interleaved memory moved";
             for (unsigned m = 0; m < pc->nr_moves; m++) {
                 const plan_move *mv = &pc->moves[m];
+                bool down = mv->to_node == pc->lower_tier && pc->lower_tier >= 0 &&
+                            (mv->rules & RULE_BIT(RULE_LOWER_TIER));
                 if ((mv->to_node != pc->target_node &&
-                     !nodeset_isset(&pc->span, (unsigned)mv->to_node)) ||
+                     !nodeset_isset(&pc->span, (unsigned)mv->to_node) && !down) ||
                     !mv->rules)
-                    return "a move not to the target (or its span), or without a rule";
+                    return "a move not to the target (or its span, or its lower tier), or without "
+                           "a rule";
+                if (down && (d->tier == VN_TIER_OFF || t->nodes[pc->lower_tier].cpus.nw ||
+                             !nodeset_allows(&d->allowed_nodes, (unsigned)mv->to_node)))
+                    return "a move down with tier off, to a node with CPUs or outside the "
+                           "domain's nodes";
+                if (down && !pc->tier.hints && d->tier != VN_TIER_COLD_FIRST)
+                    return "a move down without hints (a uniformly warm cell) and not cold-first";
                 if (mv->is_range)
                     continue;
                 if (mv->from_node == mv->to_node ||
                     mv->bytes > c->pages[mv->from_node] * c->page_size || mv->bytes == 0)
                     return "a move of more bytes than the source has";
-                into[mv->to_node] += mv->bytes;
+                if (pd->mode == VN_MODE_AUTO) /* (advice is decided as if alone: never summed) */
+                    into[mv->to_node] += mv->bytes;
             }
         }
     }
@@ -369,6 +393,8 @@ static void test_properties_on(const char *name, const topology *t, unsigned cas
         free(b);
         why = check_invariants(t, &s, &p1);
         if (why) {
+            if (!bad_inv)
+                debug_dump(t, why, &s, &p1);
             if (!bad_inv++) {
                 first_inv = why;
                 first_seed = i;
@@ -404,8 +430,11 @@ static void test_properties_on(const char *name, const topology *t, unsigned cas
         }
         (void)plan_apply(t, &s1, &p2, &s2);
         run(t, &s2, &p3);
-        if (plan_nr_auto_actions(&p3) != 0)
-            bad_conv++;
+        if (plan_nr_auto_actions(&p3) != 0 && !bad_conv++) {
+            printf("# not converged: %s case %u\n", name, i);
+            debug_dump(t, "pass 2", &s1, &p2);
+            debug_dump(t, "pass 3", &s2, &p3);
+        }
         plan_clear(&p1);
         plan_clear(&p1b);
         plan_clear(&p2);
@@ -458,6 +487,85 @@ static void test_properties(void)
     }
 }
 
+/*
+ * Tiers under memory pressure: on hosts with a lower tier, with nodes short of room, six passes
+ * carried out on paper. Each pass holds the invariants (the reserve, moves down only with the
+ * rule and a tier allowed), and no memory moves twice within TIER_SETTLE_PASSES: nothing leaves
+ * a node in bulk that a bulk move of the same cell filled in an earlier pass of the window.
+ */
+static void test_tiers_pressure(const char *file, unsigned cases, bool has_tier)
+{
+    char path[256];
+    topology *t;
+    unsigned bad_inv = 0, twice = 0, tiered = 0, down = 0;
+    const char *first = NULL;
+
+    snprintf(path, sizeof(path), "tests/data/topologies/%s", file);
+    t = load_xml(path);
+    if (!CHECK(t != NULL, "load %s", path))
+        return;
+    squeeze = true;
+    for (unsigned i = 0; i < cases; i++) {
+        snapshot s;
+        /* filled[dom][cell][node]: the last pass a bulk move of the cell went into the node */
+        static unsigned filled[MAX_DOMS][8][VN_MAX_NODES];
+
+        memset(filled, 0, sizeof(filled));
+        rng_state = 0x51ED2701ULL ^ ((uint64_t)(i + 1) * 0x2545F4914F6CDD1DULL);
+        random_snapshot(t, &s);
+        for (unsigned pass = 1; pass <= 6; pass++) {
+            plan p;
+            snapshot next;
+            const char *why;
+            run(t, &s, &p);
+            why = check_invariants(t, &s, &p);
+            if (why && !bad_inv++)
+                first = why;
+            for (unsigned d = 0; d < p.nr_domains && d < MAX_DOMS; d++) {
+                const plan_domain *pd = &p.domains[d];
+                if (pd->mode != VN_MODE_AUTO)
+                    continue;
+                for (unsigned k = 0; k < pd->nr_cells && k < 8; k++) {
+                    const plan_cell *pc = &pd->cells[k];
+                    tiered += pc->tier.why != TIER_WHY_NONE;
+                    for (unsigned m = 0; m < pc->nr_moves; m++) {
+                        const plan_move *mv = &pc->moves[m];
+                        if (mv->is_range || mv->from_node < 0)
+                            continue;
+                        down += mv->to_node == pc->lower_tier;
+                        unsigned at = filled[d][k][mv->from_node];
+                        if (at && pass - at <= TIER_SETTLE_PASSES && !twice++)
+                            printf("# moved twice: %s case %u pass %u: %s cell %u node %d -> %d "
+                                   "(filled at pass %u)\n",
+                                   file, i, pass, pd->name, pc->cell_id, mv->from_node, mv->to_node,
+                                   at);
+                    }
+                    for (unsigned m = 0; m < pc->nr_moves; m++)
+                        if (!pc->moves[m].is_range)
+                            filled[d][k][pc->moves[m].to_node] = pass;
+                }
+            }
+            (void)plan_apply(t, &s, &p, &next);
+            plan_clear(&p);
+            snapshot_clear(&s);
+            s = next;
+        }
+        snapshot_clear(&s);
+    }
+    squeeze = false;
+    CHECK(bad_inv == 0,
+          "%s under memory pressure: %u cases of 6 passes hold the invariants (%u "
+          "bad; first: %s)",
+          file, cases, bad_inv, first ? first : "-");
+    CHECK(twice == 0 && (has_tier ? tiered > 0 && down > 0 : tiered == 0 && down == 0),
+          "%s under memory pressure: no memory moved twice within %d passes (%u times; %u tiered "
+          "cell decisions, %u moves down; %s)",
+          file, TIER_SETTLE_PASSES, twice, tiered, down,
+          has_tier ? "nodes 4-5 are a lower tier"
+                   : "no lower tier: MCDRAM is faster, none goes down");
+    topo_free(t);
+}
+
 static void test_order_independence(void)
 {
     topology *t = load_synth("pack:2 numa:2 l3:1 core:4 pu:2");
@@ -495,6 +603,8 @@ static void test_order_independence(void)
 
 int main(void)
 {
+    test_tiers_pressure("16amd64-8n2c-cpusets.xml", 60, true);
+    test_tiers_pressure("64intel64-fakeKNL-SNC4-hybrid.xml", 60, false);
     test_order_independence();
     test_properties();
     return tap_done();

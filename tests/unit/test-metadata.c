@@ -32,27 +32,33 @@ static void test_valid(const topology *t)
         unsigned rate;
         int prio;
         bool rt_move;
+        vn_tier tier;
     } cases[] = {
-        {"<balancer mode=\"auto\"/>", VN_MODE_AUTO, 0, 0, 0, false},
-        {"<balancer mode='auto' realtime='move'/>", VN_MODE_AUTO, 0, 0, 0, true},
-        {"<balancer mode='auto' realtime='keep'/>", VN_MODE_AUTO, 0, 0, 0, false},
+        {"<balancer mode=\"auto\"/>", VN_MODE_AUTO, 0, 0, 0, false, VN_TIER_AUTO},
+        {"<balancer mode='auto' tier='off'/>", VN_MODE_AUTO, 0, 0, 0, false, VN_TIER_OFF},
+        {"<balancer mode='auto' tier='cold-first'/>", VN_MODE_AUTO, 0, 0, 0, false,
+         VN_TIER_COLD_FIRST},
+        {"<balancer mode='advise' tier='auto'/>", VN_MODE_ADVISE, 0, 0, 0, false, VN_TIER_AUTO},
+        {"<balancer mode='auto' realtime='move'/>", VN_MODE_AUTO, 0, 0, 0, true, VN_TIER_AUTO},
+        {"<balancer mode='auto' realtime='keep'/>", VN_MODE_AUTO, 0, 0, 0, false, VN_TIER_AUTO},
         {"<balancer mode='advise' nodes='1' rate='64' priority='-5'/>", VN_MODE_ADVISE, 2, 64, -5,
-         false},
-        {"<balancer mode=\"off\"/>", VN_MODE_OFF, 0, 0, 0, false},
-        {"<balancer mode=\"auto\" nodes=\"0-1\" priority=\"100\"/>", VN_MODE_AUTO, 3, 0, 100,
-         false},
+         false, VN_TIER_AUTO},
+        {"<balancer mode=\"off\"/>", VN_MODE_OFF, 0, 0, 0, false, VN_TIER_AUTO},
+        {"<balancer mode=\"auto\" nodes=\"0-1\" priority=\"100\"/>", VN_MODE_AUTO, 3, 0, 100, false,
+         VN_TIER_AUTO},
         /* libvirt hands the element back with its namespace declared */
         {"<vnuma:balancer xmlns:vnuma=\"urn:vnuma:balancer:1\" mode=\"auto\"/>", VN_MODE_AUTO, 0, 0,
-         0, false},
+         0, false, VN_TIER_AUTO},
         {"<balancer mode=\"auto\"><decision pass=\"3\" time=\"x\">{}</decision></balancer>",
-         VN_MODE_AUTO, 0, 0, 0, false},
+         VN_MODE_AUTO, 0, 0, 0, false, VN_TIER_AUTO},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         vn_balancer b;
         meta_parse(cases[i].xml, t, &b, NULL);
         CHECK(b.valid && b.mode == cases[i].mode &&
                   nodeset_is_u64(&b.allowed_nodes, cases[i].nodes) && b.rate_mib == cases[i].rate &&
-                  b.priority == cases[i].prio && b.move_realtime == cases[i].rt_move,
+                  b.priority == cases[i].prio && b.move_realtime == cases[i].rt_move &&
+                  b.tier == cases[i].tier,
               "valid: %s (valid %d, error '%s')", cases[i].xml, b.valid, b.error);
     }
 }
@@ -74,6 +80,9 @@ static void test_invalid(const topology *t)
         {"<balancer mode=\"auto\" priority=\"1.5\"/>", "priority: expected -100 to 100"},
         {"<balancer mode=\"auto\" colour=\"red\"/>", "unknown attribute 'colour'"},
         {"<balancer mode='auto' realtime='yes'/>", "realtime: expected keep or move"},
+        {"<balancer mode='auto' tier='cold'/>", "tier: expected auto, off or cold-first"},
+        {"<balancer mode='auto' tier='OFF'/>", "tier: expected auto, off or cold-first"},
+        {"<balancer mode='auto' tier='off' tier='auto'/>", "not well-formed"},
         {"<balancer mode='auto' realtime='move' realtime='keep'/>", "not well-formed"},
         {"<balancer mode=\"auto\"", "not well-formed"},
         {"", "not well-formed"},
