@@ -84,13 +84,18 @@ unsigned act_move_plan(const plan_cell *pc, const ram_range *ram, unsigned nr_ra
                             .shared = r->shared,
                             .hugetlb = r->hugetlb};
             if (mv->is_range) {
-                /* a hot range inside this range */
+                /* a hot range inside this range, widened to its whole pages (a huge page
+                 * any hot byte is in is hot, and moves whole) */
                 if (mv->gpa < r->gpa || mv->gpa + mv->length > r->gpa + r->size)
                     continue;
-                sp.hva = r->hva + (mv->gpa - r->gpa);
-                sp.len = mv->length;
+                uint64_t s = (mv->gpa - r->gpa) / sp.page_size * sp.page_size;
+                uint64_t e = VN_MIN((mv->gpa - r->gpa + mv->length + sp.page_size - 1) /
+                                        sp.page_size * sp.page_size,
+                                    r->size);
+                sp.hva = r->hva + s;
+                sp.len = e - s;
                 sp.from = -1;
-                sp.bytes = mv->length;
+                sp.bytes = sp.len;
             } else if (sp.cold) {
                 sp.from = mv->from_node;
                 sp.bytes = mv->bytes;

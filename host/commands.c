@@ -57,7 +57,8 @@ static struct json_object *nodes_obj(const topology *t, const uint64_t *mem, con
 }
 
 /* What the latest decision record says of guest cell `cell` (vnumactl top): its busy vCPUs,
- * the decision (reason) and, for a wide cell, the nodes it spans. */
+ * the decision (reason), for a wide cell the nodes it spans, for a cell on two tiers why and
+ * how much of its hot set is home. */
 static void cell_last(const topology *t, struct json_object *c, const dom_state *st, unsigned cell,
                       const vn_nodeset *span)
 {
@@ -73,6 +74,20 @@ static void cell_last(const topology *t, struct json_object *c, const dom_state 
             r->cells[k].busy_vcpus >= 0 ? json_object_new_int(r->cells[k].busy_vcpus) : NULL);
         json_object_object_add(c, "reason",
                                json_object_new_string(reason_name(r->cells[k].reason)));
+        const plan_tier *tr = &r->cells[k].tier;
+        if (tr->why != TIER_WHY_NONE) {
+            struct json_object *o = json_object_new_object();
+            json_object_object_add(o, "why", json_object_new_string(tier_why_name(tr->why)));
+            json_object_object_add(o, "lower_node",
+                                   r->cells[k].lower_tier >= 0 &&
+                                           (unsigned)r->cells[k].lower_tier < t->nr_nodes
+                                       ? json_object_new_int(
+                                             (int)t->nodes[r->cells[k].lower_tier].os_index)
+                                       : NULL);
+            json_object_object_add(o, "hot_bytes", json_object_new_uint64(tr->hot));
+            json_object_object_add(o, "hot_home_bytes", json_object_new_uint64(tr->hot_home));
+            json_object_object_add(c, "tier", o);
+        }
         return;
     }
 }

@@ -56,6 +56,8 @@ typedef struct top_row {
     uint64_t mem_total;
     uint64_t moving; /* bytes still to move, 0 none */
     double eta_s;    /* < 0 unknown */
+    double hot_home; /* a cell on two tiers: percent of its hot set on its home node, < 0 none */
+    const char *tier; /* ... and why ("home-short"), NULL none */
 } top_row;
 
 /* The domains' moved-bytes counters at the last refresh, for their rate. */
@@ -246,6 +248,15 @@ static void build_rows(top_view *v, double now)
             r->locality = jnum(c, "locality", &loc) ? loc : -1;
             r->busy = jnum(c, "busy_vcpus", &busy) ? (int)busy : -1;
             r->reason = jstr(c, "reason", "-");
+            r->hot_home = -1;
+            r->tier = NULL;
+            if (jget(c, "tier")) {
+                struct json_object *tr = jget(c, "tier");
+                uint64_t hot = ju64(tr, "hot_bytes");
+                r->tier = jstr(tr, "why", "?");
+                if (hot)
+                    r->hot_home = 100.0 * (double)ju64(tr, "hot_home_bytes") / (double)hot;
+            }
             for (size_t s = 0; s < jlen(span) && used < sizeof(r->span); s++)
                 used +=
                     (size_t)snprintf(r->span + used, sizeof(r->span) - used, "%s%d", s ? "," : "",
@@ -387,7 +398,7 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
         }
         if (!ncols)
             PUT(" %*s", TOP_NODE_W, "MEMORY");
-        PUT(" %7s %5s %s", "MOVING", "ETA", "DECISION");
+        PUT(" %5s %7s %5s %s", "HOT@H", "MOVING", "ETA", "DECISION");
     } else {
         if (r->busy >= 0)
             snprintf(b, sizeof(b), "%d/%u", r->busy, r->vcpus);
@@ -410,6 +421,10 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
             PUT(" %*s", TOP_NODE_W, short_bytes(r->mem[i], b, sizeof(b)));
         if (!ncols)
             PUT(" %*s", TOP_NODE_W, short_bytes(r->mem_total, b, sizeof(b)));
+        if (r->hot_home >= 0)
+            PUT(" %4.0f%%", r->hot_home);
+        else
+            PUT(" %5s", "-");
         PUT(" %7s", r->moving ? short_bytes(r->moving, b, sizeof(b)) : "-");
         PUT(" %5s", r->moving ? short_duration(r->eta_s, b2, sizeof(b2)) : "-");
         PUT(" %s", r->reason);
@@ -479,6 +494,10 @@ static unsigned format_detail(const top_view *v, const top_row *r, int width, ch
                                      v->nodes[i], short_bytes(ju64(mem, key), b, sizeof(b)),
                                      ju64(vc, key));
         }
+        struct json_object *tr = jget(c, "tier");
+        if (tr && used < 512) /* two tiers: why, and the lower one */
+            (void)snprintf(lines[n] + used, 512 - used, "  tiers: %s, lower node %" PRIu64,
+                           jstr(tr, "why", "?"), ju64(tr, "lower_node"));
         n++;
     }
     if (n < max) {

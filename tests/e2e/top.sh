@@ -44,14 +44,14 @@ ok $? "top draws its head line in tmux"
 wait_for 10 bash -c "$(declare -f screen tm); TMUX_SOCK=$TMUX_SOCK; [ \$(screen | grep -c -- '$E2E_PREFIX') -ge 5 ]"
 screen >"$E2E_TMP/screen1"
 sed 's/^/# | /' "$E2E_TMP/screen1"
-grep -Eq '^DOMAIN +CELL +HOME +LOCAL +BUSY +MEMORY +MOVING +ETA +DECISION' "$E2E_TMP/screen1"
-ok $? "the column heads: DOMAIN CELL HOME LOCAL BUSY MEMORY MOVING ETA DECISION"
+grep -Eq '^DOMAIN +CELL +HOME +LOCAL +BUSY +MEMORY +HOT@H +MOVING +ETA +DECISION' "$E2E_TMP/screen1"
+ok $? "the column heads: DOMAIN CELL HOME LOCAL BUSY MEMORY HOT@H MOVING ETA DECISION"
 for d in "$A" "$B"; do
     for c in 0 1; do
         mem=64M
         [ "$d" = "$B" ] && [ $c = 1 ] && mem=96M
-        grep -Eq "^$d +$c +0 +100% +[0-9]+/1 +$mem +- +- +[a-z-]+" "$E2E_TMP/screen1"
-        ok $? "a row for $d cell $c: home node 0, 100% local, busy of 1 vCPU, $mem, nothing moving, a decision"
+        grep -Eq "^$d +$c +0 +100% +[0-9]+/1 +$mem +- +- +- +[a-z-]+" "$E2E_TMP/screen1"
+        ok $? "a row for $d cell $c: home node 0, 100% local, busy of 1 vCPU, $mem, one tier, nothing moving, a decision"
     done
 done
 grep -q "^$A: mode auto, state ok" "$E2E_TMP/screen1" && grep -q "^  last: pass [0-9]" "$E2E_TMP/screen1"

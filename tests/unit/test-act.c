@@ -422,9 +422,10 @@ static void test_move_plan(void)
     tm[2].length = 4096;
     n = act_move_plan(&tc, ram, 4, 0, sp, 16);
     CHECK(n == 6 && sp[0].len == 8 << 20 && sp[1].len == 48 << 20 && sp[4].cold && sp[4].ri == 2 &&
-              sp[5].hot && sp[5].ri == 3,
+              sp[5].hot && sp[5].ri == 3 && sp[5].hva == 0x40000000 && sp[5].len == 2 << 20 &&
+              sp[5].bytes == 2 << 20,
           "cold: a hot 4 KiB inside the 2 MiB huge page makes the whole page hot: no cold span "
-          "of that range, only its hot one (%u spans)",
+          "of that range, and its hot span is the whole page (%u spans)",
           n);
     n = act_move_plan(&tc, ram, 4, 0, sp, 2);
     CHECK(n == 2, "cold: never more spans than room for (%u)", n);
