@@ -220,8 +220,10 @@ static void collect_proc(collector *c, const candidate *cand, uint64_t share, do
         return; /* no memory scan asked for */
     /* A process that did not run since the last collection touched nothing: its last
      * estimate stands and its memory is not walked again (only once, when first picked). */
-    if (cand->delta == 0 && t->scan->collection > 0)
+    if (cand->delta == 0 && t->scan->collection > 0 && !c->priming)
         goto report;
+    if (c->priming)
+        scan_proc_mark(t->scan);
     if (scan_proc_collect(t->scan, &ctx, share, stats) < 0)
         return;
     if (softdirty_due(c, t->scan, &cand->st, now_ms)) {
@@ -231,6 +233,10 @@ static void collect_proc(collector *c, const candidate *cand, uint64_t share, do
         } else {
             stats->errors++;
         }
+    }
+    if (c->priming) {
+        scan_proc_rewind(t->scan);
+        return; /* nothing of a prime is reported */
     }
 report:
     scan_proc_node_pages(t->scan, h->node_pages);
@@ -303,4 +309,17 @@ int collector_run(collector *c, const collect_cfg *cfg_in, uint64_t now_ms, ag_h
     }
     tracked_expire(c);
     return 0;
+}
+
+int collector_prime(collector *c, const collect_cfg *cfg, uint64_t now_ms)
+{
+    _cleanup_free_ ag_hints *scratch = malloc(sizeof(*scratch));
+    int r;
+
+    if (!scratch)
+        return -ENOMEM;
+    c->priming = true;
+    r = collector_run(c, cfg, now_ms, scratch);
+    c->priming = false;
+    return r;
 }

@@ -30,6 +30,9 @@
 #define AG_DEFAULT_MAX_PROCESSES 8
 #define AG_DEFAULT_BUDGET_MIB    256
 #define AG_MIN_INTERVAL_MS       100
+/* The first request of a session: the window between the priming collection and the one
+ * reported (collector_prime). */
+#define AG_PRIME_MS 1000
 #define AG_MAX_INTERVAL_MS       600000
 
 typedef struct collect_cfg {
@@ -86,6 +89,7 @@ typedef struct collector {
     ag_pid_ticks *prev; /* sorted by pid */
     ag_tracked tracked[AG_MAX_TRACKED];
     scan_stats last_stats;
+    bool priming; /* collector_prime() runs: the collection only primes the heat */
 } collector;
 
 /* Set up for root ("" for /), with heat method `heat`. 0 or -errno. */
@@ -101,3 +105,11 @@ collect_cfg collect_cfg_clamp(collect_cfg in);
  * (seq increases by one per call). 0 or -errno (only when /proc is unreadable).
  */
 int collector_run(collector *c, const collect_cfg *cfg, uint64_t now_ms, ag_hints *out);
+
+/*
+ * The first collection of a session: it primes the heat (soft-dirty cleared, sampled pages
+ * marked idle) and reports nothing of it, so that the next collector_run(), a short window later,
+ * tells hot from cold (without it the first hint set calls every page written since the process
+ * began hot). Each process's windows are walked again by that next collection. 0 or -errno.
+ */
+int collector_prime(collector *c, const collect_cfg *cfg, uint64_t now_ms);

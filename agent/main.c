@@ -91,13 +91,31 @@ static int agent_collect(agent *a, const collect_cfg *cfg)
     return 0;
 }
 
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+    while (!stop_requested && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
 /* serve.c's callback: the latest hint set, collected now when it is older than half an
- * interval (the first request of a session always collects). */
+ * interval. The first request of a session primes the heat, waits AG_PRIME_MS and collects:
+ * its hint set already tells hot from cold (collector_prime). */
 static int agent_hints(void *userdata, const collect_cfg *cfg, const ag_hints **ret)
 {
     agent *a = userdata;
     uint64_t now = vn_mono_ms();
 
+    if (!a->collecting && a->coll.heat != SCAN_HEAT_RESIDENCY) {
+        int r = collector_prime(&a->coll, cfg, now);
+        if (r < 0)
+            return r;
+        if (a->verbose)
+            logf_("primed the heat: the first hint set follows in %d ms", AG_PRIME_MS);
+        sleep_ms(AG_PRIME_MS);
+        now = vn_mono_ms();
+    }
     if (!a->collecting || !a->have_hints || now - a->last_ms >= cfg->interval_ms / 2) {
         int r = agent_collect(a, cfg);
         if (r < 0)
@@ -109,13 +127,6 @@ static int agent_hints(void *userdata, const collect_cfg *cfg, const ag_hints **
     return 0;
 }
 
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-
-    while (!stop_requested && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
 
 /* One session on an open port, until the host goes away (0) or a stop (1). */
 static int agent_session(agent *a, serve *s, int fd)

@@ -443,6 +443,21 @@ int scan_proc_collect(scan_proc *sp, const scan_ctx *ctx, uint64_t budget, scan_
 
 /* Soft-dirty clears are separate (collect.c decides when, bounded by size and period). */
 
+void scan_proc_mark(scan_proc *sp)
+{
+    sp->mark_region = sp->next_region;
+    for (size_t i = 0; i < sp->nr_regions; i++)
+        sp->regions[i].mark = sp->regions[i].cursor;
+}
+
+void scan_proc_rewind(scan_proc *sp)
+{
+    sp->next_region = sp->mark_region < sp->nr_regions ? sp->mark_region : 0;
+    for (size_t i = 0; i < sp->nr_regions; i++)
+        sp->regions[i].cursor = sp->regions[i].mark;
+    memset(sp->bins, 0, sizeof(sp->bins));
+}
+
 void scan_proc_node_pages(const scan_proc *sp, uint64_t *node_pages)
 {
     memset(node_pages, 0, sp->nr_nodes * sizeof(uint64_t));

@@ -79,6 +79,7 @@ extern const scan_ops scan_ops_linux;
 typedef struct scan_region {
     uint64_t start, end;
     uint64_t cursor;       /* offset of the next window */
+    uint64_t mark;         /* cursor at scan_proc_mark() */
     uint32_t uncond_scans; /* rule 4: scans while untouched in this reset period */
     bool touched;          /* its last window saw accessed (or resident) pages */
     bool scanned;          /* scanned at least once (idle and soft-dirty need a first pass) */
@@ -100,6 +101,7 @@ typedef struct scan_proc {
     size_t nr_regions;
     scan_region *regions;
     size_t next_region;          /* round-robin over regions */
+    size_t mark_region;          /* next_region at scan_proc_mark() */
     uint32_t sweeps;             /* complete passes over the regions */
     uint32_t collection;         /* collections of this process */
     uint64_t softdirty_clear_ms; /* last clear (0: never) */
@@ -165,3 +167,12 @@ typedef struct scan_range {
  */
 size_t scan_proc_ranges(scan_proc *sp, double cpu_share, uint32_t expire, scan_range *out,
                         size_t max);
+
+/*
+ * A priming collection (collect.c): scan_proc_mark() before it, scan_proc_rewind() after. The
+ * rewind puts the cursors back, so the next collection walks the same windows again, now with
+ * their access state known (pages marked idle, soft-dirty cleared by the prime), and forgets
+ * the blocks the prime saw (their heat was residency only: everything resident looked hot).
+ */
+void scan_proc_mark(scan_proc *sp);
+void scan_proc_rewind(scan_proc *sp);

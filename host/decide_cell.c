@@ -203,6 +203,11 @@ bool dcell_memory_gate(const snap_domain *d, const vn_config *c, const snap_cell
     rule_migrate_verdict priv = rule_migrate_filter(
         d->age_passes, c->early_passes, d->preferred_node, cell->last_candidate, target, false);
 
+    if (d->hints_pending) { /* the guest will say what is hot: that goes first */
+        if (!pc->nr_pins)
+            pc->reason = REASON_HINTS_PENDING;
+        return false;
+    }
     if (gain < c->min_gain_points) {
         pc->rules |= RULE_BIT(RULE_HYSTERESIS);
         if (!pc->nr_pins)

@@ -271,7 +271,9 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
     if (st->guest.link || !sample_monitor_ok(dm->cfg.use_qmp, st->cfg.mode) || !st->cfg.valid ||
         !st->sample.xml || st->guest.no_channel_gen == st->sample.xml_gen)
         return;
-    if (agentlink_find_channel(st->sample.xml, path, sizeof(path), &open) < 0 || !open) {
+    r = agentlink_find_channel(st->sample.xml, path, sizeof(path), &open);
+    st->guest.channel_defined = r == 0;
+    if (r < 0 || !open) {
         st->guest.no_channel_gen = st->sample.xml_gen;
         return;
     }

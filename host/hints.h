@@ -17,6 +17,10 @@
 #define HINT_SHARE_WEIGHT 0.6
 /* Hints older than this many balancing intervals are ignored. */
 #define HINT_MAX_AGE_INTERVALS 3.0
+/* A domain whose live XML has the agent's channel waits at most this many of its first passes
+ * for the agent's first hint set before its memory moves (a cold start: the hot set goes home
+ * first); its vCPUs are placed meanwhile. */
+#define HINT_AWAIT_PASSES 3
 
 /*
  * Add the hint set's ranges and sharing to the cells of *sd (which must not

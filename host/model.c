@@ -222,6 +222,7 @@ const char *reason_name(vn_reason r)
         [REASON_NUMATUNE_PREFERRED] = "numatune-preferred",
         [REASON_UNMEASURED] = "unmeasured",
         [REASON_TIERED] = "tiered",
+        [REASON_HINTS_PENDING] = "hints-pending",
     };
     return (unsigned)r < REASON_MAX ? names[r] : "unknown";
 }

@@ -126,6 +126,7 @@ typedef struct snap_domain {
     unsigned age_passes;      /* balancing passes since vnumad first saw the domain */
     int preferred_node;       /* node index it settled on, -1 none yet (rule 3) */
     bool busy_unmeasured;     /* no CPU time window behind the vCPUs' busy: nothing is decided */
+    bool hints_pending;       /* its guest agent's first hint set is awaited: no memory moves */
     unsigned nr_cells;
     snap_cell *cells;
 } snap_domain;
@@ -231,6 +232,7 @@ typedef enum vn_reason {
     REASON_NUMATUNE_PREFERRED, /* numatune mode='preferred' elsewhere: memory is not moved off it */
     REASON_UNMEASURED,         /* the vCPUs' busy fractions were not measured yet: no action */
     REASON_TIERED,             /* hot memory home, cold on the lower tier: nothing to move */
+    REASON_HINTS_PENDING,      /* the guest agent's first hint set is awaited: memory waits */
     REASON_MAX,
 } vn_reason;
 

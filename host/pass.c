@@ -418,6 +418,8 @@ static void sample_done(work *w, bool late)
     bool waited = dw->waited;
     int r = dw->r;
 
+    bool had_hints = dw->hints && !dw->hints_err;
+
     pass_work_finished(dw, late);
     if (dw->hints) {
         domains_hints_return(st);
@@ -462,6 +464,10 @@ static void sample_done(work *w, bool late)
         publish_record_simple(dm, r == -ESRCH ? NULL : dw->d, st, "error",
                               r == -ESRCH ? "domain-gone" : "sample-failed");
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
+        /* a cold start: the agent's first hint set is awaited while it can still come */
+        dw->sd.hints_pending = !had_hints &&
+                               (st->guest.channel_defined || st->guest.link) &&
+                               st->age_passes < HINT_AWAIT_PASSES;
         /* in: the pass holds it from here to its end */
         pass_hold(st);
         st->count.passes++;

@@ -463,8 +463,8 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
 static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
 {
     static const char *const known[] = {
-        "name",     "uuid",  "balancer",        "age_passes", "preferred_node",
-        "numatune", "cells", "busy_unmeasured", NULL};
+        "name",     "uuid",  "balancer",        "age_passes",    "preferred_node",
+        "numatune", "cells", "busy_unmeasured", "hints_pending", NULL};
     uint64_t cell_seen[(SNAP_MAX_CELL_ID + 1) / 64] = {0};
     uint64_t vcpu_seen[(SNAP_MAX_VCPU_ID + 1) / 64] = {0};
     vn_mem_binding binding = {.mode = VN_MEM_NONE};
@@ -512,6 +512,8 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     if (r < 0)
         return r;
     r = snap_field_bool(c, obj, "busy_unmeasured", false, &d->busy_unmeasured);
+    if (r >= 0)
+        r = snap_field_bool(c, obj, "hints_pending", false, &d->hints_pending);
     if (r < 0)
         return r;
     r = snap_field_enter(c, obj, "numatune", false, &v, &mark);

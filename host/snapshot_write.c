@@ -157,6 +157,8 @@ static struct json_object *domain(const topology *t, const snap_domain *d, char 
         add(o, "preferred_node", node_number(t, d->preferred_node));
     if (d->busy_unmeasured)
         add(o, "busy_unmeasured", json_object_new_boolean(true));
+    if (d->hints_pending)
+        add(o, "hints_pending", json_object_new_boolean(true));
     cells = json_object_new_array();
     for (unsigned i = 0; cells && i < d->nr_cells; i++)
         json_object_array_add(cells, cell(t, &d->cells[i], buf));

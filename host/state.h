@@ -212,6 +212,7 @@ typedef struct dom_guest {
     const proto_hints *hints_lent;
     proto_hints *hints_retired;
     uint64_t no_channel_gen; /* the read of the live XML that had no open channel (0: none) */
+    bool channel_defined;    /* that XML has the agent's channel (the guest may open it later) */
 } dom_guest;
 
 /*

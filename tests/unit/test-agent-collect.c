@@ -99,6 +99,79 @@ static void test_collect(void)
           "max_processes 1 is followed; no thread ran: no vCPUs");
 }
 
+/* pid 300: 64 MiB at guest-physical 256 MiB; every page written since it began (soft-dirty),
+ * and after a clear only its first 8 MiB (its hot set) */
+static uint64_t pagemap_hotcold(pid_t pid, uint64_t vaddr)
+{
+    uint64_t off = vaddr - 0x20000000, dirty = !fake_scan.clears || off < (8ULL << 20);
+
+    (void)pid;
+    return (1ULL << 63) | (dirty << 55) | ((256ULL << 20) / 4096 + off / 4096);
+}
+
+static void fixture_hotcold(unsigned long ticks)
+{
+    put_stat(300, 300, "memtouch", 0, ticks, 16384, 0);
+    put("proc/300/maps", "20000000-24000000 rw-p 00000000 00:00 0 \n");
+    put("proc/uptime", "20.00 5.00\n");
+}
+
+/* Whether proc 300's ranges of the hint set tell its hot 8 MiB from the cold 56. */
+static bool tells_hot_from_cold(const ag_hints *h)
+{
+    bool hot = false, cold = true;
+
+    for (unsigned p = 0; p < h->nr_procs; p++)
+        for (unsigned i = 0; h->procs[p].pid == 300 && i < h->procs[p].nr_ranges; i++) {
+            const scan_range *g = &h->procs[p].ranges[i];
+            if (g->gpa == (256ULL << 20) && g->length == (8ULL << 20) && g->heat == 1000)
+                hot = true;
+            if (g->gpa + g->length > (264ULL << 20) && g->heat > 0)
+                cold = false;
+        }
+    return hot && cold;
+}
+
+/* The first hint set of a session tells hot from cold: a prime, then the collection. The
+ * budget (16 MiB) covers a quarter of the process: the collection after the prime must walk
+ * the prime's windows again. */
+static void test_prime(void)
+{
+    collect_cfg cfg = {.interval_ms = 1000, .max_processes = 1, .scan_budget_mib = 16};
+    static collector c;
+    int r;
+
+    fake_scan.pagemap = pagemap_hotcold;
+    put_stat(100, 100, "memtouch", 0, 0, 1, 1);
+    put_stat(200, 200, "idle", 0, 0, 1, 0);
+
+    /* as before: the first collection of a session reports at once */
+    fake_scan.clears = 0;
+    fixture_hotcold(100);
+    CHECK(collector_init(&c, root, &fake_scan_ops, SCAN_HEAT_SOFTDIRTY) == 0, "a new collector");
+    r = collector_run(&c, &cfg, 1000, &hints);
+    CHECK(r == 0 && hints.nr_procs == 1 && !tells_hot_from_cold(&hints),
+          "without a prime the first hint set cannot tell hot from cold (%u ranges)",
+          hints.nr_procs ? hints.procs[0].nr_ranges : 0);
+    collector_free(&c);
+
+    /* primed: the first hint set reported, a window later, does */
+    fake_scan.clears = 0;
+    fixture_hotcold(100);
+    CHECK(collector_init(&c, root, &fake_scan_ops, SCAN_HEAT_SOFTDIRTY) == 0, "a new collector");
+    r = collector_prime(&c, &cfg, 1000);
+    CHECK(r == 0 && fake_scan.clears == 1, "prime: a collection that cleared the soft-dirty bits");
+    fixture_hotcold(200); /* it ran for the window since */
+    r = collector_run(&c, &cfg, 2000, &hints);
+    CHECK(r == 0 && hints.nr_procs == 1 && hints.procs[0].pid == 300 &&
+              tells_hot_from_cold(&hints),
+          "primed: the first hint set tells hot from cold: [256, 264) MiB at heat 1000, nothing of "
+          "the 56 cold MiB hot (%u ranges)",
+          hints.nr_procs ? hints.procs[0].nr_ranges : 0);
+    collector_free(&c);
+    fake_scan.pagemap = pagemap_entry;
+}
+
 static const ag_hints *served;
 static int fake_hints(void *userdata, const collect_cfg *cfg, const ag_hints **ret)
 {
@@ -199,6 +272,7 @@ int main(void)
     }
     test_collect();
     test_serve();
+    test_prime();
     collector_free(&coll);
     r = tap_done();
     fixture_root_remove();

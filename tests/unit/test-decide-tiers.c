@@ -282,6 +282,28 @@ int main(void)
     plan_clear(&p);
     snapshot_clear(&s);
 
+    /* 12. a cold start: the agent's first hint set is awaited; the vCPUs go home, memory waits */
+    one_cell(&s, 200, 0, 800, 0, 0, 4096);
+    s.domains[0].hints_pending = true;
+    s.domains[0].cells[0].vcpus[0].pinned = all_cpus;
+    s.domains[0].cells[0].vcpus[1].pinned = all_cpus;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->nr_moves == 0 && pc->nr_pins == 2,
+          "hints pending: the vCPUs are pinned, no memory moves (%u pins, %u moves)",
+          pc ? pc->nr_pins : 0, pc ? pc->nr_moves : 0);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    one_cell(&s, 200, 0, 800, 0, 0, 4096);
+    s.domains[0].hints_pending = true;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && pc->nr_moves == 0 && pc->reason == REASON_HINTS_PENDING,
+          "hints pending, vCPUs already placed: nothing moves, reason hints-pending (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p);
+    snapshot_clear(&s);
+
     /* 11. the record says it */
     one_cell(&s, 1000, 500, 0, 400, 200, 50);
     run(t, &s, &p);

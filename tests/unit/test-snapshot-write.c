@@ -22,7 +22,8 @@ static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes,
     if (a->id != b->id || a->page_size != b->page_size || a->mem_pinned != b->mem_pinned ||
         a->binding.mode != b->binding.mode ||
         !nodeset_equal(&a->binding.nodes, &b->binding.nodes) ||
-        a->last_candidate != b->last_candidate || a->nr_vcpus != b->nr_vcpus ||
+        a->last_candidate != b->last_candidate || a->down_ago != b->down_ago ||
+        a->nr_vcpus != b->nr_vcpus ||
         a->nr_hot != b->nr_hot || a->nr_shares != b->nr_shares) {
         snprintf(why, len, "cell %u: id, page size, pin, binding, candidate or counts", a->id);
         return false;
@@ -81,7 +82,8 @@ static bool same(const topology *t, const snapshot *a, const snapshot *b, char *
         if (strcmp(x->name, y->name) || strcmp(x->uuid, y->uuid) || x->mode != y->mode ||
             x->priority != y->priority || !nodeset_equal(&x->allowed_nodes, &y->allowed_nodes) ||
             x->age_passes != y->age_passes || x->preferred_node != y->preferred_node ||
-            x->busy_unmeasured != y->busy_unmeasured || x->nr_cells != y->nr_cells) {
+            x->busy_unmeasured != y->busy_unmeasured || x->hints_pending != y->hints_pending ||
+            x->tier != y->tier || x->nr_cells != y->nr_cells) {
             snprintf(why, len, "domain %.64s", x->name);
             return false;
         }
@@ -97,9 +99,10 @@ static bool same(const topology *t, const snapshot *a, const snapshot *b, char *
 static const char every_field[] =
     "{\"version\":1,\"pass\":7,\"nodes\":[{\"node\":1,\"free_bytes\":1048576,"
     "\"free_hugepages\":{\"2097152\":12,\"1073741824\":1}}],\"domains\":[{\"name\":\"rt\","
-    "\"balancer\":{\"mode\":\"advise\"},\"busy_unmeasured\":true,\"numatune\":{\"mode\":"
+    "\"balancer\":{\"mode\":\"advise\",\"tier\":\"cold-first\"},\"busy_unmeasured\":true,"
+    "\"hints_pending\":true,\"numatune\":{\"mode\":"
     "\"preferred\",\"nodes\":[1]},\"cells\":[{\"id\":0,\"page_size\":2097152,"
-    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
+    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"down_ago\":4,\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
     "\"length\":4096,\"heat\":1}],\"hot_pages\":{\"1\":1}},\"vcpus\":[{\"id\":0,\"busy\":0.1,"
     "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,"
     "\"numatune\":{\"mode\":\"interleave\",\"nodes\":[0,1]},\"vcpus\":[]}]}]}";
