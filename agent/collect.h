@@ -32,8 +32,8 @@
 #define AG_MIN_INTERVAL_MS       100
 /* The first request of a session: the window between the priming collection and the one
  * reported (collector_prime). */
-#define AG_PRIME_MS 1000
-#define AG_MAX_INTERVAL_MS       600000
+#define AG_PRIME_MS        1000
+#define AG_MAX_INTERVAL_MS 600000
 
 typedef struct collect_cfg {
     uint32_t interval_ms;

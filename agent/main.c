@@ -127,7 +127,6 @@ static int agent_hints(void *userdata, const collect_cfg *cfg, const ag_hints **
     return 0;
 }
 
-
 /* One session on an open port, until the host goes away (0) or a stop (1). */
 static int agent_session(agent *a, serve *s, int fd)
 {

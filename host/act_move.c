@@ -26,7 +26,8 @@ const ram_range *act_find_ram(const dom_sample_cache *s, unsigned cell)
     return NULL;
 }
 
-/* The plan's hot ranges inside [lo, hi), sorted and merged; returns how many. */
+/* The plan's hot ranges inside [lo, hi), moving (is_range) or not (the cell's hot list), sorted
+ * and merged; returns how many. */
 static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv *iv)
 {
     unsigned n = 0;
@@ -37,6 +38,11 @@ static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv
         if (mv->is_range && s < e)
             iv[n++] = (gpa_iv){s, e};
     }
+    for (unsigned h = 0; h < pc->nr_hot && n < 2 * SNAP_MAX_HOT_RANGES; h++) {
+        uint64_t s = VN_MAX(pc->hot[h].gpa, lo), e = VN_MIN(pc->hot[h].gpa + pc->hot[h].length, hi);
+        if (s < e)
+            iv[n++] = (gpa_iv){s, e};
+    }
     return gpa_merge(iv, n);
 }
 
@@ -45,7 +51,7 @@ static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv
 static unsigned cold_pieces(const plan_cell *pc, const ram_range *r, const move_span *proto,
                             move_span *out, unsigned max)
 {
-    gpa_iv iv[SNAP_MAX_HOT_RANGES];
+    gpa_iv iv[2 * SNAP_MAX_HOT_RANGES];
     uint64_t ps = proto->page_size, at = r->gpa, end = r->gpa + r->size;
     unsigned nr = hot_inside(pc, r->gpa, end, iv), n = 0;
 

@@ -78,12 +78,11 @@ static void cell_last(const topology *t, struct json_object *c, const dom_state 
         if (tr->why != TIER_WHY_NONE) {
             struct json_object *o = json_object_new_object();
             json_object_object_add(o, "why", json_object_new_string(tier_why_name(tr->why)));
-            json_object_object_add(o, "lower_node",
-                                   r->cells[k].lower_tier >= 0 &&
-                                           (unsigned)r->cells[k].lower_tier < t->nr_nodes
-                                       ? json_object_new_int(
-                                             (int)t->nodes[r->cells[k].lower_tier].os_index)
-                                       : NULL);
+            json_object_object_add(
+                o, "lower_node",
+                r->cells[k].lower_tier >= 0 && (unsigned)r->cells[k].lower_tier < t->nr_nodes
+                    ? json_object_new_int((int)t->nodes[r->cells[k].lower_tier].os_index)
+                    : NULL);
             json_object_object_add(o, "hot_bytes", json_object_new_uint64(tr->hot));
             json_object_object_add(o, "hot_home_bytes", json_object_new_uint64(tr->hot_home));
             json_object_object_add(c, "tier", o);

@@ -256,8 +256,9 @@ static int plan_memory(const topology *t, const cell_view *cv, unsigned to, bool
         return -ENOMEM;
     for (unsigned i = 0; i < cell->nr_hot; i++) {
         const snap_hot_range *h = &cell->hot[i];
-        if (h->shared && !shared_ok)
-            continue; /* rule 3's caveat: shared memory waits for the filter */
+        if ((h->shared && !shared_ok) || h->fading)
+            continue; /* rule 3's caveat: shared memory waits for the filter; a fading range is
+                       * no longer hot */
         pc->moves[pc->nr_moves++] = (plan_move){.from_node = -1,
                                                 .to_node = (int)to,
                                                 .bytes = h->length,
@@ -463,7 +464,8 @@ static int decide_tiered(const topology *t, const snap_domain *d, const vn_confi
     rule_migrate_verdict shared =
         rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
                             cv->cell->last_candidate, (int)target, true);
-    int r = dtier_plan(t, c, ps, cv, target, tv, shared != MIGRATE_WAIT, mr, pc, home_after);
+    int r = dtier_plan(t, c, ps, cv, target, tv, shared != MIGRATE_WAIT,
+                       d->age_passes < c->early_passes, mr, pc, home_after);
     if (r < 0)
         return r;
     pc->batch_pages = rule_lock_hold_walk(cv->bytes / cv->cell->page_size).window_pages;

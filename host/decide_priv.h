@@ -103,11 +103,13 @@ uint64_t dtier_room(const topology *t, const vn_config *c, const pass_state *ps,
 /* Whether the cell's memory goes on two tiers with the target as its home, and the facts. */
 void dtier_view(const topology *t, const vn_config *c, const pass_state *ps, const snap_domain *d,
                 const cell_view *cv, unsigned target, tier_view *tv);
-/* The moves of a tiered cell (tv->why set) into pc (moves, rules, tier), its room taken from ps;
- * *home_after gets the bytes of it on the target once they are done. 0 or -ENOMEM. */
+/* The moves of a tiered cell (tv->why set) into pc (moves, hot list, rules, tier), its room
+ * taken from ps; a hot range moves up only when two hint sets agree (agree >= 1), or in the
+ * domain's early passes (`early`). *home_after gets the bytes of it on the target once they are
+ * done. 0 or -ENOMEM. */
 int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell_view *cv,
-               unsigned target, const tier_view *tv, bool shared_ok, vn_rules base, plan_cell *pc,
-               uint64_t *home_after);
+               unsigned target, const tier_view *tv, bool shared_ok, bool early, vn_rules base,
+               plan_cell *pc, uint64_t *home_after);
 
 /* ---- decide_wide.c ---- */
 

@@ -137,8 +137,8 @@ static uint64_t whole(uint64_t bytes, uint64_t ps)
 }
 
 int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell_view *cv,
-               unsigned target, const tier_view *tv, bool shared_ok, vn_rules base, plan_cell *pc,
-               uint64_t *home_after)
+               unsigned target, const tier_view *tv, bool shared_ok, bool early, vn_rules base,
+               plan_cell *pc, uint64_t *home_after)
 {
     const snap_cell *cell = cv->cell;
     uint64_t psz = cell->page_size, b = cv->bytes, demote = 0, to_home = 0, down = 0;
@@ -153,6 +153,11 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
 
     for (unsigned i = 0; i < cell->nr_hot; i++)
         hot_wait |= cell->hot[i].shared && !shared_ok;
+    /* every hot range, moving or not, fading too: what the cold moves leave alone */
+    if (cell->nr_hot && !(pc->hot = calloc(cell->nr_hot, sizeof(*pc->hot))))
+        return -ENOMEM;
+    for (unsigned i = 0; i < cell->nr_hot; i++)
+        pc->hot[pc->nr_hot++] = (plan_range){cell->hot[i].gpa, cell->hot[i].length};
 
     pc->moves = calloc(cell->nr_hot + 2 * t->nr_nodes + 1, sizeof(*pc->moves));
     if (!pc->moves)
@@ -179,7 +184,8 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
     if (hints && hot_off > tv->hot / 200) {
         for (unsigned i = 0; i < cell->nr_hot; i++) {
             const snap_hot_range *h = &cell->hot[i];
-            if (h->shared && !shared_ok)
+            /* up a tier only on two agreeing hint sets (rule 3; one in the early passes) */
+            if ((h->shared && !shared_ok) || h->fading || (!h->agree && !early))
                 continue;
             add_move(pc, (plan_move){.from_node = -1,
                                      .to_node = (int)target,
@@ -209,6 +215,9 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
         }
         /* (while a shared hot range waits, what is cold is not known: nothing goes down) */
         dn = !tv->may_down || (hints && hot_wait) ? 0 : VN_MIN(bytes - up, left_l);
+        if (hints && cell->hot_pages) /* its hot pages stay up: they go home as hot ranges */
+            dn =
+                VN_MIN(dn, bytes - VN_MIN(bytes, VN_MIN(cell->hot_pages[n], cell->pages[n]) * psz));
         left_l -= dn;
         if (up)
             add_move(pc, (plan_move){.from_node = (int)n,

@@ -147,6 +147,8 @@ static void state_reset_run(dom_state *st, int id)
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
         st->last_candidate[k] = -1;
     memset(st->down_at, 0, sizeof(st->down_at));
+    st->sample.nr_hint_prev = 0;
+    st->sample.hints_seq = 0;
     st->sample.ram_for_id = -1;
     st->sample.nr_ram = 0;
     st->sample.ram_failures = 0;

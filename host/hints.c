@@ -111,3 +111,105 @@ int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, sna
     }
     return 0;
 }
+
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+/* The cell's ranges as the last follow left them (the same hint set again). */
+static int follow_again(snap_cell *c, const dom_sample_cache *sc)
+{
+    for (unsigned i = 0; i < c->nr_hot; i++)
+        for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
+            const hint_prev *hp = &sc->hint_prev[p];
+            if (hp->cell == c->id && hp->seen && hp->gpa == c->hot[i].gpa &&
+                hp->length == c->hot[i].length) {
+                c->hot[i].agree = hp->seen - 1;
+                c->hot[i].heat = hp->heat;
+            }
+        }
+    for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
+        const hint_prev *hp = &sc->hint_prev[p];
+        snap_hot_range *h;
+        if (hp->cell != c->id || hp->seen || c->nr_hot >= SNAP_MAX_HOT_RANGES)
+            continue;
+        h = realloc(c->hot, (c->nr_hot + 1) * sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        c->hot = h;
+        c->hot[c->nr_hot++] = (snap_hot_range){
+            .gpa = hp->gpa, .length = hp->length, .heat = hp->heat, .fading = true};
+    }
+    return 0;
+}
+
+/* A new hint set: each range's run of sets and smoothed heat from the last one's ranges it
+ * overlaps; the last one's ranges no range overlaps now stay one more set, fading. */
+static int follow_new(snap_cell *c, const dom_sample_cache *sc)
+{
+    for (unsigned i = 0; i < c->nr_hot; i++) {
+        snap_hot_range *h = &c->hot[i];
+        double heat = 0;
+        unsigned runs = 0, n = 0;
+        for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
+            const hint_prev *hp = &sc->hint_prev[p];
+            if (hp->cell != c->id || !hp->seen || !overlaps(h->gpa, h->length, hp->gpa, hp->length))
+                continue;
+            runs = VN_MAX(runs, hp->seen);
+            heat += hp->heat;
+            n++;
+        }
+        h->agree = VN_MIN(runs, 1000u);
+        if (n)
+            h->heat = (h->heat + heat / n) / 2;
+    }
+    for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
+        const hint_prev *hp = &sc->hint_prev[p];
+        bool still = false;
+        snap_hot_range *h;
+        if (hp->cell != c->id || !hp->seen)
+            continue; /* a fading range absent again: cold now */
+        for (unsigned i = 0; i < c->nr_hot && !still; i++)
+            still =
+                !c->hot[i].fading && overlaps(c->hot[i].gpa, c->hot[i].length, hp->gpa, hp->length);
+        if (still || c->nr_hot >= SNAP_MAX_HOT_RANGES)
+            continue;
+        h = realloc(c->hot, (c->nr_hot + 1) * sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        c->hot = h;
+        c->hot[c->nr_hot++] = (snap_hot_range){
+            .gpa = hp->gpa, .length = hp->length, .heat = hp->heat / 2, .fading = true};
+    }
+    return 0;
+}
+
+int hints_follow(snap_domain *sd, uint64_t seq, dom_sample_cache *sc)
+{
+    bool again = seq == sc->hints_seq;
+    unsigned n = 0;
+
+    for (unsigned k = 0; k < sd->nr_cells; k++) {
+        int r = again ? follow_again(&sd->cells[k], sc) : follow_new(&sd->cells[k], sc);
+        if (r < 0)
+            return r;
+        if (sd->cells[k].nr_hot > 1)
+            qsort(sd->cells[k].hot, sd->cells[k].nr_hot, sizeof(*sd->cells[k].hot), cmp_heat);
+    }
+    if (again)
+        return 0;
+    /* what the next hint set is followed from: the hottest first, as many as fit */
+    sc->hints_seq = seq;
+    for (unsigned k = 0; k < sd->nr_cells; k++)
+        for (unsigned i = 0; i < sd->cells[k].nr_hot && n < HINT_PREV_MAX; i++) {
+            const snap_hot_range *h = &sd->cells[k].hot[i];
+            sc->hint_prev[n++] = (hint_prev){.cell = sd->cells[k].id,
+                                             .seen = h->fading ? 0 : h->agree + 1,
+                                             .gpa = h->gpa,
+                                             .length = h->length,
+                                             .heat = h->heat};
+        }
+    sc->nr_hint_prev = n;
+    return 0;
+}

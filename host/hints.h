@@ -28,3 +28,14 @@
  * holds their start; a range outside every cell is ignored. Returns 0 or -ENOMEM.
  */
 int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, snap_domain *sd);
+
+/*
+ * Rule 3's two-stage filter on hot ranges (after hints_apply, with the hint set's seq): a range
+ * of the hint set gets `agree`, the number of sets before it in a row that had it hot too
+ * (overlapping a range of the last set followed), and its heat smoothed with theirs; a range of
+ * the last set that nothing overlaps now stays one more set, `fading` (not hot enough to move,
+ * not cold enough to demote); one absent twice is cold. The same hint set again (no new one came)
+ * gives the same ranges. sc keeps the ranges followed (the hottest HINT_PREV_MAX of the domain). 0
+ * or -ENOMEM.
+ */
+int hints_follow(snap_domain *sd, uint64_t seq, dom_sample_cache *sc);

@@ -144,6 +144,7 @@ void plan_domain_clear(plan_domain *pd)
     for (unsigned k = 0; k < pd->nr_cells && pd->cells; k++) {
         free(pd->cells[k].pins);
         free(pd->cells[k].moves);
+        free(pd->cells[k].hot);
     }
     free(pd->cells);
     pd->cells = NULL;

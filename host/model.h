@@ -85,8 +85,13 @@ typedef struct snap_vcpu {
 typedef struct snap_hot_range {
     uint64_t gpa;    /* guest-physical start, bytes */
     uint64_t length; /* bytes */
-    double heat;     /* 0..1, from guest hints */
+    double heat;     /* 0..1, from guest hints (smoothed over the hint sets it was seen in) */
     bool shared;     /* touched by processes running in several cells */
+    /* rule 3 on hot ranges (hints_follow): how many hint sets before the latest agreed it is hot,
+     * in a row (0: only the latest says so); fading: hot in the one before, not in the latest
+     * (it becomes cold only when a second set agrees) */
+    unsigned agree;
+    bool fading;
 } snap_hot_range;
 
 typedef struct snap_share {
@@ -255,6 +260,11 @@ typedef struct plan_move {
     vn_rules rules;
 } plan_move;
 
+/* A guest-physical range, bytes. */
+typedef struct plan_range {
+    uint64_t gpa, length;
+} plan_range;
+
 /* Why a cell's memory is placed on two tiers. */
 typedef enum vn_tier_why {
     TIER_WHY_NONE,       /* one tier: all of it goes home */
@@ -293,6 +303,8 @@ typedef struct plan_cell {
     bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
     vn_nodeset span;      /* wide cell: node indexes its vCPUs and memory spread over, else empty */
     plan_tier tier;       /* its memory on two tiers: what and why (tier.why NONE: one) */
+    unsigned nr_hot;      /* a tiered cell's hot ranges, moving or not: cold moves leave */
+    plan_range *hot;      /* ... them alone (act_move_plan) */
     vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */
     uint64_t page_size;    /* the cell's (snap_cell) */
     vn_rules rules;        /* every rule that shaped this cell's decision */

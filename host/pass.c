@@ -358,6 +358,8 @@ static void sample_run(work *w)
                               dw->err, sizeof(dw->err));
     if (dw->kind == DW_SAMPLE && dw->r == 0 && dw->hints)
         sample_hints(dm, dw);
+    else if (dw->kind == DW_SAMPLE && dw->r == 0)
+        st->sample.nr_hint_prev = 0, st->sample.hints_seq = 0; /* no hints: followed anew */
 }
 
 /*
@@ -371,6 +373,8 @@ static void sample_hints(vnumad *dm, dom_work *dw)
     unsigned q = 0;
     int r = hints_apply(dw->hints, st->sample.ram, st->sample.nr_ram, &dw->sd);
 
+    if (r == 0)
+        r = hints_follow(&dw->sd, dw->hints->seq, &st->sample);
     if (r == 0)
         r = sample_hot_pages(dm->numa, dm->topo, &st->sample,
                              st->count.passes * 0x9e3779b97f4a7c15ULL, &dw->sd, &q);
@@ -465,8 +469,7 @@ static void sample_done(work *w, bool late)
                               r == -ESRCH ? "domain-gone" : "sample-failed");
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
         /* a cold start: the agent's first hint set is awaited while it can still come */
-        dw->sd.hints_pending = !had_hints &&
-                               (st->guest.channel_defined || st->guest.link) &&
+        dw->sd.hints_pending = !had_hints && (st->guest.channel_defined || st->guest.link) &&
                                st->age_passes < HINT_AWAIT_PASSES;
         /* in: the pass holds it from here to its end */
         pass_hold(st);

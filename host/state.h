@@ -101,6 +101,15 @@ typedef struct dom_counters {
     uint64_t pages_unmovable;           /* pages move_pages(2) left where they were */
 } dom_counters;
 
+/* A hot range of the last hint set a domain's cells followed (dom_sample_cache, hints.c). */
+#define HINT_PREV_MAX 512 /* remembered per domain (the hottest) */
+typedef struct hint_prev {
+    unsigned cell; /* guest cell id */
+    unsigned seen; /* snap_hot_range.seen */
+    uint64_t gpa, length;
+    double heat;
+} hint_prev;
+
 /*
  * What sampling caches of a domain for its QEMU run (sample.c, sample_proc.c, ramlayout.c):
  * the process, the RAM layout and the last page counts, the last CPU times, the vCPU threads,
@@ -171,6 +180,11 @@ typedef struct dom_sample_cache {
     uint64_t cg_gen;
     bool bound_logged; /* the cgroup bound of this QEMU run was logged (sample.c) */
     vn_cpuset bound;   /* ... and what it was */
+    /* the hot ranges of the hint set the cells followed last (hints_follow): rule 3's two
+     * observations of a range before it changes tier */
+    uint64_t hints_seq; /* that hint set's seq, 0 none */
+    unsigned nr_hint_prev;
+    hint_prev hint_prev[HINT_PREV_MAX];
 } dom_sample_cache;
 
 /* What the act stage keeps of a domain's moves for its QEMU run (pass.c from the mover's

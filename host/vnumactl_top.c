@@ -54,9 +54,9 @@ typedef struct top_row {
     unsigned vcpus;  /* vCPUs of the cell */
     uint64_t mem[TOP_MAX_NODES];
     uint64_t mem_total;
-    uint64_t moving; /* bytes still to move, 0 none */
-    double eta_s;    /* < 0 unknown */
-    double hot_home; /* a cell on two tiers: percent of its hot set on its home node, < 0 none */
+    uint64_t moving;  /* bytes still to move, 0 none */
+    double eta_s;     /* < 0 unknown */
+    double hot_home;  /* a cell on two tiers: percent of its hot set on its home node, < 0 none */
     const char *tier; /* ... and why ("home-short"), NULL none */
 } top_row;
 

@@ -429,6 +429,19 @@ static void test_move_plan(void)
           n);
     n = act_move_plan(&tc, ram, 4, 0, sp, 2);
     CHECK(n == 2, "cold: never more spans than room for (%u)", n);
+    /* the cell's hot list (ranges that do not move this pass, fading ones) counts as hot too */
+    plan_range keep[] = {{.gpa = 32 << 20, .length = 16 << 20}};
+    plan_cell kc = {.cell_id = 0,
+                    .target_node = 0,
+                    .lower_tier = 1,
+                    .moves = tm,
+                    .nr_moves = 1,
+                    .hot = keep,
+                    .nr_hot = 1};
+    n = act_move_plan(&kc, ram, 4, 0, sp, 16);
+    CHECK(n == 4 && sp[0].cold && sp[0].hva == 0x10000000 && sp[0].len == 32 << 20 &&
+              sp[1].hva == 0x10000000 + (48 << 20) && sp[1].len == 16 << 20,
+          "cold: the hot list's 32-48 MiB is left out of the boot RAM's cold spans (%u spans)", n);
 }
 
 int main(void)

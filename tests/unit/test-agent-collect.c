@@ -163,8 +163,7 @@ static void test_prime(void)
     CHECK(r == 0 && fake_scan.clears == 1, "prime: a collection that cleared the soft-dirty bits");
     fixture_hotcold(200); /* it ran for the window since */
     r = collector_run(&c, &cfg, 2000, &hints);
-    CHECK(r == 0 && hints.nr_procs == 1 && hints.procs[0].pid == 300 &&
-              tells_hot_from_cold(&hints),
+    CHECK(r == 0 && hints.nr_procs == 1 && hints.procs[0].pid == 300 && tells_hot_from_cold(&hints),
           "primed: the first hint set tells hot from cold: [256, 264) MiB at heat 1000, nothing of "
           "the 56 cold MiB hot (%u ranges)",
           hints.nr_procs ? hints.procs[0].nr_ranges : 0);

@@ -304,6 +304,36 @@ int main(void)
     plan_clear(&p);
     snapshot_clear(&s);
 
+    /* 13. past the early passes a hot range goes up only when two hint sets agree; the cold
+     * moves leave every hot range alone, one that is fading too */
+    c = one_cell(&s, 1000, 500, 0, 400, 200, 50);
+    s.domains[0].age_passes = 10;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && !find_move(pc, -1, n1, true) && pc->nr_hot == 1,
+          "a hot range one hint set old: not moved up yet, but in the cell's hot list (%u)",
+          pc ? pc->nr_hot : 0);
+    plan_clear(&p);
+    c->hot[0].agree = 1;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && find_move(pc, -1, n1, true), "two hint sets agree: it moves up");
+    plan_clear(&p);
+    c->hot = realloc(c->hot, 2 * sizeof(*c->hot));
+    c->hot[1] = (snap_hot_range){.gpa = 4ULL << 30, .length = 64 * MIB, .fading = true};
+    c->nr_hot = 2;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    bool fading_kept = false, fading_moved = false;
+    for (unsigned i = 0; pc && i < pc->nr_hot; i++)
+        fading_kept |= pc->hot[i].gpa == 4ULL << 30;
+    for (unsigned m = 0; pc && m < pc->nr_moves; m++)
+        fading_moved |= pc->moves[m].is_range && pc->moves[m].gpa == 4ULL << 30;
+    CHECK(fading_kept && !fading_moved,
+          "a fading range: in the hot list the cold moves leave alone, not moved up");
+    plan_clear(&p);
+    snapshot_clear(&s);
+
     /* 11. the record says it */
     one_cell(&s, 1000, 500, 0, 400, 200, 50);
     run(t, &s, &p);

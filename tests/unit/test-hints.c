@@ -43,6 +43,70 @@ static proto_process proc(int pid, uint32_t *vcpus, unsigned nv, proto_range *r,
     return p;
 }
 
+/* One hint set of process 100 (runs in cell 1) with these ranges, applied and followed. */
+static void follow(const topology *t, const ram_range *ram, dom_sample_cache *sc, uint64_t seq,
+                   proto_range *r, unsigned nr, snapshot *s)
+{
+    uint32_t v1[] = {1};
+    proto_process pr = proc(100, v1, 1, r, nr);
+    proto_hints h = {.seq = seq, .processes = &pr, .nr_processes = 1};
+
+    snapshot_clear(s);
+    s->nr_domains = 1;
+    s->domains = calloc(1, sizeof(*s->domains));
+    make_domain(&s->domains[0], t);
+    if (hints_apply(&h, ram, 2, &s->domains[0]) < 0 || hints_follow(&s->domains[0], seq, sc) < 0)
+        abort();
+}
+
+static const snap_hot_range *range_at(const snap_cell *c, uint64_t gpa)
+{
+    for (unsigned i = 0; i < c->nr_hot; i++)
+        if (c->hot[i].gpa == gpa)
+            return &c->hot[i];
+    return NULL;
+}
+
+/* Rule 3 on hot ranges across hint sets (hints_follow). */
+static void test_follow(const topology *t, const ram_range *ram)
+{
+    dom_sample_cache *sc = calloc(1, sizeof(*sc));
+    snapshot s = {0};
+    proto_range a[] = {{.gpa = 130 * MIB, .length = 2 * MIB, .heat = 1000},
+                       {.gpa = 140 * MIB, .length = 2 * MIB, .heat = 600}};
+    proto_range b[] = {{.gpa = 130 * MIB, .length = 4 * MIB, .heat = 200},
+                       {.gpa = 160 * MIB, .length = 2 * MIB, .heat = 800}};
+    const snap_hot_range *x, *y, *z;
+    const snap_cell *c;
+
+    follow(t, ram, sc, 5, a, 2, &s);
+    c = &s.domains[0].cells[1];
+    CHECK(c->nr_hot == 2 && !c->hot[0].agree && !c->hot[1].agree && !c->hot[0].fading,
+          "the first hint set: two ranges, each hot in this set only");
+    follow(t, ram, sc, 5, a, 2, &s);
+    c = &s.domains[0].cells[1];
+    CHECK(c->nr_hot == 2 && !c->hot[0].agree, "the same set again (no new one came): the same");
+    follow(t, ram, sc, 6, b, 2, &s);
+    c = &s.domains[0].cells[1];
+    x = range_at(c, 130 * MIB);
+    y = range_at(c, 160 * MIB);
+    z = range_at(c, 140 * MIB);
+    CHECK(x && x->agree == 1 && !x->fading && x->heat > 0.59 && x->heat < 0.61,
+          "a new set: 130 MiB overlaps the last set's range, agree 1, heat smoothed to %.2f "
+          "(0.2 and 1.0)",
+          x ? x->heat : -1);
+    CHECK(y && y->agree == 0 && z && z->fading && c->nr_hot == 3,
+          "160 MiB is new (agree 0); 140 MiB, absent now, stays one more set, fading");
+    follow(t, ram, sc, 7, b, 2, &s);
+    c = &s.domains[0].cells[1];
+    x = range_at(c, 130 * MIB);
+    CHECK(c->nr_hot == 2 && !range_at(c, 140 * MIB) && x && x->agree == 2 &&
+              range_at(c, 160 * MIB)->agree == 1,
+          "a third set: 140 MiB absent twice is cold (gone); the others agree once more");
+    snapshot_clear(&s);
+    free(sc);
+}
+
 int main(void)
 {
     topology *t = topo_new();
@@ -101,6 +165,7 @@ int main(void)
               !s2.domains[0].cells[0].hot && s2.domains[0].cells[1].nr_hot == 2,
           "a cell without hot ranges stays without (hot NULL, nothing sorted)");
     snapshot_clear(&s2);
+    test_follow(t, ram);
     plan_clear(&p);
     snapshot_clear(&s);
     topo_free(t);

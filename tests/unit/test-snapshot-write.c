@@ -23,8 +23,7 @@ static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes,
         a->binding.mode != b->binding.mode ||
         !nodeset_equal(&a->binding.nodes, &b->binding.nodes) ||
         a->last_candidate != b->last_candidate || a->down_ago != b->down_ago ||
-        a->nr_vcpus != b->nr_vcpus ||
-        a->nr_hot != b->nr_hot || a->nr_shares != b->nr_shares) {
+        a->nr_vcpus != b->nr_vcpus || a->nr_hot != b->nr_hot || a->nr_shares != b->nr_shares) {
         snprintf(why, len, "cell %u: id, page size, pin, binding, candidate or counts", a->id);
         return false;
     }
