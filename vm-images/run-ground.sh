@@ -29,6 +29,13 @@
 #     --log FILE          LOG=RESULTS/console.log
 #     --init busybox|systemd  GROUND_INIT=busybox   systemd: Debian's systemd is PID 1 and runs
 #                         SCRIPT as a service (ground-script.service of ground.target)
+#     --tier-node S       TIER_NODE=        (off) S (512M, 1G, ...): one more node, number NODES,
+#                         with no CPUs and no memory at boot, and an NVDIMM of size S on it
+#                         (nvdimm=on, a memory-backend-file under /dev/shm); inside, lib.sh's
+#                         ground_tier_online makes it system RAM in a lower memory tier (dax kmem),
+#                         as CXL or persistent memory is. SLIT: TIER_DISTANCES=24,30 from the
+#                         nodes of socket 0, of the other sockets. An HMAT too (hmat=on, latency
+#                         and bandwidth from the distances); TIER_HMAT=0: none
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -53,6 +60,7 @@ while [ $# -gt 0 ]; do
     --cache) GROUND_CACHE=$2; shift 2 ;;
     --log) LOG=$2; shift 2 ;;
     --init) GROUND_INIT=$2; shift 2 ;;
+    --tier-node) TIER_NODE=$2; shift 2 ;;
     -h | --help) usage ;;
     --) shift; break ;;
     -*) echo "run-ground: unknown option $1" >&2; usage ;;
@@ -118,6 +126,44 @@ for ((a = 0; a < NODES; a++)); do
 done
 mem_mib=$(numfmt --from=iec "${MEM_PER_NODE}") || { say "bad MEM_PER_NODE $MEM_PER_NODE"; exit 2; }
 total_mib=$((mem_mib * NODES / 1048576))
+machine=pc memory="${total_mib}M" tier_file=""
+# The tier node (--tier-node): node NODES, no CPUs, no memory at boot (no memdev); an NVDIMM on it
+# (the NFIT and an SRAT entry name the node; its backing file comes below) that the ground makes
+# system RAM with dax kmem, which the kernel puts in a lower memory tier.
+if [ -n "${TIER_NODE:-}" ]; then
+    tier_bytes=$(numfmt --from=iec "$TIER_NODE") && [ $((tier_bytes % 2097152)) = 0 ] && [ "$tier_bytes" -gt 0 ] ||
+        { say "bad TIER_NODE $TIER_NODE (a multiple of 2M: 512M, 1G, ...)"; exit 2; }
+    tier_mib=$((tier_bytes / 1048576))
+    IFS=, read -r T_NEAR T_FAR <<<"${TIER_DISTANCES:-24,30}"
+    [ -n "${T_FAR:-}" ] || { say "TIER_DISTANCES wants NEAR,FAR"; exit 2; }
+    command -v ndctl >/dev/null && command -v daxctl >/dev/null ||
+        say "warning: ndctl or daxctl is not installed (make deps installs them): the ground cannot online the tier node"
+    machine=pc,nvdimm=on
+    memory="${total_mib}M,slots=2,maxmem=$((total_mib + tier_mib))M"
+    TIER_HMAT=${TIER_HMAT:-1}
+    # with an HMAT (below), the CPUs nearest to the tier node are node 0's
+    numa+=(-numa "node,nodeid=$NODES$([ "$TIER_HMAT" = 1 ] && echo ,initiator=0)")
+    for ((a = 0; a < NODES; a++)); do
+        if [ $((a / nps)) = 0 ]; then d=$T_NEAR; else d=$T_FAR; fi
+        numa+=(-numa "dist,src=$a,dst=$NODES,val=$d")
+    done
+    # An ACPI HMAT as well (TIER_HMAT=0: none), every node with CPUs to every node, derived from
+    # the SLIT distance d: latency d*10 ns (local 100 ns), bandwidth 200 GiB/s / d (local 20 GiB/s)
+    if [ "$TIER_HMAT" = 1 ]; then
+        machine=$machine,hmat=on
+        for ((a = 0; a < NODES; a++)); do
+            for ((b = 0; b <= NODES; b++)); do
+                if [ $a = $b ]; then d=$D_LOCAL
+                elif [ $b = "$NODES" ] && [ $((a / nps)) = 0 ]; then d=$T_NEAR
+                elif [ $b = "$NODES" ]; then d=$T_FAR
+                elif [ $((a / nps)) = $((b / nps)) ]; then d=$D_SOCKET
+                else d=$D_REMOTE; fi
+                numa+=(-numa "hmat-lb,initiator=$a,target=$b,hierarchy=memory,data-type=access-latency,latency=$((d * 10))"
+                    -numa "hmat-lb,initiator=$a,target=$b,hierarchy=memory,data-type=access-bandwidth,bandwidth=$((204800 / d))M")
+            done
+        done
+    fi
+fi
 case "$ACCEL" in
 kvm) accel=(-accel kvm) ;;
 tcg) accel=(-accel "tcg,thread=multi,tb-size=${TB_SIZE:-256}") ;;
@@ -132,16 +178,26 @@ busybox) ;;
 systemd) append="$append ground.init=systemd systemd.unit=ground.target fstab=no systemd.show_status=error" ;;
 *) say "GROUND_INIT must be busybox or systemd"; exit 2 ;;
 esac
+[ -n "${TIER_NODE:-}" ] && append="$append ground.tier_node=$NODES"
 append="$append ${EXTRA_APPEND:-}"
 
-say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}, $ACCEL, timeout ${TIMEOUT}s (boot ${BOOT_TIMEOUT}s); console $LOG"
+tier_say=""
+[ -n "${TIER_NODE:-}" ] && tier_say=", tier node $NODES ($TIER_NODE NVDIMM, distances $T_NEAR/$T_FAR$([ "$TIER_HMAT" = 1 ] && echo ", HMAT"))"
+say "booting: $NODES nodes x $CPUS_PER_NODE CPUs x $MEM_PER_NODE, $SOCKETS sockets, distances $D_LOCAL/$D_SOCKET/$D_REMOTE, llcs/node ${LLCS_PER_NODE}$tier_say, $ACCEL, timeout ${TIMEOUT}s (boot ${BOOT_TIMEOUT}s); console $LOG"
 # QEMU's human monitor on a socket of this host only (not in the shared results dir): how a hung
 # ground's vCPUs stand is read through it before it is killed
 MON_DIR=$(mktemp -d /run/vnuma-ground-mon.XXXXXX) || { say "mktemp failed"; exit 2; }
 MON=$MON_DIR/hmp.sock
 qpid=""
-trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$MON_DIR"' EXIT
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$MON_DIR"; [ -z "$tier_file" ] || rm -f "$tier_file"' EXIT
 trap 'exit 130' INT TERM HUP
+# The tier node's NVDIMM: a file on /dev/shm, created empty (sparse: host RAM only for what the
+# ground touches), emptied before each boot, removed at exit
+if [ -n "${TIER_NODE:-}" ]; then
+    tier_file=$(mktemp /dev/shm/vnuma-ground-tier.XXXXXX) || { say "mktemp in /dev/shm failed"; exit 2; }
+    numa+=(-object "memory-backend-file,id=mtier,share=on,mem-path=$tier_file,size=${tier_mib}M"
+        -device "nvdimm,id=nvtier,memdev=mtier,node=$NODES")
+fi
 # hmp CMD...: each command's output from the monitor (escape sequences and the echo removed)
 hmp() {
     python3 - "$MON" "$@" <<'PY' 2>&1
@@ -183,11 +239,12 @@ boot_once() {
     segv0=$(dmesg 2>/dev/null | grep -ac 'qemu-system.*segfault')
     : >"$LOG"
     rm -f "$MON"
+    [ -z "$tier_file" ] || : >"$tier_file" # a new boot sees a blank NVDIMM (QEMU sizes the file)
     # timeout without --foreground: qemu gets its own process group and is SIGKILLed 10 s after
     # TERM; a backstop: the loop below ends it first, at the deadline, with its state read
     timeout -k 10 $((deadline - SECONDS + 30)) \
-        qemu-system-x86_64 -name vnuma-ground -machine pc "${accel[@]}" -cpu "$cpu_model" \
-        -m "${total_mib}M" -smp "$smp" "${numa[@]}" \
+        qemu-system-x86_64 -name vnuma-ground -machine "$machine" "${accel[@]}" -cpu "$cpu_model" \
+        -m "$memory" -smp "$smp" "${numa[@]}" \
         -nodefaults -no-user-config -display none -no-reboot \
         -serial "file:$LOG" -monitor "unix:$MON,server=on,wait=off" \
         -device virtio-rng-pci \

@@ -11,6 +11,8 @@
 #                          backing= (hugetlb: hugetlbfs 2 MiB pages; memfd: shared; locked)
 #   dom_start NAME [key=value...]  define + start; 1 on failure (log on stderr)
 #   node_cpus N            CPU list of node N;  node_free_kib N: MemFree of node N
+#   ground_tier_online     the tier node (run-ground.sh --tier-node) made system RAM in a lower
+#                          memory tier (NVDIMM -> devdax -> dax kmem); prints the node number
 #   gt MSG                 a timestamped line on the console
 gt() { echo "GROUND-T $(cut -d' ' -f1 /proc/uptime) $*"; }
 VIRSH="virsh -q -c qemu:///system"
@@ -66,6 +68,7 @@ ground_libvirt_systemd() {
 ground_numa_balancing() { sysctl -q -w kernel.numa_balancing="$1"; }
 
 node_cpus() { cat /sys/devices/system/node/node$1/cpulist; }
+node_total_kib() { awk '/MemTotal/ {print $4}' "/sys/devices/system/node/node$1/meminfo" 2>/dev/null; }
 node_free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo; }
 
 dom_xml() {
@@ -133,4 +136,50 @@ dom_start() {
     dom_xml "$@" >"$x" || return 1
     $VIRSH define "$x" >/dev/null || return 1
     $VIRSH start "$name" >/dev/null || { tail -n 20 "/var/log/libvirt/qemu/$name.log" >&2; return 1; }
+}
+
+# ground_tier_online: the tier node of run-ground.sh --tier-node (ground.tier_node=N on the kernel
+# command line: no CPUs, no memory at boot, an NVDIMM) made system RAM the way an operator onlines
+# CXL or persistent memory: the NVDIMM's namespace in devdax mode, its dax device handed to the
+# kmem driver (daxctl; memory blocks onlined movable). The kernel (6.1) puts memory that kmem
+# added in a lower memory tier than DRAM's (memory_tier22 beside DRAM's memory_tier4). Only whole
+# 128 MiB memory blocks go online, and the devdax metadata at the NVDIMM's start (its struct pages
+# and info block, 10 MiB of 512M) leaves the first block partial: 512M gives 384 MiB, 1G 896 MiB.
+# Prints N on stdout; returns 1 on failure (stderr says why, the tools' own messages included).
+# Each step is logged on stderr (gt). Idempotent: a node already holding memory is left as it is.
+ground_tier_online() {
+    local node="" a i ns="" dax="" json
+    for a in $(cat /proc/cmdline); do
+        case "$a" in ground.tier_node=*) node=${a#ground.tier_node=} ;; esac
+    done
+    [ -n "$node" ] || { echo "ground_tier_online: this ground has no tier node (run-ground.sh --tier-node SIZE)" >&2; return 1; }
+    [ "$(node_total_kib "$node")" -gt 0 ] 2>/dev/null && { echo "$node"; return 0; }
+    command -v ndctl >/dev/null && command -v daxctl >/dev/null ||
+        { echo "ground_tier_online: ndctl and daxctl are not installed on the host's root (make deps)" >&2; return 1; }
+    # no udev in the ground: nothing loads the drivers by itself. libnvdimm first, without the
+    # install hook ndctl's package puts in modprobe.d (`ndctl load-keys`: security keys, none here)
+    modprobe --ignore-install libnvdimm && modprobe -a nfit nd_pmem dax_pmem device_dax kmem ||
+        { echo "ground_tier_online: modprobe failed" >&2; return 1; }
+    gt "ground_tier_online: nvdimm and dax drivers loaded" >&2
+    # the NFIT bus probes its regions asynchronously: the namespace of the region on node N
+    for i in $(seq 1 100); do
+        for a in /sys/bus/nd/devices/region*; do
+            [ "$(cat "$a/target_node" 2>/dev/null)" = "$node" ] || continue
+            for dax in "$a"/namespace*.0; do [ -e "$dax" ] && ns=${dax##*/}; break; done
+        done
+        [ -n "$ns" ] && break
+        sleep 0.1
+    done
+    [ -n "$ns" ] || { echo "ground_tier_online: no NVDIMM namespace on node $node (ndctl list -RN: $(ndctl list -RN 2>&1 | tr -s ' \n' ' '))" >&2; return 1; }
+    json=$(ndctl create-namespace -f -e "$ns" -m devdax) ||
+        { echo "ground_tier_online: ndctl create-namespace -f -e $ns -m devdax failed" >&2; return 1; }
+    dax=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])' <<<"$json") ||
+        { echo "ground_tier_online: no dax device in: $json" >&2; return 1; }
+    gt "ground_tier_online: $ns is devdax, $dax" >&2
+    json=$(daxctl reconfigure-device --mode=system-ram "$dax") ||
+        { echo "ground_tier_online: daxctl reconfigure-device --mode=system-ram $dax failed" >&2; return 1; }
+    [ "$(node_total_kib "$node")" -gt 0 ] 2>/dev/null ||
+        { echo "ground_tier_online: $dax is system RAM but node $node has no memory: $json" >&2; return 1; }
+    gt "ground_tier_online: $dax is system RAM, node $node has $(node_total_kib "$node") KiB" >&2
+    echo "$node"
 }
