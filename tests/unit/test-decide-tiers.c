@@ -334,6 +334,32 @@ int main(void)
     plan_clear(&p);
     snapshot_clear(&s);
 
+    /* 14. hugetlb (2 MiB pages): room is each node's free huge pages, moves are whole pages.
+     * 500 MiB home, 300 down, 100 MiB hot (60 home); home has 9 free huge pages, the tier 200 */
+    c = one_cell(&s, 500, 300, 0, 100, 60, 0);
+    c->page_size = 2 * MIB;
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        c->pages[n] = c->pages[n] * PAGE / (2 * MIB);
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        c->hot_pages[n] = c->hot_pages[n] * PAGE / (2 * MIB);
+    s.free_huge[n1][0] = (topo_huge){.page_size = 2 * MIB, .free_pages = 9};
+    s.free_huge[n4][0] = (topo_huge){.page_size = 2 * MIB, .free_pages = 200};
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    mv = find_move(pc, n1, n4, false);
+    CHECK(pc && pc->tier.why == TIER_WHY_HOME_SHORT && mv && mv->cold && mv->bytes == 22 * MIB &&
+              find_move(pc, -1, n1, true),
+          "hugetlb: 11 cold huge pages down (the 40 hot MiB away less 9 free pages: 22 MiB, "
+          "whole pages), then the hot range home (%llu MiB)",
+          mv ? (unsigned long long)(mv->bytes / MIB) : 0ULL);
+    plan_clear(&p);
+    s.free_huge[n4][0].free_pages = 0;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    CHECK(pc && !moves_down(pc), "hugetlb: no free huge page on the tier, nothing goes down");
+    plan_clear(&p);
+    snapshot_clear(&s);
+
     /* 11. the record says it */
     one_cell(&s, 1000, 500, 0, 400, 200, 50);
     run(t, &s, &p);
