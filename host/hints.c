@@ -117,6 +117,23 @@ static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
     return a < b + blen && b < a + alen;
 }
 
+/* A range of the last set, kept one more set as fading (at `heat`); at most
+ * SNAP_MAX_HOT_RANGES ranges a cell. 0 or -ENOMEM. */
+static int add_fading(snap_cell *c, const hint_prev *hp, double heat)
+{
+    snap_hot_range *h;
+
+    if (c->nr_hot >= SNAP_MAX_HOT_RANGES)
+        return 0;
+    h = realloc(c->hot, (c->nr_hot + 1) * sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    c->hot = h;
+    c->hot[c->nr_hot++] =
+        (snap_hot_range){.gpa = hp->gpa, .length = hp->length, .heat = heat, .fading = true};
+    return 0;
+}
+
 /* The cell's ranges as the last follow left them (the same hint set again). */
 static int follow_again(snap_cell *c, const dom_sample_cache *sc)
 {
@@ -131,15 +148,8 @@ static int follow_again(snap_cell *c, const dom_sample_cache *sc)
         }
     for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
         const hint_prev *hp = &sc->hint_prev[p];
-        snap_hot_range *h;
-        if (hp->cell != c->id || hp->seen || c->nr_hot >= SNAP_MAX_HOT_RANGES)
-            continue;
-        h = realloc(c->hot, (c->nr_hot + 1) * sizeof(*h));
-        if (!h)
+        if (hp->cell == c->id && !hp->seen && add_fading(c, hp, hp->heat) < 0)
             return -ENOMEM;
-        c->hot = h;
-        c->hot[c->nr_hot++] = (snap_hot_range){
-            .gpa = hp->gpa, .length = hp->length, .heat = hp->heat, .fading = true};
     }
     return 0;
 }
@@ -167,20 +177,13 @@ static int follow_new(snap_cell *c, const dom_sample_cache *sc)
     for (unsigned p = 0; p < sc->nr_hint_prev; p++) {
         const hint_prev *hp = &sc->hint_prev[p];
         bool still = false;
-        snap_hot_range *h;
         if (hp->cell != c->id || !hp->seen)
             continue; /* a fading range absent again: cold now */
         for (unsigned i = 0; i < c->nr_hot && !still; i++)
             still =
                 !c->hot[i].fading && overlaps(c->hot[i].gpa, c->hot[i].length, hp->gpa, hp->length);
-        if (still || c->nr_hot >= SNAP_MAX_HOT_RANGES)
-            continue;
-        h = realloc(c->hot, (c->nr_hot + 1) * sizeof(*h));
-        if (!h)
+        if (!still && add_fading(c, hp, hp->heat / 2) < 0)
             return -ENOMEM;
-        c->hot = h;
-        c->hot[c->nr_hot++] = (snap_hot_range){
-            .gpa = hp->gpa, .length = hp->length, .heat = hp->heat / 2, .fading = true};
     }
     return 0;
 }

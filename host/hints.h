@@ -17,10 +17,20 @@
 #define HINT_SHARE_WEIGHT 0.6
 /* Hints older than this many balancing intervals are ignored. */
 #define HINT_MAX_AGE_INTERVALS 3.0
-/* A domain whose live XML has the agent's channel waits at most this many of its first passes
- * for the agent's first hint set before its memory moves (a cold start: the hot set goes home
- * first); its vCPUs are placed meanwhile. */
+/* A domain whose live XML has the agent's channel waits at most this many of its first passes,
+ * and at least HINT_AWAIT_S of them, for the agent's first hint set before its memory moves (a
+ * cold start: the hot set goes home first); its vCPUs are placed meanwhile. The agent primes its
+ * first set (agent/README.md): in a TCG guest its first reply took 20 s in the proving ground. */
 #define HINT_AWAIT_PASSES 3
+#define HINT_AWAIT_S      30.0
+
+/* The passes a young domain waits for its agent's first hint set at this interval. */
+static inline unsigned hints_await_passes(double interval_s)
+{
+    unsigned by_time = interval_s > 0 ? (unsigned)(HINT_AWAIT_S / interval_s + 0.999) : 0;
+
+    return by_time > HINT_AWAIT_PASSES ? by_time : HINT_AWAIT_PASSES;
+}
 
 /*
  * Add the hint set's ranges and sharing to the cells of *sd (which must not

@@ -468,9 +468,8 @@ static void sample_done(work *w, bool late)
         publish_record_simple(dm, r == -ESRCH ? NULL : dw->d, st, "error",
                               r == -ESRCH ? "domain-gone" : "sample-failed");
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
-        /* a cold start: the agent's first hint set is awaited while it can still come */
-        dw->sd.hints_pending = !had_hints && (st->guest.channel_defined || st->guest.link) &&
-                               st->age_passes < HINT_AWAIT_PASSES;
+        /* no hint set this pass: pass_collect says whether one is awaited */
+        dw->sd.hints_pending = !had_hints;
         /* in: the pass holds it from here to its end */
         pass_hold(st);
         st->count.passes++;
@@ -598,6 +597,12 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
             domains_agent_drop(ps->in_st[i]);
         domains_check_placement(ps->in_st[i]);
         domains_agent_connect(dm, ps->in_st[i]);
+        /* a cold start: the agent's first hint set is awaited while it can still come (the
+         * domain has the channel, it is young) */
+        ps->in[i].hints_pending =
+            ps->in[i].hints_pending &&
+            (ps->in_st[i]->guest.channel_defined || ps->in_st[i]->guest.link) &&
+            ps->in_st[i]->age_passes < hints_await_passes(dm->cfg.interval_s);
         pass_sampled(dm, ps->in_st[i], now);
         s->domains[s->nr_domains] = ps->in[i];
         ps->sts[s->nr_domains] = ps->in_st[i];
