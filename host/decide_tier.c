@@ -147,12 +147,16 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
     uint64_t hot_off = tv->hot > tv->hot_home ? tv->hot - tv->hot_home : 0;
     unsigned l = (unsigned)tv->lower, order[VN_MAX_NODES], nr_src = 0;
     uint64_t room_l = whole(dcell_room(t, c, ps, cell, l), psz);
-    bool hints = cell->nr_hot > 0, hot_wait = false;
+    /* memory is cold when two hint sets agree (rule 3): a range of the first set hot, the rest
+     * of the cell may still be memory the guest's agent did not look at yet */
+    bool hints = cell->nr_hot > 0, hot_wait = false, cold_known = false;
     vn_tier_why why = tv->why;
     vn_rules tier_rules = base | RULE_BIT(RULE_LOWER_TIER);
 
-    for (unsigned i = 0; i < cell->nr_hot; i++)
+    for (unsigned i = 0; i < cell->nr_hot; i++) {
         hot_wait |= cell->hot[i].shared && !shared_ok;
+        cold_known |= cell->hot[i].agree > 0 || cell->hot[i].fading;
+    }
     /* every hot range, moving or not, fading too: what the cold moves leave alone */
     if (cell->nr_hot && !(pc->hot = calloc(cell->nr_hot, sizeof(*pc->hot))))
         return -ENOMEM;
@@ -166,8 +170,8 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
 
     /* 1. cold memory down from home: what the hot memory that is not home needs (all of it
      * for cold-first). Never while a shared hot range waits (rule 3): its pages would count
-     * as cold. */
-    if (hints && !hot_wait && why != TIER_WHY_SETTLING) {
+     * as cold; nor on the first hint set (cold_known). */
+    if (hints && !hot_wait && cold_known && why != TIER_WHY_SETTLING) {
         demote = why == TIER_WHY_COLD_FIRST ? cold_t : hot_off > room_t ? hot_off - room_t : 0;
         demote = whole(VN_MIN(VN_MIN(demote, cold_t), room_l), psz);
     }
@@ -214,7 +218,7 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
             left_t -= up;
         }
         /* (while a shared hot range waits, what is cold is not known: nothing goes down) */
-        dn = !tv->may_down || (hints && hot_wait) ? 0 : VN_MIN(bytes - up, left_l);
+        dn = !tv->may_down || (hints && (hot_wait || !cold_known)) ? 0 : VN_MIN(bytes - up, left_l);
         if (hints && cell->hot_pages) /* its hot pages stay up: they go home as hot ranges */
             dn =
                 VN_MIN(dn, bytes - VN_MIN(bytes, VN_MIN(cell->hot_pages[n], cell->pages[n]) * psz));

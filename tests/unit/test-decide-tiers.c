@@ -60,7 +60,8 @@ static snap_cell *one_cell(snapshot *s, uint64_t home, uint64_t low, uint64_t ot
     if (hot) {
         c->nr_hot = 1;
         c->hot = calloc(1, sizeof(*c->hot));
-        c->hot[0] = (snap_hot_range){.gpa = 1ULL << 30, .length = hot * MIB, .heat = 1};
+        /* a second hint set that agrees: what is not hot is known cold */
+        c->hot[0] = (snap_hot_range){.gpa = 1ULL << 30, .length = hot * MIB, .heat = 1, .agree = 1};
         if (snap_cell_hot_nodes(c) < 0)
             abort();
         c->hot_pages[n1] = hot_home * MIB / PAGE;
@@ -152,6 +153,19 @@ int main(void)
     CHECK(!why, "home short: %s", why ? why : "every move goes home or down, within room");
     CHECK(pc && pc->locality_after > 69.9 && pc->locality_after < 70.1,
           "home short: home holds 1050 of 1500 MiB after it (%.1f%%)", pc ? pc->locality_after : 0);
+
+    /* 1b. the first hint set: what it does not call hot is not known cold yet (the agent may not
+     * have looked at it): nothing goes down, the hot range comes home as far as there is room */
+    c = one_cell(&s1, 1000, 500, 300, 400, 200, 50);
+    c->hot[0].agree = 0;
+    run(t, &s1, &p2);
+    pc = find_cell(&p2, "vm", 0);
+    CHECK(pc && !moves_down(pc) && pc->tier.demote == 0 && pc->tier.down == 0 &&
+              find_move(pc, -1, n1, true),
+          "the first hint set: nothing goes down, neither from home nor from node 2; the hot range "
+          "comes home within the room");
+    plan_clear(&p2);
+    snapshot_clear(&s1);
 
     /* 2. carried out: the next pass plans nothing (no page moves twice) */
     CHECK(plan_apply(t, &s, &p, &s1) == 0, "the plan applies");
@@ -308,6 +322,7 @@ int main(void)
      * moves leave every hot range alone, one that is fading too */
     c = one_cell(&s, 1000, 500, 0, 400, 200, 50);
     s.domains[0].age_passes = 10;
+    c->hot[0].agree = 0;
     run(t, &s, &p);
     pc = find_cell(&p, "vm", 0);
     CHECK(pc && !find_move(pc, -1, n1, true) && pc->nr_hot == 1,
