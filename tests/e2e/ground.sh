@@ -31,6 +31,9 @@ case ${GROUND_SUITE:-scenarios} in
 layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;;
 # GROUND_SUITE=scale (tests/bench/ground-scale.sh): 20 domains, one misplaced (issue 14)
 scale) run=scale append="" expect="16-scale-20" ;;
+# GROUND_SUITE=tiers (tests/e2e/ground-tiers.sh): a ground with a tier node (a CPU-less NVDIMM
+# onlined as a lower memory tier: run-ground.sh --tier-node), cells placed on two tiers (issue 31)
+tiers) run=tiers append="" expect="27-tiers-cold-first 28-tiers-warm-stays" tier_node=1G ;;
 # GROUND_SUITE=systemd (tests/e2e/ground-systemd.sh): systemd as PID 1, the vnuma package the
 # suite built installed and run as a service beside libvirtd.service, then beside a
 # socket-activated virtqemud (issue 15)
@@ -55,7 +58,7 @@ if [ "$run" = systemd ]; then
 else
     script=tests/e2e/ground/scenarios.sh init=busybox extra="run=$run"
 fi
-NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM LLCS_PER_NODE=2 SOCKETS=2 EXTRA_APPEND="$append" \
+NODES=$NODES CPUS_PER_NODE=$CPN MEM_PER_NODE=$MEM LLCS_PER_NODE=2 SOCKETS=2 EXTRA_APPEND="$append" TIER_NODE=${tier_node:-} \
     TIMEOUT=$timeout GROUND_CACHE=$GROUND_CACHE RESULTS=$RESULTS GROUND_INIT=$init \
     vm-images/run-ground.sh $script nodes=$NODES cpn=$CPN mem_mib=1024 numa_balancing=${GROUND_NUMA_BALANCING:-0} $extra $extra_args \
     >"$RESULTS/run-ground.out" 2>&1

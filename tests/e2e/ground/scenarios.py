@@ -742,6 +742,15 @@ def top_while_moving(dom):
     return out
 
 
+def stop_vnumad(vn):
+    """SIGTERM, then SIGKILL after 20 s"""
+    vn.terminate()
+    try:
+        vn.wait(20)
+    except subprocess.TimeoutExpired:
+        vn.kill()
+
+
 def start_vnumad(conf, vlog):
     vn = subprocess.Popen([f"{BUILD}/vnumad", "--foreground", "--config", conf], stdout=vlog, stderr=vlog)
     wait_until(20, lambda: os.path.exists(SOCK) and vnctl_status() is not None, 0.2)
