@@ -453,7 +453,9 @@ static int decide_tiered(const topology *t, const snap_domain *d, const vn_confi
                            .hot_home = tv->hot_home,
                            .home = tv->home,
                            .lower = tv->on_lower};
-    if (tv->gain < c->min_gain_points) {
+    /* (a hot set more than 1% away always counts: the working set goes home to 99%) */
+    bool hot_due = tv->hot && (tv->hot - VN_MIN(tv->hot, tv->hot_home)) * 100 > tv->hot;
+    if (tv->gain < c->min_gain_points && !hot_due) {
         pc->rules |= RULE_BIT(RULE_LOWER_TIER);
         if (!pc->nr_pins)
             pc->reason = REASON_TIERED;

@@ -118,10 +118,13 @@ void dtier_view(const topology *t, const vn_config *c, const pass_state *ps, con
     cold_t = tv->home > tv->hot_home ? tv->home - tv->hot_home : 0;
     hot_off = tv->hot > tv->hot_home ? tv->hot - tv->hot_home : 0;
     /* what the plan would change: memory on other nodes, hot memory not home, and for
-     * cold-first cold memory at home */
+     * cold-first cold memory at home; the hot memory counts as its share of the hot set (the
+     * guest's working set: 10 MiB of it away matters, however large the cell) */
     tv->gain = 100.0 *
                (double)(tv->stray + hot_off + (tv->why == TIER_WHY_COLD_FIRST ? cold_t : 0)) /
                (double)cv->bytes;
+    if (tv->hot)
+        tv->gain = VN_MAX(tv->gain, 100.0 * (double)hot_off / (double)tv->hot);
 }
 
 static void add_move(plan_cell *pc, plan_move m)
@@ -182,10 +185,10 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
                                  .cold = true,
                                  .gain_points = 100.0 * (double)demote / (double)b,
                                  .rules = tier_rules});
-    /* 2. the hot ranges home, when some of the hot set is not (half a percent: what a sampled
+    /* 2. the hot ranges home, when more than one percent of the hot set is not (what a sampled
      * count cannot tell from all of it) */
     left_t = room_t + demote;
-    if (hints && hot_off > tv->hot / 200) {
+    if (hints && hot_off * 100 > tv->hot) {
         for (unsigned i = 0; i < cell->nr_hot; i++) {
             const snap_hot_range *h = &cell->hot[i];
             /* up a tier only on two agreeing hint sets (rule 3; one in the early passes) */

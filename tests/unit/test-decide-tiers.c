@@ -154,6 +154,19 @@ int main(void)
     CHECK(pc && pc->locality_after > 69.9 && pc->locality_after < 70.1,
           "home short: home holds 1050 of 1500 MiB after it (%.1f%%)", pc ? pc->locality_after : 0);
 
+    /* 1c. the last 10% of a hot set, a sliver of the cell (0.7%), still goes home: the hot set's
+     * share counts, not the cell's */
+    one_cell(&s1, 1000, 500, 0, 100, 90, 0);
+    run(t, &s1, &p2);
+    pc = find_cell(&p2, "vm", 0);
+    mv = find_move(pc, n1, n4, false);
+    CHECK(pc && find_move(pc, -1, n1, true) && mv && mv->bytes == 10 * MIB &&
+              pc->reason == REASON_NONE,
+          "10 MiB of a 100 MiB hot set away: 10 MiB of cold memory down, the hot range home (%s)",
+          pc ? reason_name(pc->reason) : "-");
+    plan_clear(&p2);
+    snapshot_clear(&s1);
+
     /* 1b. the first hint set: what it does not call hot is not known cold yet (the agent may not
      * have looked at it): nothing goes down, the hot range comes home as far as there is room */
     c = one_cell(&s1, 1000, 500, 300, 400, 200, 50);
