@@ -212,41 +212,9 @@ HOT_INFO = {}  # domain -> what the console said of it
 
 def hot_set(d):
     """the hot memtouch's guest-physical ranges (its --gpa lines), as host virtual addresses"""
-    if d in HOT:
-        return HOT[d]
-    con = open(f"/tmp/cmp/{d}.console", errors="replace").read()
-    ranges, want = [], None
-    for line in con.splitlines():
-        f = line.split()
-        if len(f) > 4 and f[0] == "memtouch:" and f[3] == "gpa":
-            if f[4] == "done" and len(f) > 7:
-                want = int(f[7])
-                continue
-            for r in f[4:]:
-                try:
-                    start, length = (int(x, 16) for x in r.split("+"))
-                except ValueError:
-                    continue  # a line another writer cut in two: the page count below tells
-                ranges.append((start, length))
-    got = sum(length for _, length in ranges) // PAGE
-    HOT_INFO[d] = {"ranges": len(ranges), "pages": got, "pages_memtouch": want}
-    if want is None or got != want:
-        raise RuntimeError(f"{d}: the hot set's ranges on the console add up to {got} pages, memtouch wrote {want}")
-    st = probe.quick(d)
-    layout, _ = probe.layout(d, st["pid"])
-    hvas, gpa = [], 0
-    bases = []
-    for _i, _id, size, hva in layout:
-        bases.append((gpa, size, hva))
-        gpa += size
-    for start, length in ranges:
-        for a in range(start, start + length, PAGE):
-            for g, size, hva in bases:
-                if g <= a < g + size:
-                    hvas.append(hva + a - g)
-                    break
-    HOT[d] = hvas
-    return hvas
+    if d not in HOT:
+        HOT[d], HOT_INFO[d] = probe.memtouch_hot_hvas(d, open(f"/tmp/cmp/{d}.console", errors="replace").read())
+    return HOT[d]
 
 
 def hot_nodes(pid, hvas):

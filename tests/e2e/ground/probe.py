@@ -199,6 +199,43 @@ def query_pages(pid, hva, size, stride=64):
     return out
 
 
+def memtouch_hot_hvas(dom, console):
+    """The pages a `memtouch --gpa 1` in the guest reported on its console (its "gpa" lines: the
+    guest-physical ranges of what it writes), as host virtual addresses of QEMU, every page.
+    Returns (hvas, info); RuntimeError when the ranges do not add up to what memtouch wrote."""
+    ranges, want = [], None
+    for line in console.splitlines():
+        f = line.split()
+        if len(f) > 4 and f[0] == "memtouch:" and f[3] == "gpa":
+            if f[4] == "done" and len(f) > 7:
+                want = int(f[7])
+                continue
+            for r in f[4:]:
+                try:
+                    start, length = (int(x, 16) for x in r.split("+"))
+                except ValueError:
+                    continue  # a line another writer cut in two: the page count below tells
+                ranges.append((start, length))
+    got = sum(length for _, length in ranges) // 4096
+    info = {"ranges": len(ranges), "pages": got, "pages_memtouch": want}
+    if want is None or got != want:
+        raise RuntimeError(f"{dom}: the hot set's ranges on the console add up to {got} pages, memtouch wrote {want}")
+    st = quick(dom)
+    lay, _ = layout(dom, st["pid"])
+    bases, gpa = [], 0
+    for _i, _id, size, hva in lay:
+        bases.append((gpa, size, hva))
+        gpa += size
+    hvas = []
+    for start, length in ranges:
+        for a in range(start, start + length, 4096):
+            for g, size, hva in bases:
+                if g <= a < g + size:
+                    hvas.append(hva + a - g)
+                    break
+    return hvas, info
+
+
 def record(dom):
     try:
         r = qmp(dom, "qom-get", path="/objects/vnuma-decision", property="identity")
