@@ -349,8 +349,9 @@ static int top_fetch(top_view *v)
     return 0;
 }
 
-/* The columns but the domain's and the memory's, and the least room the decision gets. */
-#define TOP_FIXED_W (4 + 1 + 5 + 1 + 5 + 1 + 5 + 1 + 7 + 1 + 5 + 1 + 8)
+/* The columns but the domain's and the memory's, each with the space before it: CELL, HOME,
+ * LOCAL, BUSY, HOT, MOVING, ETA, and the least room the decision gets ("DECISION"). */
+#define TOP_FIXED_W ((1 + 4) + 3 * (1 + 5) + (1 + 4) + (1 + 7) + (1 + 5) + (1 + 8))
 
 /* How many memory-per-node columns fit in `width` (0: one MEMORY column instead), and the
  * domain column's width in *name_w: the longest name, narrowed to what fits. */
@@ -398,7 +399,7 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
         }
         if (!ncols)
             PUT(" %*s", TOP_NODE_W, "MEMORY");
-        PUT(" %5s %7s %5s %s", "HOT@H", "MOVING", "ETA", "DECISION");
+        PUT(" %4s %7s %5s %s", "HOT", "MOVING", "ETA", "DECISION");
     } else {
         if (r->busy >= 0)
             snprintf(b, sizeof(b), "%d/%u", r->busy, r->vcpus);
@@ -422,9 +423,9 @@ static void format_line(const top_view *v, const top_row *r, unsigned ncols, int
         if (!ncols)
             PUT(" %*s", TOP_NODE_W, short_bytes(r->mem_total, b, sizeof(b)));
         if (r->hot_home >= 0)
-            PUT(" %4.0f%%", r->hot_home);
+            PUT(" %3.0f%%", r->hot_home);
         else
-            PUT(" %5s", "-");
+            PUT(" %4s", "-");
         PUT(" %7s", r->moving ? short_bytes(r->moving, b, sizeof(b)) : "-");
         PUT(" %5s", r->moving ? short_duration(r->eta_s, b2, sizeof(b2)) : "-");
         PUT(" %s", r->reason);

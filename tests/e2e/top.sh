@@ -44,8 +44,8 @@ ok $? "top draws its head line in tmux"
 wait_for 10 bash -c "$(declare -f screen tm); TMUX_SOCK=$TMUX_SOCK; [ \$(screen | grep -c -- '$E2E_PREFIX') -ge 5 ]"
 screen >"$E2E_TMP/screen1"
 sed 's/^/# | /' "$E2E_TMP/screen1"
-grep -Eq '^DOMAIN +CELL +HOME +LOCAL +BUSY +MEMORY +HOT@H +MOVING +ETA +DECISION' "$E2E_TMP/screen1"
-ok $? "the column heads: DOMAIN CELL HOME LOCAL BUSY MEMORY HOT@H MOVING ETA DECISION"
+grep -Eq '^DOMAIN +CELL +HOME +LOCAL +BUSY +MEMORY +HOT +MOVING +ETA +DECISION' "$E2E_TMP/screen1"
+ok $? "the column heads: DOMAIN CELL HOME LOCAL BUSY MEMORY HOT MOVING ETA DECISION"
 for d in "$A" "$B"; do
     for c in 0 1; do
         mem=64M

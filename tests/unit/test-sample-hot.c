@@ -57,7 +57,8 @@ static void cell_init(snap_cell *c, unsigned id, uint64_t page_size, const snap_
     c->page_size = page_size;
     (void)snap_cell_nodes(c, topo->nr_nodes);
     c->hot = calloc(nr_hot ? nr_hot : 1, sizeof(*c->hot));
-    memcpy(c->hot, hot, nr_hot * sizeof(*hot));
+    if (nr_hot)
+        memcpy(c->hot, hot, nr_hot * sizeof(*hot));
     c->nr_hot = nr_hot;
 }
 
