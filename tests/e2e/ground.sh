@@ -33,7 +33,7 @@ layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;
 scale) run=scale append="" expect="16-scale-20" ;;
 # GROUND_SUITE=tiers (tests/e2e/ground-tiers.sh): a ground with a tier node (a CPU-less NVDIMM
 # onlined as a lower memory tier: run-ground.sh --tier-node), cells placed on two tiers (issue 31)
-tiers) run=tiers append="" expect="27-tiers-cold-first 28-tiers-warm-stays" tier_node=1G ;;
+tiers) run=tiers append="" expect="27-tiers-cold-first 28-tiers-warm-stays 29-tiers-hugetlb" tier_node=1G ;;
 # GROUND_SUITE=systemd (tests/e2e/ground-systemd.sh): systemd as PID 1, the vnuma package the
 # suite built installed and run as a service beside libvirtd.service, then beside a
 # socket-activated virtqemud (issue 15)

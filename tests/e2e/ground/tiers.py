@@ -13,8 +13,17 @@ Runs after scenarios.sh brought libvirt up. No guest OS (spin.elf): no agent, no
                        (default) policy lets it be.
   28 tiers-warm-stays  T-warm, the same shape on node 2 (memory on node 3), mode="auto" (tier auto):
                        without hints a cell is uniformly warm, so nothing goes to the tier node.
+  29 tiers-hugetlb     T-huge, one hugetlbfs-backed cell of HUGE_MIB in 2 MiB pages, its vCPU allowed
+                       on node 2 only, all its pages on node 3; node 2's pool has HUGE_ROOM free
+                       pages, the tier node's pool the rest and some. tier="cold-first": what fits
+                       in node 2's pool goes home, the rest to the tier node's pool, in whole pages
+                       (each pool's free count changes by exactly the pages the cell moved, the
+                       journal's bytes are the cell's size), nothing left on node 3, the record
+                       names 2 MiB pages and the tier; a few passes later nothing moved again;
+                       opted out, the pins come back and the pages stay (hugetlbfs has no policy).
 The topology first: vnumactl topology shows the tier node in a lower tier and as every CPU node's
-lower tier. Writes scenario-27-tiers-cold-first.json and scenario-28-tiers-warm-stays.json."""
+lower tier. Writes scenario-27-tiers-cold-first.json, scenario-28-tiers-warm-stays.json and
+scenario-29-tiers-hugetlb.json."""
 import json, os, shutil, subprocess, sys, time
 
 import probe
@@ -23,6 +32,8 @@ import scenarios as S
 CELL_MIB = int(S.ARGS.get("cell_mib_tiers", 384))
 ROOM_MIB = int(S.ARGS.get("room_mib", 64))
 PAGE = 4096
+HUGE_MIB = int(S.ARGS.get("huge_mib_tiers", 96))
+HUGE_ROOM = int(S.ARGS.get("huge_room", 16))  # free 2 MiB pages in the home node's pool
 
 
 def hog(node, mib):
@@ -143,8 +154,78 @@ def main():
         p.kill()
     for d in ("T-cold", "T-warm"):
         S.virsh("destroy", d, check=False)
+    try:
+        ok29 = tiers_hugetlb(tier)
+    finally:
+        S.virsh("destroy", "T-huge", check=False)
+        for n in S.NODES + [tier]:
+            S.set_huge(n, 0)
     S.stop_vnumad(vn)
-    return ok27 and ok28
+    return ok27 and ok28 and ok29
+
+
+def huge_pages_on(name, node):
+    """2 MiB pages of the domain's one cell on node (numa_maps counts a hugetlb mapping's pages
+    in huge pages)"""
+    return sum(int(c["pages"].get(str(node), 0)) for c in probe.quick(name)["cells"])
+
+
+def tiers_hugetlb(tier):
+    """29: a hugetlbfs-backed cell tiered in whole 2 MiB pages (cold-first: no guest OS, no hints;
+    the kernel's own tiering never scans hugetlb areas)"""
+    ev, num = {}, {}
+    pages = HUGE_MIB // 2
+    # the cell's pages come from node 3's pool (the only one with pages when it starts); then
+    # node 2's pool gets HUGE_ROOM free pages and the tier node's the rest and 16 more
+    pools = {n: S.set_huge(n, pages if n == 3 else 0) for n in S.NODES + [tier]}
+    S.start_dom("T-huge", cells=1, cell_mib=HUGE_MIB, kernel="/tmp/spin.elf", backing="hugetlb",
+                cpuset=S.cpus_str([2]), vcpupin=S.cpus_str([3]), emulatorpin=S.cpus_str([3]))
+    before = {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}
+    pools[2] = S.set_huge(2, HUGE_ROOM)
+    pools[tier] = S.set_huge(tier, pages - HUGE_ROOM + 16)
+    num["pools"], num["pages_before"] = pools, before
+    free0 = {n: S.huge_free(n) for n in (2, 3, tier)}
+    num["huge_free_at_start"] = free0
+    S.virsh("vcpupin", "T-huge", "0", S.cpus_str([2]), "--live")
+    S.virsh("emulatorpin", "T-huge", S.cpus_str([2]), "--live")
+    orig_pins = probe.state("T-huge")["vcpupin"]  # what vnumad finds when the domain opts in
+    start_ok = before[3] == pages and free0 == {2: HUGE_ROOM, 3: 0, tier: pages - HUGE_ROOM + 16}
+    S.virsh("metadata", "T-huge", "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
+            '<balancer mode="auto" tier="cold-first"/>', "--live")
+
+    def placed():
+        # every page off node 3, and the journal has the moves (the record of the pass that
+        # finished them comes after the pages moved)
+        on = {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}
+        return on if on[3] == 0 and on[2] + on[tier] == pages and S.acted_bytes("T-huge")[0] >= HUGE_MIB << 20 else None
+    conv = S.wait_until(180, placed, 1.0)
+    num["pages_placed"] = conv
+    moved, recs = S.acted_bytes("T-huge")
+    S.wait_passes(3, "tiers-hugetlb: it holds")
+    after = {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}
+    moved_later, recs = S.acted_bytes("T-huge")
+    free1 = {n: S.huge_free(n) for n in (2, 3, tier)}
+    num.update({"pages_3_passes_later": after, "huge_free_after": free1, "bytes_moved": moved,
+                "bytes_moved_3_passes_later": moved_later})
+    rec = S.record("T-huge") or {}
+    cell = (rec.get("cells") or [{}])[0]
+    num["record"] = {k: cell.get(k) for k in ("target", "lower_tier", "reason", "rules", "page_size", "tier")}
+    ev["journal"] = recs[-4:]
+
+    S.set_mode("T-huge", "off")
+    back = S.wait_until(30, lambda: (lambda s: s if s["vcpupin"] == orig_pins else None)(probe.state("T-huge")), 0.5)
+    num["opt_out"] = {"vcpupin": (back or probe.state("T-huge"))["vcpupin"], "original": orig_pins,
+                      "pages": {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}}
+    tier_rec = cell.get("tier") or {}
+    ok = (start_ok and conv is not None and after == conv and conv[2] == HUGE_ROOM and conv[tier] == pages - HUGE_ROOM
+          # whole pages: each pool's free count moved by exactly the cell's pages, the journal's
+          # bytes are the cell's (every page moved once)
+          and free1[2] == free0[2] - conv[2] and free1[3] == free0[3] + pages and free1[tier] == free0[tier] - conv[tier]
+          and moved == HUGE_MIB << 20 and moved_later == moved
+          and cell.get("page_size") == 2 << 20 and cell.get("lower_tier") == tier
+          and "lower-tier" in (cell.get("rules") or []) and tier_rec.get("why") in ("cold-first", "settling")
+          and back is not None and num["opt_out"]["pages"] == after)
+    return S.write(29, "tiers-hugetlb", ok, num, ev)
 
 
 if __name__ == "__main__":
