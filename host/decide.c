@@ -461,7 +461,9 @@ static int decide_tiered(const topology *t, const snap_domain *d, const vn_confi
             pc->reason = REASON_TIERED;
         return 0;
     }
-    if (!dcell_memory_gate(d, c, cv->cell, (int)target, tv->gain, why, pc, &mr))
+    /* (and passes the gate's minimum gain too: between 1% and the minimum it stopped there) */
+    double gain = hot_due ? VN_MAX(tv->gain, c->min_gain_points) : tv->gain;
+    if (!dcell_memory_gate(d, c, cv->cell, (int)target, gain, why, pc, &mr))
         return 0;
     rule_migrate_verdict shared =
         rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
