@@ -59,6 +59,8 @@ static void hints_free(proto_hints *h)
 /* Forget the domain's hint set, if any; one a sample work reads is kept until it is back. */
 static void hints_drop(dom_state *st)
 {
+    hints_free(st->guest.hints_unchecked);
+    st->guest.hints_unchecked = NULL;
     if (st->guest.hints && st->guest.hints == st->guest.hints_lent) {
         hints_free(st->guest.hints_retired); /* (lent once at a time: none) */
         st->guest.hints_retired = st->guest.hints;
@@ -203,9 +205,10 @@ static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
              hello->agent, st->name, hello->version, hello->nodes, hello->vcpus);
 }
 
-static void on_agent_hints(void *opaque, proto_hints *h)
+/* A hint set in place of the last one, once its bounds are checked against what the last
+ * sample read of the domain (on the loop, while no work on the domain is out). */
+static void hints_install(dom_state *st, proto_hints *h, double at_s)
 {
-    dom_state *st = opaque;
     proto_gpa_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
     char err[256] = "";
     int dropped;
@@ -224,7 +227,33 @@ static void on_agent_hints(void *opaque, proto_hints *h)
     }
     hints_drop(st);
     st->guest.hints = h;
-    st->guest.hints_at_s = vn_mono_s();
+    st->guest.hints_at_s = at_s;
+}
+
+/* While a work holds the domain, its sample may be rewriting the RAM layout and the vCPUs
+ * the bounds are checked against: the set waits for the work (domains_hints_settle), a newer
+ * one in its place. */
+static void on_agent_hints(void *opaque, proto_hints *h)
+{
+    dom_state *st = opaque;
+
+    if (st->busy) {
+        hints_free(st->guest.hints_unchecked);
+        st->guest.hints_unchecked = h;
+        st->guest.unchecked_at_s = vn_mono_s();
+        return;
+    }
+    hints_install(st, h, vn_mono_s());
+}
+
+void domains_hints_settle(dom_state *st)
+{
+    proto_hints *h = st->guest.hints_unchecked;
+
+    if (!h || st->busy)
+        return;
+    st->guest.hints_unchecked = NULL;
+    hints_install(st, h, st->guest.unchecked_at_s);
 }
 
 /* The hints go with the link at once (what status and the metrics show must never be

@@ -59,3 +59,6 @@ void domains_agent_drop(dom_state *st);
  * done). */
 const proto_hints *domains_hints_lend(dom_state *st, double max_age_s, double now);
 void domains_hints_return(dom_state *st);
+/* A hint set that came while a work held the domain, checked and made the domain's set (on the
+ * loop, once nothing holds the domain). */
+void domains_hints_settle(dom_state *st);

@@ -60,6 +60,7 @@ void pass_release(vnumad *dm, dom_state *st)
         st->stale_pending = 0;
         domains_stale(st, what);
     }
+    domains_hints_settle(st);
     if (st->reconsider && domains_reconsider(dm, st))
         dm->pass_again = true;
 }

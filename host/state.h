@@ -225,6 +225,11 @@ typedef struct dom_guest {
      * newer one replaced it: freed when the work gives it back, never under it */
     const proto_hints *hints_lent;
     proto_hints *hints_retired;
+    /* a set that arrived while a work held the domain: its bounds are checked against the
+     * domain's RAM layout and vCPUs, which the work may be rewriting, once the work is done
+     * (domains_hints_settle) */
+    proto_hints *hints_unchecked;
+    double unchecked_at_s;
     uint64_t no_channel_gen; /* the read of the live XML that had no open channel (0: none) */
     bool channel_defined;    /* that XML has the agent's channel (the guest may open it later) */
 } dom_guest;
