@@ -180,12 +180,117 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
     return 0;
 }
 
-int act_restore(virt_dom *d, dom_state *st)
+bool act_restore_pin_ok(const vn_cpuset *pin, const vn_cpuset *bound, const topology *t)
+{
+    if (cpuset_empty(pin) || !cpuset_subset(pin, bound))
+        return false;
+    /* a definition that names CPUs names the isolated ones it gives the domain too */
+    if (cpuset_equal(pin, bound) || !cpuset_equal(bound, &t->cpus))
+        return true;
+    return !cpuset_intersects(pin, &t->isolated);
+}
+
+/* The definition's pins on this host, into *def (every vCPU's) and *def_all (the emulator's
+ * and unpinned IOThreads'): a persistent domain's definition, a transient one's live <vcpu
+ * cpuset> (its live <vcpupin>s are vnumad's own by now). -errno when it cannot be read. */
+static int restore_bounds(virt_dom *d, const dom_state *st, const topology *t, dom_originals *def,
+                          vn_cpuset *def_all)
+{
+    _cleanup_free_ char *xml = NULL;
+    bool persistent = virt_dom_persistent(d);
+    int r = persistent ? virt_dom_xml_inactive(d, &xml) : virt_dom_xml(d, &xml);
+
+    if (r < 0)
+        return r;
+    return meta_defined_originals(xml, persistent, &t->cpus, st->orig.nr_vcpus, def, def_all);
+}
+
+static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
+                        const vn_cpuset *bound, const topology *t, unsigned *refused)
+{
+    char a[128] = "", b[128] = "";
+
+    if (act_restore_pin_ok(pin, bound, t))
+        return;
+    (void)cpuset_format(pin, a, sizeof(a));
+    (void)cpuset_format(bound, b, sizeof(b));
+    log_warn("The saved original pin of %s of '%s' (%s) is not one its definition allows (%s): "
+             "the definition's is put back",
+             what, st->name, a, b);
+    *pin = *bound;
+    (*refused)++;
+}
+
+/*
+ * The originals are read back from the domain's metadata, which whoever may write any of its
+ * namespaces can forge (docs/security.md): every pin put back is one the domain's definition
+ * on this host allows that thread (act_restore_pin_ok), else the definition's own; a
+ * restrictive nodeset is within the definition's. Replaced in st->orig (kept for a retry).
+ */
+static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigned *refused)
+{
+    _cleanup_free_ dom_originals *def = calloc(1, sizeof(*def)); /* 1 MiB: not on a stack */
+    vn_cpuset def_all = t->cpus;
+    char what[48];
+
+    if (!def || restore_bounds(d, st, t, def, &def_all) < 0) {
+        log_warn("Cannot read the definition of '%s' (%s): its originals are put back only "
+                 "where they stay off the host's isolated CPUs",
+                 st->name, virt_last_error());
+        if (def) {
+            memset(def, 0, sizeof(*def));
+            for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++)
+                def->vcpu_pin[v] = t->cpus;
+        }
+        def_all = t->cpus;
+    }
+    for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
+        if (cpuset_empty(&st->orig.vcpu_pin[v]))
+            continue;
+        snprintf(what, sizeof(what), "vCPU %u", v);
+        pin_bounded(st, what, &st->orig.vcpu_pin[v], def ? &def->vcpu_pin[v] : &t->cpus, t,
+                    refused);
+    }
+    if (st->orig.emulator_saved)
+        pin_bounded(st, "the emulator", &st->orig.emulator_pin, &def_all, t, refused);
+    for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
+        snprintf(what, sizeof(what), "IOThread %u", st->orig.iothread_id[i]);
+        pin_bounded(st, what, &st->orig.iothread_pin[i], &def_all, t, refused);
+    }
+    if (st->orig.numa_saved) {
+        vn_cpuset want, allowed;
+        bool ok = cpuset_parse(st->orig.nodeset, &want) == 0 && !cpuset_empty(&want);
+        if (ok && def && def->numa_saved && cpuset_parse(def->nodeset, &allowed) == 0)
+            ok = cpuset_subset(&want, &allowed);
+        else if (ok) {
+            cpuset_zero(&allowed);
+            for (unsigned n = 0; n < t->nr_nodes; n++)
+                cpuset_set(&allowed, (unsigned)t->nodes[n].os_index);
+            ok = cpuset_subset(&want, &allowed);
+        }
+        if (!ok) {
+            log_warn("The saved original nodeset of '%s' (%s) is not one its definition allows: "
+                     "%s",
+                     st->name, st->orig.nodeset,
+                     def && def->numa_saved ? "the definition's is put back"
+                                            : "it is left as it is");
+            if (def && def->numa_saved)
+                snprintf(st->orig.nodeset, sizeof(st->orig.nodeset), "%s", def->nodeset);
+            else
+                st->orig.numa_saved = false;
+            (*refused)++;
+        }
+    }
+}
+
+int act_restore(virt_dom *d, dom_state *st, const topology *t, unsigned *refused)
 {
     int first = 0, r;
 
+    *refused = 0;
     if (!st->orig.saved)
         return 0;
+    restore_bound(d, st, t, refused);
     /* libvirt first; each thread's real affinity is checked once, after everything below */
     for (unsigned v = 0; v < st->orig.nr_vcpus; v++) {
         if (cpuset_empty(&st->orig.vcpu_pin[v]))

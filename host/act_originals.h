@@ -39,5 +39,17 @@ void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent);
  * -EAGAIN and act_apply() pins neither. */
 void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
 
-/* Put back what st->orig saved. Returns 0 or the first -errno (it tries everything). */
-int act_restore(virt_dom *d, dom_state *st);
+/*
+ * Put back what st->orig saved, bounded by the domain's definition on this host (its
+ * persistent XML; a transient domain's <vcpu cpuset>): a saved pin the definition does not
+ * allow (act_restore_pin_ok: the originals come from metadata a tenant may forge) is replaced
+ * by the definition's, and counted in *refused. Returns 0 or the first -errno (it tries
+ * everything).
+ */
+int act_restore(virt_dom *d, dom_state *st, const topology *t, unsigned *refused);
+
+/* Whether a saved pin may be put back where the domain's definition gives the thread `bound`:
+ * within it, and off the host's isolated CPUs unless the definition names CPUs (a definition
+ * that names none gives every host CPU, which is not a choice of the isolated ones) or the pin
+ * is the whole bound. */
+bool act_restore_pin_ok(const vn_cpuset *pin, const vn_cpuset *bound, const topology *t);

@@ -324,7 +324,9 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     mover_forget(dm->movers, st->uuid); /* no more of its memory moves */
     if (!st->orig.saved)
         return;
-    r = act_restore(d, st);
+    unsigned refused = 0;
+    r = act_restore(d, st, dm->topo, &refused);
+    dm->stats.errors[METRICS_ERR_RESTORE_BOUNDS] += refused;
     /* a vnumad that restarted may not have found the backends yet */
     in = sample_input_of(st);
     if (ramlayout_locate_backends(d, &in, &st->sample, &st->count, st->orig.memfd_cells) < 0)

@@ -42,12 +42,13 @@ typedef enum metrics_error {
     METRICS_ERR_LIST,   /* listing domains failed */
     METRICS_ERR_SAMPLE, /* sampling a domain failed */
     METRICS_ERR_DECIDE,
-    METRICS_ERR_ACT_TRANSIENT, /* act failed, retried next pass */
-    METRICS_ERR_ACT_PERMANENT, /* act failed, the domain is left alone */
-    METRICS_ERR_RESTORE,       /* putting originals back failed */
-    METRICS_ERR_METADATA,      /* writing the live metadata failed */
-    METRICS_ERR_JOURNAL,       /* journal.jsonl cannot be opened */
-    METRICS_ERR_METRICS_FILE,  /* metrics_file cannot be written */
+    METRICS_ERR_ACT_TRANSIENT,  /* act failed, retried next pass */
+    METRICS_ERR_ACT_PERMANENT,  /* act failed, the domain is left alone */
+    METRICS_ERR_RESTORE,        /* putting originals back failed */
+    METRICS_ERR_RESTORE_BOUNDS, /* a saved original outside the domain's definition, not put back */
+    METRICS_ERR_METADATA,       /* writing the live metadata failed */
+    METRICS_ERR_JOURNAL,        /* journal.jsonl cannot be opened */
+    METRICS_ERR_METRICS_FILE,   /* metrics_file cannot be written */
     METRICS_ERR_MAX,
 } metrics_error;
 

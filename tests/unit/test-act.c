@@ -444,6 +444,41 @@ static void test_move_plan(void)
           "cold: the hot list's 32-48 MiB is left out of the boot RAM's cold spans (%u spans)", n);
 }
 
+/* issue 35: originals read back from metadata anyone with a metadata namespace can forge */
+static void test_restore_bounds(void)
+{
+    vn_cpuset pin, bound, saved = topo->isolated;
+    struct {
+        const char *pin, *bound;
+        bool ok;
+        const char *what;
+    } cases[] = {
+        {"1", "0", false, "a pin outside the definition's <vcpu cpuset='0'> is refused"},
+        {"0", "0", true, "the definition's own pin is put back"},
+        {"0-1", "0-2", true, "a pin within the definition's CPUs is put back"},
+        {"0-1", "0-3", true, "a pin within the host's CPUs (no cpuset) off the isolated ones"},
+        {"3", "0-3", false, "a definition that names no CPUs names no isolated one: CPU 3 refused"},
+        {"2-3", "0-3", false, "nor a set that reaches one"},
+        {"0-3", "0-3", true, "every host CPU (libvirt's default affinity) is put back"},
+        {"3", "2-3", true, "a definition that names isolated CPU 3 gives it"},
+        {"", "0-3", false, "an empty pin is refused"},
+    };
+
+    cpuset_zero(&topo->isolated);
+    cpuset_set(&topo->isolated, 3);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cpuset_zero(&pin);
+        if (cases[i].pin[0] && cpuset_parse(cases[i].pin, &pin) < 0)
+            abort();
+        if (cpuset_parse(cases[i].bound, &bound) < 0)
+            abort();
+        CHECK(act_restore_pin_ok(&pin, &bound, topo) == cases[i].ok,
+              "restore: %s (pin %s, bound %s)", cases[i].what, cases[i].pin[0] ? cases[i].pin : "-",
+              cases[i].bound);
+    }
+    topo->isolated = saved;
+}
+
 int main(void)
 {
     dom_state *st = calloc(1, sizeof(*st));
@@ -465,6 +500,7 @@ int main(void)
     config_defaults(&cfg);
     vn_clock_use(&fake_clock);
     test_move_plan();
+    test_restore_bounds();
 
     /* 1. all 8192 pages on node 1 (32 MiB) move to node 0, in windows of <= 1024 */
     setup(st, &sd, &cell, 8192);
