@@ -145,7 +145,7 @@ int act_order_cell(const act_target *tg, const topology *t, const plan_domain *p
     unsigned n;
     int r;
 
-    if (smp->pid <= 0 || !smp->nr_ram || !tg->movers || k >= res->nr_cells)
+    if (smp->pid <= 0 || !smp->nr_ram || !tg->movers || k >= res->nr_cells || pc->keep_order)
         return 0;
     n = pc->nr_moves ? act_move_plan(pc, smp->ram, smp->nr_ram, refused, spans, MOVER_MAX_SPANS)
                      : 0;

@@ -461,6 +461,16 @@ static int decide_tiered(const topology *t, const snap_domain *d, const vn_confi
             pc->reason = REASON_TIERED;
         return 0;
     }
+    /* The last order is still being worked: the sample counted pages on their way (hot ranges
+     * half home, cold memory half down), and a plan from it would order more of both than the
+     * cell needs. The order goes on; the first pass after it plans from where it ended. */
+    if (cv->cell->order_left) {
+        pc->keep_order = true;
+        pc->rules |= RULE_BIT(RULE_LOWER_TIER);
+        if (!pc->nr_pins)
+            pc->reason = REASON_ORDER_IN_FLIGHT;
+        return 0;
+    }
     /* (and passes the gate's minimum gain too: between 1% and the minimum it stopped there) */
     double gain = hot_due ? VN_MAX(tv->gain, c->min_gain_points) : tv->gain;
     if (!dcell_memory_gate(d, c, cv->cell, (int)target, gain, why, pc, &mr))

@@ -224,6 +224,7 @@ const char *reason_name(vn_reason r)
         [REASON_UNMEASURED] = "unmeasured",
         [REASON_TIERED] = "tiered",
         [REASON_HINTS_PENDING] = "hints-pending",
+        [REASON_ORDER_IN_FLIGHT] = "order-in-flight",
     };
     return (unsigned)r < REASON_MAX ? names[r] : "unknown";
 }

@@ -112,6 +112,9 @@ typedef struct snap_cell {
     int last_candidate;     /* node index proposed last pass, -1 none (rule 3) */
     unsigned down_ago;      /* passes since memory of it last went down a tier (1: the last
                              * pass), 0 never or not known (TIER_SETTLE_PASSES) */
+    /* bytes of its last memory order the mover had yet to move while the sample was taken
+     * (the most of its start and end): the pages counted were on their way */
+    uint64_t order_left;
     unsigned nr_hot;
     snap_hot_range *hot; /* hints, hottest first after parsing */
     /* pages of the hot ranges on each node index (nr_nodes entries, in page_size units), as
@@ -238,6 +241,7 @@ typedef enum vn_reason {
     REASON_UNMEASURED,         /* the vCPUs' busy fractions were not measured yet: no action */
     REASON_TIERED,             /* hot memory home, cold on the lower tier: nothing to move */
     REASON_HINTS_PENDING,      /* the guest agent's first hint set is awaited: memory waits */
+    REASON_ORDER_IN_FLIGHT,    /* a tiered cell's last order is still being worked: it goes on */
     REASON_MAX,
 } vn_reason;
 
@@ -303,6 +307,7 @@ typedef struct plan_cell {
     bool cpu_overcommit;  /* no allowed node had CPUs to spare: placed on the least bad */
     vn_nodeset span;      /* wide cell: node indexes its vCPUs and memory spread over, else empty */
     plan_tier tier;       /* its memory on two tiers: what and why (tier.why NONE: one) */
+    bool keep_order;      /* no new order: the mover goes on with the last one (act) */
     unsigned nr_hot;      /* a tiered cell's hot ranges, moving or not: cold moves leave */
     plan_range *hot;      /* ... them alone (act_move_plan) */
     vn_mem_pin mem_pinned; /* the cell's memory cannot move (snap_cell), and why */

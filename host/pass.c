@@ -407,8 +407,10 @@ static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom
     }
     dw->now = now;
     dw->ps = ps;
-    if (kind == DW_SAMPLE)
+    if (kind == DW_SAMPLE) {
         dw->hints = domains_hints_lend(st, HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s, now);
+        mover_cells_left(dm->movers, st->uuid, dw->order_left);
+    }
     virt_dom_free(d);
     pass_work_submit(dm, dw, true);
 }
@@ -470,6 +472,14 @@ static void sample_done(work *w, bool late)
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */
         /* no hint set this pass: pass_collect says whether one is awaited */
         dw->sd.hints_pending = !had_hints;
+        /* an order that was being worked while the sample counted its pages */
+        uint64_t left[SNAP_MAX_CELLS_PER_DOMAIN];
+        mover_cells_left(dm->movers, st->uuid, left);
+        for (unsigned k = 0; k < dw->sd.nr_cells; k++) {
+            unsigned id = dw->sd.cells[k].id;
+            if (id < SNAP_MAX_CELLS_PER_DOMAIN)
+                dw->sd.cells[k].order_left = VN_MAX(dw->order_left[id], left[id]);
+        }
         /* in: the pass holds it from here to its end */
         pass_hold(st);
         st->count.passes++;

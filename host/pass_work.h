@@ -55,6 +55,9 @@ typedef struct dom_work {
      * sample_done. hints_err: applying them failed (-errno), for the loop to log. */
     const proto_hints *hints;
     int hints_err;
+    /* DW_SAMPLE: the bytes of each cell's last order the mover had yet to move when the work
+     * was handed out (by guest cell id; sample_done takes the most of that and its end) */
+    uint64_t order_left[SNAP_MAX_CELLS_PER_DOMAIN];
     plan_domain pd; /* DW_ACT in */
     act_result res;
     bool acted;

@@ -30,6 +30,7 @@
 #define SNAP_VERSION 1
 /* Field limits of the format (docs/snapshot-format.md lists them too). */
 #define SNAP_MAX_AGE_PASSES    1000000000u
+#define SNAP_MAX_ORDER_BYTES   (1ULL << 50) /* a PiB */
 #define SNAP_PRIORITY_MIN      (-100)
 #define SNAP_PRIORITY_MAX      100
 #define SNAP_MAX_CELL_ID       1023
@@ -296,7 +297,8 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
 {
     static const char *const known[] = {
         "id",    "numatune", "page_size",     "pages",    "last_candidate",
-        "vcpus", "hints",    "memory_pinned", "down_ago", NULL};
+        "vcpus", "hints",    "memory_pinned", "down_ago", "order_left",
+        NULL};
     struct json_object *v = NULL;
     uint64_t id = 0;
     size_t n, mark;
@@ -346,6 +348,9 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
     if (r < 0)
         return r;
     out->down_ago = (unsigned)ago;
+    r = snap_field_uint(c, obj, "order_left", false, SNAP_MAX_ORDER_BYTES, &out->order_left);
+    if (r < 0)
+        return r;
     if (json_object_object_get_ex(obj, "memory_pinned", NULL)) {
         int pin = 0;
         r = snap_field_name(c, obj, "memory_pinned", mem_pin_from_name,

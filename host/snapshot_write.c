@@ -122,6 +122,8 @@ static struct json_object *cell(const topology *t, const snap_cell *c, char *buf
         add(o, "last_candidate", node_number(t, c->last_candidate));
     if (c->down_ago)
         add(o, "down_ago", json_object_new_int64(c->down_ago));
+    if (c->order_left)
+        add(o, "order_left", json_object_new_uint64(c->order_left));
     vcpus = json_object_new_array();
     for (unsigned i = 0; vcpus && i < c->nr_vcpus; i++)
         json_object_array_add(vcpus, vcpu(&c->vcpus[i], buf));

@@ -179,6 +179,19 @@ int main(void)
     plan_clear(&p2);
     snapshot_clear(&s1);
 
+    /* 1e. the same while the last order is still being worked (the sample counted pages on
+     * their way): no new order, the mover goes on with the last one */
+    c = one_cell(&s1, 1000, 500, 0, 100, 90, 0);
+    c->order_left = 8 * MIB;
+    run(t, &s1, &p2);
+    pc = find_cell(&p2, "vm", 0);
+    CHECK(pc && pc->nr_moves == 0 && pc->keep_order && pc->reason == REASON_ORDER_IN_FLIGHT &&
+              pc->target_node == n1 && pc->lower_tier == n4,
+          "an order in flight: no new moves, the last order kept, %s (%u moves)",
+          pc ? reason_name(pc->reason) : "-", pc ? pc->nr_moves : 0);
+    plan_clear(&p2);
+    snapshot_clear(&s1);
+
     /* 1b. the first hint set: what it does not call hot is not known cold yet (the agent may not
      * have looked at it): nothing goes down, the hot range comes home as far as there is room */
     c = one_cell(&s1, 1000, 500, 300, 400, 200, 50);

@@ -23,7 +23,8 @@ static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes,
         a->binding.mode != b->binding.mode ||
         !nodeset_equal(&a->binding.nodes, &b->binding.nodes) ||
         a->last_candidate != b->last_candidate || a->down_ago != b->down_ago ||
-        a->nr_vcpus != b->nr_vcpus || a->nr_hot != b->nr_hot || a->nr_shares != b->nr_shares) {
+        a->order_left != b->order_left || a->nr_vcpus != b->nr_vcpus || a->nr_hot != b->nr_hot ||
+        a->nr_shares != b->nr_shares) {
         snprintf(why, len, "cell %u: id, page size, pin, binding, candidate or counts", a->id);
         return false;
     }
@@ -101,7 +102,7 @@ static const char every_field[] =
     "\"balancer\":{\"mode\":\"advise\",\"tier\":\"cold-first\"},\"busy_unmeasured\":true,"
     "\"hints_pending\":true,\"numatune\":{\"mode\":"
     "\"preferred\",\"nodes\":[1]},\"cells\":[{\"id\":0,\"page_size\":2097152,"
-    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"down_ago\":4,\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
+    "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"down_ago\":4,\"order_left\":8388608,\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
     "\"length\":4096,\"heat\":1}],\"hot_pages\":{\"1\":1}},\"vcpus\":[{\"id\":0,\"busy\":0.1,"
     "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,"
     "\"numatune\":{\"mode\":\"interleave\",\"nodes\":[0,1]},\"vcpus\":[]}]}]}";
