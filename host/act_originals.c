@@ -205,12 +205,16 @@ static int restore_bounds(virt_dom *d, const dom_state *st, const topology *t, d
     return meta_defined_originals(xml, persistent, &t->cpus, st->orig.nr_vcpus, def, def_all);
 }
 
+/* A saved pin within what the definition gives the thread: its own pin there (`bound`, a
+ * <vcpupin>, else the default) or the domain's default (`def_all`: <vcpu cpuset>, else every
+ * host CPU), which a live pin of the operator's may have used; else the definition's pin. */
 static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
-                        const vn_cpuset *bound, const topology *t, unsigned *refused)
+                        const vn_cpuset *bound, const vn_cpuset *def_all, const topology *t,
+                        unsigned *refused)
 {
     char a[128] = "", b[128] = "";
 
-    if (act_restore_pin_ok(pin, bound, t))
+    if (act_restore_pin_ok(pin, bound, t) || act_restore_pin_ok(pin, def_all, t))
         return;
     (void)cpuset_format(pin, a, sizeof(a));
     (void)cpuset_format(bound, b, sizeof(b));
@@ -224,7 +228,8 @@ static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
 /*
  * The originals are read back from the domain's metadata, which whoever may write any of its
  * namespaces can forge (docs/security.md): every pin put back is one the domain's definition
- * on this host allows that thread (act_restore_pin_ok), else the definition's own; a
+ * on this host allows that thread (its <vcpupin>, or <vcpu cpuset>: act_restore_pin_ok),
+ * else the definition's own; a
  * restrictive nodeset is within the definition's. Replaced in st->orig (kept for a retry).
  */
 static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigned *refused)
@@ -248,14 +253,14 @@ static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigne
         if (cpuset_empty(&st->orig.vcpu_pin[v]))
             continue;
         snprintf(what, sizeof(what), "vCPU %u", v);
-        pin_bounded(st, what, &st->orig.vcpu_pin[v], def ? &def->vcpu_pin[v] : &t->cpus, t,
-                    refused);
+        pin_bounded(st, what, &st->orig.vcpu_pin[v], def ? &def->vcpu_pin[v] : &t->cpus, &def_all,
+                    t, refused);
     }
     if (st->orig.emulator_saved)
-        pin_bounded(st, "the emulator", &st->orig.emulator_pin, &def_all, t, refused);
+        pin_bounded(st, "the emulator", &st->orig.emulator_pin, &def_all, &def_all, t, refused);
     for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
         snprintf(what, sizeof(what), "IOThread %u", st->orig.iothread_id[i]);
-        pin_bounded(st, what, &st->orig.iothread_pin[i], &def_all, t, refused);
+        pin_bounded(st, what, &st->orig.iothread_pin[i], &def_all, &def_all, t, refused);
     }
     if (st->orig.numa_saved) {
         vn_cpuset want, allowed;
