@@ -5,9 +5,9 @@
 # loop) and a cold filler; runs none, vnumad with the agent, vnumad without it, the kernel's
 # numa_balancing=2 (tests/bench/tiers/inside.py has the details). Prints a markdown table:
 # the hot set's share on the home node at the end and when it reached 99%, where cell 0 ended,
-# pages migrated, hinting faults, pages moved twice, and for vnumad the acting passes until then.
+# pages migrated, hinting faults, pages moved twice, and for vnumad the passes that ordered moves until then.
 #   usage: tests/bench/tiers.sh [SECONDS]       (default 60 s of sampling per run)
-#   env: RUNS=none+agent+plain+agent@tier+kernel+kernel@tier HOT_MIB=64 COLD_MIB=448 CELL_MIB=640 ROOM_MIB=32
+#   env: RUNS=none+agent+plain+agent@tier+kernel+kernel@tier+huge@tier+kernel-huge@tier HOT_MIB=64 COLD_MIB=448 CELL_MIB=640 ROOM_MIB=32
 #        TIERS_TIMEOUT=2400 (s)
 # Needs root, qemu-system-x86_64, libvirt, ndctl and daxctl (make deps).
 set -u
@@ -28,7 +28,7 @@ rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 OUT=$RESULTS/progress.out
 : >"$OUT"
-args="seconds=$SECS runs=${RUNS:-none+agent+plain+agent@tier+kernel+kernel@tier} hot_mib=${HOT_MIB:-64} cold_mib=${COLD_MIB:-448} cell_mib=${CELL_MIB:-640} room_mib=${ROOM_MIB:-32}"
+args="seconds=$SECS runs=${RUNS:-none+agent+plain+agent@tier+kernel+kernel@tier+huge@tier+kernel-huge@tier} hot_mib=${HOT_MIB:-64} cold_mib=${COLD_MIB:-448} cell_mib=${CELL_MIB:-640} room_mib=${ROOM_MIB:-32}"
 say "booting the ground: 4 nodes x 2 CPUs x 1G, 2 sockets, a 1G tier node, TCG; inside: $args"
 # shellcheck disable=SC2086
 NODES=4 CPUS_PER_NODE=2 MEM_PER_NODE=1G SOCKETS=2 TIER_NODE=1G TIMEOUT=${TIERS_TIMEOUT:-2400} \

@@ -23,6 +23,11 @@ Runs, in this order:
   plain    vnumad, tier-plain opted in (no agent)        (tier-plain)
   kernel   numa_balancing=2 (memory tiering) with demotion_enabled=1: the kernel promotes hot
            pages from the lower tier and demotes cold ones under pressure (tier-agent)
+  huge, kernel-huge  agent and kernel on tier-huge, the same guest with a hugetlbfs backing
+           (2 MiB pages; it lives on node 2, booted after tier-agent and tier-plain are gone).
+           Its start is the same in whole pages, no hog: the home node's room is ROOM_MIB of free
+           pages in its pool (what vnumad counts for a hugetlb cell); the neighbour's and the tier
+           node's pools have free pages for every move. The kernel's tiering never scans hugetlb.
   NAME@tier  the same from the other start: the hot set on the tier node, where the kernel's
            tiering promotes from (the rest as above)
 For plain, vnumad starts warm (in advise mode until it sampled the domain 3 times; t=0 is the
@@ -48,13 +53,18 @@ ROOM_MIB = int(ARGS.get("room_mib", 32))
 TIER = int(ARGS.get("tier", 4))
 READY_TIMEOUT = int(ARGS.get("ready_timeout", 600))
 GUEST = os.path.join(BUILD, "guest")
-DOMS = {"tier-agent": {"home": 0, "near": 1, "agent": True}, "tier-plain": {"home": 2, "near": 3, "agent": False}}
-WATCH = {"none": "tier-agent", "agent": "tier-agent", "plain": "tier-plain", "kernel": "tier-agent"}
+DOMS = {"tier-agent": {"home": 0, "near": 1, "agent": True}, "tier-plain": {"home": 2, "near": 3, "agent": False},
+        "tier-huge": {"home": 2, "near": 3, "agent": True, "huge": True}}
+WATCH = {"none": "tier-agent", "agent": "tier-agent", "plain": "tier-plain", "kernel": "tier-agent",
+         "huge": "tier-huge", "kernel-huge": "tier-huge"}
+KIND = {"huge": "agent", "kernel-huge": "kernel"}  # what the run does, by its name
 # NAME@tier: the run NAME from the other start, the hot set on the tier node (where the kernel's
 # tiering promotes from)
 OUT = open(os.path.join(R, "progress.out"), "a", buffering=1)
 PAGE = 4096
 VNUMACTL_SOCK = "/run/vnuma-tiers/vnumad.sock"
+HUGE_KIB = 2048
+HUGE = "/sys/devices/system/node/node{}/hugepages/hugepages-2048kB/{}"
 RESERVE_MIB = 256 + 16  # vnumad's default reserve on a 1 GiB node (max(256 MiB, 3%)) and its slack
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 
@@ -109,16 +119,19 @@ def move_pages(pid, hvas, node=None):
     return out
 
 
-def dom_xml(name, home, agent):
+def dom_xml(name, home, agent, huge=False):
     d = "/tmp/tiers"
     base = "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off"
     cmdline = (f"{base} vnuma.agent={int(agent)} vnuma.workload=memtouch,node=0,mib={COLD_MIB},hold=1,ready=filled "
                f"vnuma.workload=memtouch,node=0,mib={HOT_MIB},gpa=1,wait=filled")
     channel = "<channel type='unix'><target type='virtio' name='org.vnuma.agent.0'/></channel>" if agent else ""
     cpus = cpus_of(home)
+    backing = ("<memoryBacking><hugepages><page size='2048' unit='KiB'/></hugepages>"
+               "<allocation mode='immediate'/></memoryBacking>") if huge else ""
     return f"""<domain type='qemu'>
   <name>{name}</name>
   <memory unit='MiB'>{CELL_MIB + 128}</memory>
+  {backing}
   <vcpu placement='static' cpuset='{cpus}'>2</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
@@ -148,25 +161,26 @@ def dom_xml(name, home, agent):
 """
 
 
-def boot_guests():
+def boot_guests(names):
     os.makedirs("/tmp/tiers", exist_ok=True)
     os.chmod("/tmp/tiers", 0o755)
     for f in ("vmlinuz", "initramfs.cpio.gz"):
         shutil.copy(os.path.join(GUEST, f), f"/tmp/tiers/{f}")
         os.chmod(f"/tmp/tiers/{f}", 0o644)
-    for name, d in DOMS.items():
+    for name in names:
+        d = DOMS[name]
         con = f"/tmp/tiers/{name}.console"
         open(con, "w").close()
         os.chmod(con, 0o666)
         with open(f"/tmp/tiers/{name}.xml", "w") as f:
-            f.write(dom_xml(name, d["home"], d["agent"]))
+            f.write(dom_xml(name, d["home"], d["agent"], d.get("huge", False)))
         virsh("define", f"/tmp/tiers/{name}.xml")
         virsh("start", name)
     t0 = time.monotonic()
     last = 0
     while True:
         ready = []
-        for name in DOMS:
+        for name in names:
             con = open(f"/tmp/tiers/{name}.console", errors="replace").read()
             shutil.copy(f"/tmp/tiers/{name}.console", os.path.join(R, f"{name}.console"))
             ready.append(con.count("memtouch: pid") >= 2 and " gpa done " in con)
@@ -205,6 +219,57 @@ def hog(node, mib):
 
 
 HOGS = {}
+
+
+def huge_pool(n, what):
+    return int(open(HUGE.format(n, what)).read())
+
+
+def set_huge(n, count):
+    with open(HUGE.format(n, "nr_hugepages"), "w") as f:
+        f.write(str(count))
+    return huge_pool(n, "nr_hugepages")
+
+
+def huge_pools(nodes):
+    """2 MiB pages per node: {node: {"total", "free"}}"""
+    return {str(n): {"total": huge_pool(n, "nr_hugepages"), "free": huge_pool(n, "free_hugepages")} for n in nodes}
+
+
+def misplace_huge(name, hot_on_tier=False):
+    """misplace() in whole pages for the hugetlbfs guest: the pools first get free pages for
+    every move, then the same layout, then each pool is cut to what it holds plus its free
+    pages: the home node ROOM_MIB (its room for a hugetlb cell), the neighbour none, the tier
+    node what it has left"""
+    d = DOMS[name]
+    st = probe.quick(name)
+    pid = st["pid"]
+    nodes = (d["home"], d["near"], TIER)
+    def used(n):
+        return huge_pool(n, "nr_hugepages") - huge_pool(n, "free_hugepages")
+    # free pages for the moves below: the neighbour takes all of cell 0, the tier its hot set
+    set_huge(d["near"], used(d["near"]) + CELL_MIB // 2 + 8)
+    set_huge(TIER, used(TIER) + HOT_MIB // 2 + 8)
+    hot = set(HOT[name])
+    cell = CELL0[name]
+    move_pages(pid, cell, d["near"])
+    cold = [a for a in cell if a not in hot]
+    move_pages(pid, cold[:(CELL_MIB // 2) * 256], d["home"])
+    if hot_on_tier:
+        move_pages(pid, HOT[name], TIER)
+    for c in st["cells"][1:]:
+        base = int(c["hva"], 16)
+        move_pages(pid, list(range(base, base + c["size"], PAGE)), d["home"])
+    set_huge(d["home"], used(d["home"]) + ROOM_MIB // 2)
+    set_huge(d["near"], used(d["near"]))
+    # the tier node: what its memory holds beyond what it uses (the cold memory goes there)
+    set_huge(TIER, huge_pool(TIER, "nr_hugepages") + max(0, node_free_mib(TIER) - 64) // 2)
+    status = move_pages(pid, cell)
+    on = {}
+    for s in status:
+        on[s] = on.get(s, 0) + 1
+    return {"cell0_pages": {str(k): v for k, v in sorted(on.items())}, "home_free_mib": ROOM_MIB,
+            "hog_mib": 0, "pools": huge_pools(nodes)}
 
 
 def misplace(name, hot_on_tier=False):
@@ -283,6 +348,7 @@ def run(name):
     dom = WATCH[name]
     d = DOMS[dom]
     r = {"name": name + (f"@{start}" if start else ""), "domain": dom, "start": start or "near"}
+    name = KIND.get(name, name)
     stop = lambda: None  # noqa: E731
     if name == "plain":
         stop = vnumad_start()
@@ -291,7 +357,7 @@ def run(name):
             stop()
             r["error"] = "vnumad did not warm up"
             return r
-    r["placed"] = misplace(dom, start == "tier")
+    r["placed"] = (misplace_huge if d.get("huge") else misplace)(dom, start == "tier")
     say(f"[{r['name']}] start: {dom} cell 0 pages per node {r['placed']['cell0_pages']}, home node {d['home']} "
         f"{r['placed']['home_free_mib']} MiB free (hog {r['placed']['hog_mib']} MiB)")
     v0 = vmstat()
@@ -308,6 +374,8 @@ def run(name):
     hot_idx = [idx[a] for a in hot if a in idx]
     prev = move_pages(pid, cell)
     moves = [0] * len(cell)
+    if d.get("huge"):
+        r["pools_start"] = huge_pools((d["home"], d["near"], TIER))
     T0 = time.monotonic()
     r["t0_wall"] = time.time()
     samples = []
@@ -353,12 +421,31 @@ def run(name):
             r["journal"] = []
         virsh("metadata", dom, "urn:vnuma:balancer:1", "--key", "vnuma", "--set", '<balancer mode="off"/>', "--live", check=False)
     r["samples"] = samples
+    if d.get("huge"):
+        r["pools_end"] = huge_pools((d["home"], d["near"], TIER))
     r["moved_twice_pages"] = sum(1 for m in moves if m >= 2)
     r["hot_moved_twice_pages"] = sum(1 for i in hot_idx if moves[i] >= 2)
     return r
 
 
 HOT, CELL0 = {}, {}
+
+
+def phase(out, path, names):
+    """boot the guests `names`, find their hot sets; False (written to tiers.json) when they
+    did not come up"""
+    ready = boot_guests(names)
+    out["config"].setdefault("guest_ready_s", {})[",".join(names)] = ready
+    if ready is None:
+        out["error"] = f"the guests' memtouch did not start ({', '.join(names)})"
+        json.dump(out, open(path, "w"))
+        say(f"FAILED: {out['error']}")
+        return False
+    for name in names:
+        HOT[name] = hot_hvas(name)
+        CELL0[name] = cell0_hvas(name)
+    say(f"guests ready after {ready} s; hot sets " + ", ".join(f"{n} {len(HOT[n])} pages" for n in names))
+    return True
 
 
 def main():
@@ -369,19 +456,27 @@ def main():
                                 for t in sorted(os.listdir("/sys/devices/virtual/memory_tiering")) if t.startswith("memory_tier")}},
            "runs": {}}
     path = os.path.join(R, "tiers.json")
-    say(f"tiers: {out['config']['tiers']}; starting tier-agent (home node 0) and tier-plain (home node 2)")
-    ready = boot_guests()
-    out["config"]["guest_ready_s"] = ready
-    if ready is None:
-        out["error"] = "the guests' memtouch did not start"
-        json.dump(out, open(path, "w"))
-        say(f"FAILED: {out['error']}")
-        return 1
-    for name in DOMS:
-        HOT[name] = hot_hvas(name)
-        CELL0[name] = cell0_hvas(name)
-    say(f"guests ready after {ready} s; hot sets " + ", ".join(f"{n} {len(h)} pages" for n, h in HOT.items()))
+    first = ["tier-agent", "tier-plain"]
+    say(f"tiers: {out['config']['tiers']}")
     for name in RUNS:
+        huge = DOMS[WATCH[name.partition("@")[0]]].get("huge")
+        if not huge and first[0] not in HOT:
+            say("starting tier-agent (home node 0) and tier-plain (home node 2)")
+            if not phase(out, path, first):
+                return 1
+        if huge and "tier-huge" not in HOT:
+            # the hugetlbfs guest in the others' place: they go, their hogs too
+            for p in HOGS.values():
+                if p:
+                    p.kill()
+            HOGS.clear()
+            for n in first:
+                virsh("destroy", n, check=False)
+                virsh("undefine", n, check=False)
+            set_huge(DOMS["tier-huge"]["home"], (CELL_MIB + 128) // 2)
+            say("tier-agent and tier-plain gone; starting tier-huge (hugetlbfs, home node 2)")
+            if not phase(out, path, ["tier-huge"]):
+                return 1
         try:
             out["runs"][name] = run(name)
         except Exception:
@@ -396,6 +491,8 @@ def main():
     for name in DOMS:
         virsh("destroy", name, check=False)
         virsh("undefine", name, check=False)
+    for n in (0, 1, 2, 3, TIER):
+        set_huge(n, 0)
     return 0 if all("error" not in r for r in out["runs"].values()) else 1
 
 

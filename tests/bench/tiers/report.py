@@ -15,7 +15,7 @@ def main(path):
           f"hot set {c['hot_mib']} MiB in a loop; home room {c['room_mib']} MiB above vnumad's reserve; "
           f"{c['seconds']} s per run\n")
     print("| run | domain | start | hot set home start -> end | hot set 99% home at | cell 0 at the end (MiB per node) "
-          "| migrated (MiB) | hinting faults | pages moved twice | acting passes until 99% |")
+          "| migrated (MiB) | hinting faults | pages moved twice | passes that ordered moves until 99% |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, r in j["runs"].items():
         if "error" in r:
@@ -31,8 +31,11 @@ def main(path):
             def t_of(x):  # the record's time, seconds after t=0
                 w = datetime.datetime.fromisoformat(x["time"].replace("Z", "+00:00")).timestamp()
                 return w - r["t0_wall"]
+            # passes that ordered moves: a new decision ("acted"), or a new plan for the same
+            # targets ("moving" with bytes planned; one that only goes on with the last has none)
             acts = [t_of(x) for x in r["journal"] if x.get("domain") == r["domain"] and x.get("mode") == "auto"
-                    and x.get("action") == "acted"]
+                    and (x.get("action") == "acted" or
+                         (x.get("action") == "moving" and any(c.get("bytes_planned") for c in x.get("cells", []))))]
             passes = str(sum(1 for t in acts if 0 <= t <= (at if at is not None else 1e9)))
         start_hot = s[0]["hot_home"] if s else None
         print(f"| {name} | {r['domain']} | hot set on {'the tier' if r.get('start') == 'tier' else 'node ' + str(j['config']['domains'][r['domain']]['near'])} | {start_hot * 100:.0f}% -> {end['hot_home'] * 100:.1f}% | "
