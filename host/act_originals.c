@@ -206,8 +206,9 @@ static int restore_bounds(virt_dom *d, const dom_state *st, const topology *t, d
 }
 
 /* A saved pin within what the definition gives the thread: its own pin there (`bound`, a
- * <vcpupin>, else the default) or the domain's default (`def_all`: <vcpu cpuset>, else every
- * host CPU), which a live pin of the operator's may have used; else the definition's pin. */
+ * <vcpupin>, else the default), or the CPUs the definition gives the domain at all (`def_all`:
+ * its <vcpu cpuset>, else every host CPU, and every <vcpupin>), which a live pin of the
+ * operator's may have used; else the definition's pin. */
 static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
                         const vn_cpuset *bound, const vn_cpuset *def_all, const topology *t,
                         unsigned *refused)
@@ -227,10 +228,10 @@ static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
 
 /*
  * The originals are read back from the domain's metadata, which whoever may write any of its
- * namespaces can forge (docs/security.md): every pin put back is one the domain's definition
- * on this host allows that thread (its <vcpupin>, or <vcpu cpuset>: act_restore_pin_ok),
- * else the definition's own; a
- * restrictive nodeset is within the definition's. Replaced in st->orig (kept for a retry).
+ * namespaces can forge (docs/security.md): every pin put back is within the CPUs the domain's
+ * definition on this host gives it (pin_bounded, act_restore_pin_ok), else the definition's own
+ * pin is; a restrictive nodeset is within the definition's. Replaced in st->orig (kept for a
+ * retry).
  */
 static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigned *refused)
 {
@@ -249,6 +250,10 @@ static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigne
         }
         def_all = t->cpus;
     }
+    /* the CPUs the definition gives the domain at all: its default and every vCPU's pin */
+    vn_cpuset dflt = def_all;
+    for (unsigned v = 0; def && v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++)
+        cpuset_or(&def_all, &def_all, &def->vcpu_pin[v]);
     for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
         if (cpuset_empty(&st->orig.vcpu_pin[v]))
             continue;
@@ -257,10 +262,10 @@ static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigne
                     t, refused);
     }
     if (st->orig.emulator_saved)
-        pin_bounded(st, "the emulator", &st->orig.emulator_pin, &def_all, &def_all, t, refused);
+        pin_bounded(st, "the emulator", &st->orig.emulator_pin, &dflt, &def_all, t, refused);
     for (unsigned i = 0; i < st->orig.nr_iothreads; i++) {
         snprintf(what, sizeof(what), "IOThread %u", st->orig.iothread_id[i]);
-        pin_bounded(st, what, &st->orig.iothread_pin[i], &def_all, &def_all, t, refused);
+        pin_bounded(st, what, &st->orig.iothread_pin[i], &dflt, &def_all, t, refused);
     }
     if (st->orig.numa_saved) {
         vn_cpuset want, allowed;
