@@ -236,52 +236,12 @@ def huge_pools(nodes):
     return {str(n): {"total": huge_pool(n, "nr_hugepages"), "free": huge_pool(n, "free_hugepages")} for n in nodes}
 
 
-def misplace_huge(name, hot_on_tier=False):
-    """misplace() in whole pages for the hugetlbfs guest: the pools first get free pages for
-    every move, then the same layout, then each pool is cut to what it holds plus its free
-    pages: the home node ROOM_MIB (its room for a hugetlb cell), the neighbour none, the tier
-    node what it has left"""
+def layout(name, hot_on_tier):
+    """the same layout before every run: cell 0 on the home's neighbour, half of its cold pages
+    back home, the hot set on the tier node instead when hot_on_tier, the other cells at home"""
     d = DOMS[name]
     st = probe.quick(name)
     pid = st["pid"]
-    nodes = (d["home"], d["near"], TIER)
-    def used(n):
-        return huge_pool(n, "nr_hugepages") - huge_pool(n, "free_hugepages")
-    # free pages for the moves below: the neighbour takes all of cell 0, the tier its hot set
-    set_huge(d["near"], used(d["near"]) + CELL_MIB // 2 + 8)
-    set_huge(TIER, used(TIER) + HOT_MIB // 2 + 8)
-    hot = set(HOT[name])
-    cell = CELL0[name]
-    move_pages(pid, cell, d["near"])
-    cold = [a for a in cell if a not in hot]
-    move_pages(pid, cold[:(CELL_MIB // 2) * 256], d["home"])
-    if hot_on_tier:
-        move_pages(pid, HOT[name], TIER)
-    for c in st["cells"][1:]:
-        base = int(c["hva"], 16)
-        move_pages(pid, list(range(base, base + c["size"], PAGE)), d["home"])
-    set_huge(d["home"], used(d["home"]) + ROOM_MIB // 2)
-    set_huge(d["near"], used(d["near"]))
-    # the tier node: what its memory holds beyond what it uses (the cold memory goes there)
-    set_huge(TIER, huge_pool(TIER, "nr_hugepages") + max(0, node_free_mib(TIER) - 64) // 2)
-    status = move_pages(pid, cell)
-    on = {}
-    for s in status:
-        on[s] = on.get(s, 0) + 1
-    return {"cell0_pages": {str(k): v for k, v in sorted(on.items())}, "home_free_mib": ROOM_MIB,
-            "hog_mib": 0, "pools": huge_pools(nodes)}
-
-
-def misplace(name, hot_on_tier=False):
-    """the same start for every run: hot set and the filler beyond the home's share on the
-    neighbour, the rest of the filler at home, nothing on the tier (hot_on_tier: the hot set on
-    the tier instead); then the hog leaves the home ROOM_MIB of room above vnumad's reserve"""
-    d = DOMS[name]
-    st = probe.quick(name)
-    pid = st["pid"]
-    if name in HOGS and HOGS[name]:
-        HOGS[name].kill()
-        HOGS[name].wait()
     hot = set(HOT[name])
     cell = CELL0[name]
     move_pages(pid, cell, d["near"])
@@ -292,13 +252,49 @@ def misplace(name, hot_on_tier=False):
     for c in st["cells"][1:]:  # the other cell at home
         base = int(c["hva"], 16)
         move_pages(pid, list(range(base, base + c["size"], PAGE)), d["home"])
+    return pid
+
+
+def pages_per_node(pid, pages):
+    """{node (or -errno) as a string: how many of `pages` are there}"""
+    on = {}
+    for s in move_pages(pid, pages):
+        on[s] = on.get(s, 0) + 1
+    return {str(k): v for k, v in sorted(on.items())}
+
+
+def misplace_huge(name, hot_on_tier=False):
+    """misplace() in whole pages for the hugetlbfs guest: the pools first get free pages for
+    every move, then the same layout, then each pool is cut to what it holds plus its free
+    pages: the home node ROOM_MIB (its room for a hugetlb cell), the neighbour none, the tier
+    node what it has left"""
+    d = DOMS[name]
+
+    def used(n):
+        return huge_pool(n, "nr_hugepages") - huge_pool(n, "free_hugepages")
+    # free pages for the moves below: the neighbour takes all of cell 0, the tier its hot set
+    set_huge(d["near"], used(d["near"]) + CELL_MIB // 2 + 8)
+    set_huge(TIER, used(TIER) + HOT_MIB // 2 + 8)
+    pid = layout(name, hot_on_tier)
+    set_huge(d["home"], used(d["home"]) + ROOM_MIB // 2)
+    set_huge(d["near"], used(d["near"]))
+    # the tier node: what its memory holds beyond what it uses (the cold memory goes there)
+    set_huge(TIER, huge_pool(TIER, "nr_hugepages") + max(0, node_free_mib(TIER) - 64) // 2)
+    return {"cell0_pages": pages_per_node(pid, CELL0[name]), "home_free_mib": ROOM_MIB,
+            "hog_mib": 0, "pools": huge_pools((d["home"], d["near"], TIER))}
+
+
+def misplace(name, hot_on_tier=False):
+    """the same start for every run (layout), then the hog leaves the home ROOM_MIB of room
+    above vnumad's reserve"""
+    d = DOMS[name]
+    if name in HOGS and HOGS[name]:
+        HOGS[name].kill()
+        HOGS[name].wait()
+    pid = layout(name, hot_on_tier)
     free = node_free_mib(d["home"])
     HOGS[name] = hog(d["home"], free - RESERVE_MIB - ROOM_MIB)
-    status = move_pages(pid, cell)
-    on = {}
-    for s in status:
-        on[s] = on.get(s, 0) + 1
-    return {"cell0_pages": {str(k): v for k, v in sorted(on.items())}, "home_free_mib": node_free_mib(d["home"]),
+    return {"cell0_pages": pages_per_node(pid, CELL0[name]), "home_free_mib": node_free_mib(d["home"]),
             "hog_mib": free - RESERVE_MIB - ROOM_MIB}
 
 
