@@ -329,7 +329,7 @@ int act_restore(virt_dom *d, dom_state *st, const topology *t, unsigned *refused
     for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++) {
         if (cpuset_empty(&st->orig.vcpu_pin[v]))
             continue;
-        r = act_thread_affinity(st->sample.vcpu_tid[v], &st->orig.vcpu_pin[v]);
+        r = act_thread_affinity(st->sample.pid, st->sample.vcpu_tid[v], &st->orig.vcpu_pin[v]);
         if (r > 0)
             st->count.affinity_fixups++;
         else if (r < 0 && !first)

@@ -12,20 +12,23 @@
 
 #include "act.h"
 #include "act_pins.h"
+#include "sample_proc.h"
 #include "util.h"
 
 /*
  * After libvirt pinned a vCPU, the thread must really have that affinity: on some
  * libvirt/cgroup v2 combinations a pin that widens the set is reported but the thread
  * keeps the narrower one (seen in the proving ground). Check with sched_getaffinity()
- * and set it directly when they differ. Returns 1 when it had to fix, 0, or -errno.
+ * and set it directly when they differ. Only a thread that is still one of the domain's QEMU
+ * (pid) is touched: a vCPU unplugged since the sample may have left its id to another
+ * process. Returns 1 when it had to fix, 0, or -errno.
  */
-int act_thread_affinity(pid_t tid, const vn_cpuset *want)
+int act_thread_affinity(pid_t pid, pid_t tid, const vn_cpuset *want)
 {
     vn_cpuset have;
     int r;
 
-    if (tid <= 0)
+    if (tid <= 0 || sample_thread_of("/", pid, tid) < 0)
         return 0;
     r = cpuset_get_affinity(tid, &have);
     if (r < 0)
@@ -44,7 +47,7 @@ int act_pin_vcpu(virt_dom *d, const act_target *tg, unsigned vcpu, const vn_cpus
 
     if (r < 0 || vcpu >= STATE_MAX_VCPUS)
         return r;
-    r = act_thread_affinity(tg->sample->vcpu_tid[vcpu], cpus);
+    r = act_thread_affinity(tg->sample->pid, tg->sample->vcpu_tid[vcpu], cpus);
     if (r > 0)
         tg->count->affinity_fixups++;
     return r < 0 ? r : 0;

@@ -14,10 +14,11 @@
 /*
  * After libvirt pinned a thread, make sure the thread really has that affinity: on some
  * libvirt/cgroup v2 combinations a pin that widens the set is reported but the thread keeps
- * the narrower one. Returns 1 when it had to set it itself, 0, or -errno (a thread that is
- * gone counts as 0).
+ * the narrower one. Thread tid is touched only while it is one of process pid's (the domain's
+ * QEMU). Returns 1 when it had to set it itself, 0, or -errno (a thread that is gone, or no
+ * longer QEMU's, counts as 0).
  */
-int act_thread_affinity(pid_t tid, const vn_cpuset *want);
+int act_thread_affinity(pid_t pid, pid_t tid, const vn_cpuset *want);
 
 /* The operator pins IOThread `id` (act_operator_pins), or its pins are not known yet. */
 bool act_iothread_explicit(const act_target *tg, unsigned id);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/vfs.h>
 
+#include "domstatus.h"
 #include "json.h"
 #include "log.h"
 #include "procmaps.h"
@@ -370,7 +371,7 @@ int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_ca
     if (r <= 0)
         return r < 0 ? r : -ENOENT;
     if (sc->pid <= 0)
-        r = sample_qemu_pid(ident.name, &sc->pid);
+        r = domstatus_qemu_pid(&ident, &sc->pid, NULL, 0);
     return r < 0 ? r : 0;
 }
 

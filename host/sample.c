@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domstatus.h"
 #include "domxml.h"
 #include "json.h"
 #include "log.h"
@@ -307,18 +308,15 @@ static vn_mem_binding cell_binding(const domxml_info *x, vn_mem_binding dom, uns
     return dom;
 }
 
-/* sc->pid, found when not known yet: libvirt's pid file, else the process of the first vCPU's
- * thread (libvirt 9.0 names the pid file after an escaped name for some names). 0 or -errno. */
-static int find_qemu_pid(const sample_host *h, const virt_dom_id *ident, dom_sample_cache *sc,
-                         const virt_vcpu *vcpus, unsigned nr_vcpus)
+/* sc->pid, found when not known yet: libvirt's status file of this run (host/domstatus.h). 0 or
+ * -errno, why in err. */
+static int find_qemu_pid(const virt_dom_id *ident, dom_sample_cache *sc, char *err, size_t errlen)
 {
     int r;
 
     if (sc->pid > 0)
         return 0;
-    r = sample_qemu_pid(ident->name, &sc->pid);
-    if (r == -ESRCH && nr_vcpus > 0 && vcpus[0].number < STATE_MAX_VCPUS)
-        r = sample_pid_of_thread(h->root, sc->vcpu_tid[vcpus[0].number], &sc->pid);
+    r = domstatus_qemu_pid(ident, &sc->pid, err, errlen);
     if (r < 0)
         sc->pid = 0;
     return r;
@@ -354,8 +352,8 @@ static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range
  */
 static void window_count_memory(virt_dom *d, const sample_host *h, const sample_input *in,
                                 dom_sample_cache *sc, dom_counters *count, const virt_dom_id *ident,
-                                const virt_vcpu *vcpus, const int *cell_of, unsigned nr_vcpus,
-                                bool guest_numa, double now_s)
+                                const int *cell_of, unsigned nr_vcpus, bool guest_numa,
+                                double now_s)
 {
     unsigned cell_ids[SNAP_MAX_CELLS_PER_DOMAIN], nr_cells;
     uint64_t cell_mask, fresh = 0;
@@ -372,7 +370,7 @@ static void window_count_memory(virt_dom *d, const sample_host *h, const sample_
     nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
     if (ramlayout_ensure(d, in, sc, count, ident, cell_ids, nr_cells, guest_numa, err,
                          sizeof(err)) <= 0 ||
-        find_qemu_pid(h, ident, sc, vcpus, nr_vcpus) < 0)
+        find_qemu_pid(ident, sc, err, sizeof(err)) < 0)
         return;
     for (unsigned ri = 0; ri < sc->nr_ram && ri < SNAP_MAX_CELLS_PER_DOMAIN; ri++) {
         ram_range *rr = &sc->ram[ri];
@@ -409,15 +407,14 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
     r = virt_dom_ident(d, &ident);
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
-    r = sample_read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+    r = sample_read_vcpus(d, h, in, sc, &ident, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
                           &poll_ns, err, errlen);
     if (r < 0)
         return r;
     sample_remember_cpu_times(sc, vcpus, nr_vcpus, poll_ns, now_s);
     sc->mem_fresh = 0;
     if (h->use_qmp && h->ops && h->ops->query)
-        window_count_memory(d, h, in, sc, count, &ident, vcpus, cell_of, nr_vcpus, guest_numa,
-                            now_s);
+        window_count_memory(d, h, in, sc, count, &ident, cell_of, nr_vcpus, guest_numa, now_s);
     return 0;
 }
 
@@ -426,9 +423,8 @@ int sample_open_window(virt_dom *d, const sample_host *h, const sample_input *in
  * the ranges ramlayout_ensure() found: windowed page queries, or the last counts while settled.
  */
 static int sample_memory(const sample_host *h, const sample_input *in, dom_sample_cache *sc,
-                         dom_counters *count, const virt_dom_id *ident, const virt_vcpu *vcpus,
-                         unsigned nr_vcpus, const unsigned *cell_ids, snap_domain *dom, char *err,
-                         size_t errlen)
+                         dom_counters *count, const virt_dom_id *ident, const unsigned *cell_ids,
+                         snap_domain *dom, char *err, size_t errlen)
 {
     const topology *t = h->t;
     const numa_ops *ops = h->ops;
@@ -437,10 +433,11 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     uint64_t refused = in->mem_refused_gen == sc->ram_gen ? in->mem_refused : 0;
     int r;
 
-    r = find_qemu_pid(h, ident, sc, vcpus, nr_vcpus);
+    char why[STATE_ERROR_MAX] = "";
+    r = find_qemu_pid(ident, sc, why, sizeof(why));
     if (r < 0)
-        return vn_fail(err, errlen, r, "reading the QEMU pid of '%s' failed: %s", ident->name,
-                       strerror(-r));
+        return vn_fail(err, errlen, r, "finding the QEMU of '%s' failed: %s", ident->name,
+                       why[0] ? why : strerror(-r));
     uint64_t rss_kib = 0, ram_kib = 0;
     bool counted = sc->mem_fresh_pass == in->passes + 1 && sc->mem_fresh;
     if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed, &rss_kib) < 0)
@@ -584,7 +581,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     if (r < 0)
         return vn_fail(err, errlen, r, "identifying the domain failed: %s", virt_last_error());
     /* vCPU -> cell: the guest's node-id from QMP, or one cell 0 */
-    r = sample_read_vcpus(d, h, in, sc, ident.id, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
+    r = sample_read_vcpus(d, h, in, sc, &ident, now_s, &vcpus, &nr_vcpus, &cell_of, &guest_numa,
                           &poll_ns, err, errlen);
     if (r < 0)
         return r;
@@ -618,8 +615,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     if (use_qmp) {
         r = ramlayout_ensure(d, in, sc, count, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
     } else if (ops && ops->query) {
-        if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
-            sc->pid = 0;
+        (void)find_qemu_pid(&ident, sc, NULL, 0);
         r = ramlayout_ensure_maps(h->root, sc, &ident, &x, !h->one_off);
     } else {
         r = 0;
@@ -639,8 +635,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     first = sc->nr_prev == 0 || sc->nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
-    if (sc->pid <= 0 && sample_qemu_pid(ident.name, &sc->pid) < 0)
-        sc->pid = 0; /* no bound is known: the XML's stand */
+    (void)find_qemu_pid(&ident, sc, NULL, 0); /* none: no bound is known, the XML's stand */
     if (sc->cg_pid != sc->pid || sc->cg_gen != sc->xml_gen) {
         sc->cg_file[0] = '\0'; /* another process, or a minute on (SAMPLE_XML_REFRESH_S) */
         sc->cg_pid = sc->pid;
@@ -710,7 +705,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
 
     /* memory: each cell's pages per node */
     if (ram_ok) {
-        r = sample_memory(h, in, sc, count, &ident, vcpus, nr_vcpus, cell_ids, &dom, err, errlen);
+        r = sample_memory(h, in, sc, count, &ident, cell_ids, &dom, err, errlen);
         sc->mem_fresh = 0; /* the window's counts serve one sample */
         if (r < 0)
             return r;

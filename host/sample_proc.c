@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the kernel tells of a domain's QEMU (part of the sample stage, host/sample.h): its
- * pid, the cgroup cpuset that bounds it, the nodes it may have memory on, and each vCPU
- * thread's CPU time, current CPU and affinity. Plain file reads under /proc and /sys, no
+ * What the kernel tells of a domain's QEMU (part of the sample stage, host/sample.h): whether a
+ * thread is one of its own, the cgroup cpuset that bounds it, the nodes it may have memory on, and
+ * each vCPU thread's CPU time, current CPU and affinity. Plain file reads under /proc and /sys, no
  * libvirt call: this is what an idle pass costs per domain.
  */
 #include <errno.h>
@@ -10,97 +10,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model.h"
 #include "sample_proc.h"
 #include "util.h"
 
-/* Environment variable that moves libvirt's run directory (tests). */
-#define SAMPLE_RUN_DIR_ENV     "VN_LIBVIRT_RUN_DIR"
-#define SAMPLE_RUN_DIR_DEFAULT "/run/libvirt"
-
 /* ---- the QEMU process ---- */
 
-/* PID of the running QEMU of domain `name`, from libvirt's pid file `file`.pid. */
-static int pid_file(const char *name, pid_t *ret)
+int sample_thread_of(const char *root, pid_t pid, pid_t tid)
 {
-    const char *dir = getenv(SAMPLE_RUN_DIR_ENV);
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[PATH_MAX], buf[32] = "", *endp = NULL;
-    long v;
-    int n;
+    char path[PATH_MAX];
+    struct stat st;
 
-    if (!name || !*name || strchr(name, '/'))
-        return -EINVAL;
-    if (!dir || !*dir)
-        dir = SAMPLE_RUN_DIR_DEFAULT;
-    n = snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, name);
-    if (n < 0 || (size_t)n >= sizeof(path))
-        return -ENAMETOOLONG;
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    if (!fgets(buf, sizeof(buf), f))
-        return -EINVAL;
-    errno = 0;
-    v = strtol(buf, &endp, 10);
-    if (errno || endp == buf || !vn_is_blank(endp, strlen(endp)) || v <= 0 || v > INT32_MAX)
-        return -EINVAL;
-    *ret = (pid_t)v;
-    return 0;
-}
-
-/* libvirt's pid file, under the name or, as libvirt 9.0 names it for some names, under the
- * name with XML's escapes (' " & < > as &apos; &quot; &amp; &lt; &gt;). */
-int sample_qemu_pid(const char *name, pid_t *ret)
-{
-    char esc[SNAP_NAME_MAX * 6];
-    size_t k = 0;
-    int r = pid_file(name, ret);
-
-    if (r != -ESRCH || !strpbrk(name, "'\"&<>"))
-        return r;
-    for (const char *p = name; *p && k + 7 < sizeof(esc); p++) {
-        const char *e = *p == '\''  ? "&apos;"
-                        : *p == '"' ? "&quot;"
-                        : *p == '&' ? "&amp;"
-                        : *p == '<' ? "&lt;"
-                        : *p == '>' ? "&gt;"
-                                    : NULL;
-        if (e) {
-            memcpy(esc + k, e, strlen(e));
-            k += strlen(e);
-        } else {
-            esc[k++] = *p;
-        }
-    }
-    esc[k] = '\0';
-    return pid_file(esc, ret);
-}
-
-/* The process of vCPU thread `tid` (its Tgid), when libvirt's pid file is not where
- * sample_qemu_pid() looks: libvirt 9.0 names it after an escaped name for some names
- * (' and " become &apos; and &quot;), so the vCPU threads query-cpus-fast gave are asked. */
-int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[PATH_MAX], line[128];
-    long v = 0;
-
-    if (tid <= 0)
+    if (pid <= 0 || tid <= 0)
         return -ESRCH;
-    (void)snprintf(path, sizeof(path), "%s/proc/%d/status", root, (int)tid);
-    f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? -ESRCH : -errno;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Tgid: %ld", &v) == 1)
-            break;
-    if (v <= 0 || v > INT32_MAX)
-        return -ESRCH;
-    *ret = (pid_t)v;
-    return 0;
+    (void)snprintf(path, sizeof(path), "%s/proc/%d/task/%d", root, (int)pid, (int)tid);
+    if (stat(path, &st) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ESRCH;
 }
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the sample stage reads of a QEMU process in /proc and its cgroup (sample_proc.c): its
- * pid, its vCPU threads' CPU time, CPU and affinity, its cgroup's CPUs, its memory nodes.
+ * What the sample stage reads of a QEMU process in /proc and its cgroup (sample_proc.c): whether
+ * a thread is its own, its vCPU threads' CPU time, CPU and affinity, its cgroup's CPUs, its
+ * memory nodes. Its pid is libvirt's (host/domstatus.h).
  */
 #pragma once
 
@@ -35,11 +36,10 @@ int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_
 int sample_mems_allowed(const char *root, pid_t pid, const topology *t, vn_nodeset *ret,
                         uint64_t *rss_kib);
 
-/* PID of the running QEMU of domain `name`, from libvirt's pid file. 0 or -errno (-ESRCH: no
- * such file). */
-int sample_qemu_pid(const char *name, pid_t *ret);
-/* The process (Tgid) of thread tid. 0 or -errno. */
-int sample_pid_of_thread(const char *root, pid_t tid, pid_t *ret);
+/* Whether thread tid is one of process pid's (under root: "/", a fixture tree in tests), as the
+ * kernel lists them in /proc/PID/task: 0, or -ESRCH when it is not (or either is gone). A thread
+ * id QEMU reports is pinned, sampled and put back only when it is one of its QEMU's. */
+int sample_thread_of(const char *root, pid_t pid, pid_t tid);
 
 /* A vCPU thread's CPU time (ns; /proc/TID/schedstat, else utime + stime of /proc/TID/stat),
  * the CPU it last ran on and its affinity; `proc` is "/proc" but in tests. 0 or -errno

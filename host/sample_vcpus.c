@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domstatus.h"
 #include "log.h"
 #include "qemu.h"
 #include "sample_proc.h"
@@ -107,15 +108,23 @@ void sample_vcpus_stale(dom_sample_cache *sc)
     sc->vcpus_for_id = -1;
 }
 
-/* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast. */
-static int vcpus_learn(virt_dom *d, dom_sample_cache *sc, int id, char *err, size_t errlen)
+/* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast, each thread
+ * checked to be one of the QEMU libvirt started for this run: its thread ids are what QEMU says,
+ * and they are pinned and sampled as root. */
+static int vcpus_learn(virt_dom *d, const char *root, dom_sample_cache *sc,
+                       const virt_dom_id *ident, char *err, size_t errlen)
 {
+    char why[STATE_ERROR_MAX] = "";
     _cleanup_free_ qmp_vcpu *qv = NULL;
     _cleanup_free_ char *reply = NULL;
     unsigned nr_qv = 0;
     int r;
 
     sample_vcpus_stale(sc);
+    if (sc->pid <= 0 && (r = domstatus_qemu_pid(ident, &sc->pid, why, sizeof(why))) < 0) {
+        sc->pid = 0;
+        return vn_fail(err, errlen, r, "finding its QEMU failed: %s", why[0] ? why : strerror(-r));
+    }
     r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
     if (r < 0)
         return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
@@ -130,11 +139,20 @@ static int vcpus_learn(virt_dom *d, dom_sample_cache *sc, int id, char *err, siz
         if (qv[i].cpu_index >= STATE_MAX_VCPUS)
             return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",
                            qv[i].cpu_index, STATE_MAX_VCPUS - 1);
-        sc->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
+        r = sample_thread_of(root, sc->pid, qv[i].thread_id);
+        if (r == -ESRCH && sample_thread_of(root, sc->pid, sc->pid) < 0)
+            return vn_fail(err, errlen, -ESRCH, "its QEMU (pid %d) is gone", (int)sc->pid);
+        if (r < 0)
+            return vn_fail(err, errlen, r == -ESRCH ? -EPERM : r,
+                           "QEMU (pid %d) reports thread %d for vCPU %u, which is not one of its "
+                           "threads",
+                           (int)sc->pid, (int)qv[i].thread_id, qv[i].cpu_index);
     }
+    for (unsigned i = 0; i < nr_qv; i++)
+        sc->vcpu_tid[qv[i].cpu_index] = qv[i].thread_id;
     sc->qv = VN_TAKE_PTR(qv);
     sc->nr_qv = nr_qv;
-    sc->vcpus_for_id = id;
+    sc->vcpus_for_id = ident->id;
     return 0;
 }
 
@@ -155,9 +173,9 @@ static int vcpus_from_proc(const char *root, const dom_sample_cache *sc, virt_vc
 }
 
 int sample_read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
-                      dom_sample_cache *sc, int id, double now_s, virt_vcpu **vcpus,
-                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
-                      char *err, size_t errlen)
+                      dom_sample_cache *sc, const virt_dom_id *ident, double now_s,
+                      virt_vcpu **vcpus, unsigned *nr_vcpus, int **cell_of, bool *guest_numa,
+                      uint64_t **poll_ns, char *err, size_t errlen)
 {
     bool use_qmp = h->use_qmp;
     unsigned n = 0;
@@ -165,8 +183,8 @@ int sample_read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
 
     if (use_qmp) {
         for (int attempt = 0;; attempt++) {
-            if (sc->vcpus_for_id != id || !sc->qv) {
-                r = vcpus_learn(d, sc, id, err, errlen);
+            if (sc->vcpus_for_id != ident->id || !sc->qv) {
+                r = vcpus_learn(d, h->root, sc, ident, err, errlen);
                 if (r < 0)
                     return r;
             }

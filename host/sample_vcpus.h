@@ -28,9 +28,9 @@ void sample_vcpus_stale(dom_sample_cache *sc);
  * the reason in err.
  */
 int sample_read_vcpus(virt_dom *d, const sample_host *h, const sample_input *in,
-                      dom_sample_cache *sc, int id, double now_s, virt_vcpu **vcpus,
-                      unsigned *nr_vcpus, int **cell_of, bool *guest_numa, uint64_t **poll_ns,
-                      char *err, size_t errlen);
+                      dom_sample_cache *sc, const virt_dom_id *ident, double now_s,
+                      virt_vcpu **vcpus, unsigned *nr_vcpus, int **cell_of, bool *guest_numa,
+                      uint64_t **poll_ns, char *err, size_t errlen);
 
 /*
  * The part of vCPU `number`'s run time since the last sample that was KVM's halt polling, not

@@ -217,7 +217,7 @@ ok $? "vnumad ran passes over all ${#NAMES[@]} domains ($(grep -Ec '^<[67]>vnuma
 out=$($PY "$CHECK" log "$VN_LOG" "$E2E_TMP/names" 2>&1)
 ok $? "a: every decision line parses, names read back, no control character, no forged field ($out)"
 out=$($PY "$CHECK" log "$VN_LOG" "$E2E_TMP/names" no-errors 2>&1)
-ok $? "a: every domain is sampled and decided, none fails (libvirt names the pid file of a name with ' or \" differently: vnumad falls back to the vCPU threads' process) $out"
+ok $? "a: every domain is sampled and decided, none fails (libvirt names the pid file of a name with ' or \" after its escaped name: vnumad reads the status file, named after the raw name) $out"
 ! grep -q "decision domain='x' " "$VN_LOG"
 ok $? "a: the forged name never ends its quoted field early (no decision domain='x' line)"
 [ "$(grep -c '' "$VN_LOG")" = "$(grep -c '^<[0-7]>vnumad: ' "$VN_LOG")" ]

@@ -140,6 +140,11 @@ void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned nod
  * shared, in maps: a cell's RAM is then known without the monitor (else anonymous, every cell of
  * one size: which is which only the monitor says). */
 void fake_dom_hugetlbfs(fake_dom *fd);
+/* A hostile QEMU: its query-cpus-fast gives vCPU v the thread of vCPU ov of domain `other`. */
+void fake_dom_report_tid(fake_dom *fd, unsigned v, const fake_dom *other, unsigned ov);
+/* libvirt's status file under fd's name names `other` (its uuid, run id and QEMU pid), as a
+ * file planted or left there would; NULL: fd's own again. */
+void fake_dom_forge_status(fake_dom *fd, const fake_dom *other);
 /* QEMU's resident memory grows by kib (the guest touched memory; no page moves). */
 void fake_dom_touch(fake_dom *fd, uint64_t kib);
 /* Pages of guest cell `cell` on host node `node` now. */

@@ -51,6 +51,10 @@ struct fake_dom {
     uint64_t nr_pages;
     uint64_t rss_extra_kib; /* QEMU's VmRSS beyond the guest's pages (fake_dom_touch) */
     bool hugetlbfs;         /* its RAM is hugetlbfs files named after the backends */
+    /* a hostile QEMU (fake_dom_report_tid): the thread id query-cpus-fast gives for each vCPU
+     * (0: its own); a forged status file (fake_dom_forge_status): the domain it names */
+    pid_t reported_tid[FAKE_MAX_VCPUS];
+    const struct fake_dom *status_of;
 };
 
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */

@@ -75,6 +75,14 @@ static void rm(const char *rel)
     (void)unlink(path);
 }
 
+static void rmdir_rel(const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", fh.root, rel);
+    (void)rmdir(path);
+}
+
 static uint64_t cell_hva(const fake_dom *fd, unsigned c)
 {
     return FAKE_HVA_BASE + FAKE_HVA_STRIDE * (uint64_t)(fd - fh.doms) +
@@ -128,13 +136,44 @@ void fake_dom_hugetlbfs(fake_dom *fd)
     pthread_mutex_unlock(&fh.lock);
 }
 
+void fake_dom_report_tid(fake_dom *fd, unsigned v, const fake_dom *other, unsigned ov)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->reported_tid[v] = vcpu_tid(other, ov);
+    pthread_mutex_unlock(&fh.lock);
+}
+
+void fake_dom_forge_status(fake_dom *fd, const fake_dom *other)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->status_of = other;
+    fake_qemu_sync(fd);
+    pthread_mutex_unlock(&fh.lock);
+}
+
+/* libvirt's status file of the domain's run (host/domstatus.h): its QEMU's pid, id and uuid, or
+ * another domain's when a test forged it (fake_dom_forge_status) */
+static void put_status(const fake_dom *fd, const char *rel)
+{
+    const fake_dom *of = fd->status_of ? fd->status_of : fd;
+    char text[512];
+
+    snprintf(text, sizeof(text),
+             "<!--\nWARNING: THIS IS AN AUTO-GENERATED FILE.\n-->\n\n"
+             "<domstatus state='running' reason='booted' pid='%d'>\n"
+             "  <vcpus>\n    <vcpu id='0' pid='%d'/>\n  </vcpus>\n"
+             "  <domain type='kvm' id='%d'>\n    <uuid>%s</uuid>\n  </domain>\n</domstatus>\n",
+             (int)fake_qemu_pid(of), (int)vcpu_tid(of, 0), of->id, of->uuid);
+    put(rel, text);
+}
+
 void fake_qemu_sync(fake_dom *fd)
 {
     pid_t pid = fake_qemu_pid(fd);
     char rel[320], text[4096];
     size_t used = 0;
 
-    snprintf(rel, sizeof(rel), "run/libvirt/qemu/%s.pid", fd->name);
+    snprintf(rel, sizeof(rel), "run/libvirt/qemu/%s.xml", fd->name);
     if (!fd->used || !fd->running) {
         rm(rel);
         snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
@@ -142,12 +181,13 @@ void fake_qemu_sync(fake_dom *fd)
         for (unsigned v = 0; v < fd->nr_vcpus; v++) {
             snprintf(rel, sizeof(rel), "proc/%d/stat", (int)vcpu_tid(fd, v));
             rm(rel);
+            snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)vcpu_tid(fd, v));
+            rmdir_rel(rel);
         }
         return;
     }
-    snprintf(text, sizeof(text), "%d\n", (int)pid);
-    put(rel, text);
-    snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
+    put_status(fd, rel);
+    snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid); /* its main thread */
     mkdirs(rel);
     snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
     snprintf(text, sizeof(text),
@@ -182,6 +222,8 @@ void fake_qemu_sync(fake_dom *fd)
         pid_t tid = vcpu_tid(fd, v);
         char list[64];
         snprintf(rel, sizeof(rel), "proc/%d", (int)tid);
+        mkdirs(rel);
+        snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)tid);
         mkdirs(rel);
         snprintf(rel, sizeof(rel), "proc/%d/schedstat", (int)tid);
         snprintf(text, sizeof(text), "%" PRIu64 " 0 0\n", fd->cpu_ns[v]);
@@ -419,7 +461,8 @@ static char *reply_cpus(const fake_dom *fd)
                 "%s{\"thread-id\":%d,\"props\":{\"core-id\":%u,\"thread-id\":0,%s\"socket-id\":0},"
                 "\"qom-path\":\"/machine/unattached/device[%u]\",\"cpu-index\":%u,"
                 "\"target\":\"x86_64\"}",
-                v ? "," : "", (int)vcpu_tid(fd, v), v, node, v, v);
+                v ? "," : "", (int)(fd->reported_tid[v] ? fd->reported_tid[v] : vcpu_tid(fd, v)), v,
+                node, v, v);
     }
     fputs("],\"id\":\"libvirt-1\"}", f);
     fclose(f);

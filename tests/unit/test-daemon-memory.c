@@ -634,6 +634,53 @@ static void test_monitor_hangs(void)
     stop();
 }
 
+/* A QEMU that reports another domain's vCPU thread as its own (its replies are QEMU's word, and
+ * QEMU is what an escaped guest owns) is not believed: its domain is not sampled, nothing of it is
+ * pinned or moved, and the other domain (not opted in) is never asked anything. A status file
+ * under its name that names another domain is refused the same way. Before the check, vnumad took
+ * the thread, sampled it and pinned it with sched_setaffinity(2). */
+static void test_foreign_threads(void)
+{
+    daemon_config cfg;
+    fake_dom *evil, *victim;
+    unsigned pins;
+
+    config_qmp(&cfg);
+    victim = fake_dom_add("fake-victim", 2, NULL);
+    fake_dom_memory(victim, 0, CELL_MIB, 1);
+    evil = two_cells_on_node1("fake-evil");
+    fake_dom_report_tid(evil, 1, victim, 0);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    CHECK(dm.stats.skips[METRICS_SKIP_SAMPLE_FAILED] >= 1 &&
+              dm.stats.errors[METRICS_ERR_SAMPLE] >= 1,
+          "a foreign thread id: the sample is refused (%llu failed samples)",
+          (unsigned long long)dm.stats.skips[METRICS_SKIP_SAMPLE_FAILED]);
+    pins = fake_dom_calls(evil, FAKE_PIN_VCPU) + fake_dom_calls(evil, FAKE_PIN_EMULATOR);
+    CHECK(pins == 0 && fake_move_calls() == 0 && all_pins_are(evil, "0-3") &&
+              all_pins_are(victim, "0-3"),
+          "a foreign thread id: nothing pinned (%u pin calls) or moved (%u move calls)", pins,
+          fake_move_calls());
+    CHECK(fake_dom_calls(victim, FAKE_QMP) == 0 && fake_dom_calls(victim, FAKE_PIN_VCPU) == 0,
+          "a foreign thread id: the other domain is not asked or touched");
+    stop();
+
+    config_qmp(&cfg);
+    victim = fake_dom_add("fake-victim", 2, NULL);
+    fake_dom_memory(victim, 0, CELL_MIB, 1);
+    evil = two_cells_on_node1("fake-evil");
+    fake_dom_forge_status(evil, victim);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pins = fake_dom_calls(evil, FAKE_PIN_VCPU) + fake_dom_calls(evil, FAKE_PIN_EMULATOR);
+    CHECK(dm.stats.skips[METRICS_SKIP_SAMPLE_FAILED] >= 1 && pins == 0 && fake_move_calls() == 0,
+          "a status file naming another domain: not sampled, nothing pinned (%u) or moved (%u)",
+          pins, fake_move_calls());
+    stop();
+}
+
 int main(void)
 {
     fake_host_init(&host);
@@ -648,5 +695,6 @@ int main(void)
     test_advise_drops();
     test_advise_untainted();
     test_monitor_hangs();
+    test_foreign_threads();
     return tap_done();
 }

@@ -260,17 +260,20 @@ static void test_two_cell(virt_conn *c, const char *name)
         if (mkdtemp(dir)) {
             (void)snprintf(path, sizeof(path), "%s/qemu", dir);
             (void)mkdir(path, 0700);
-            (void)snprintf(path, sizeof(path), "%s/qemu/%s.pid", dir, name);
+            (void)snprintf(path, sizeof(path), "%s/qemu/%s.xml", dir, name);
             f = fopen(path, "w");
             if (f) {
-                fprintf(f, "%d", (int)child);
+                fprintf(f,
+                        "<domstatus pid='%d'><domain id='%d'><uuid>%s</uuid></domain></domstatus>",
+                        (int)child, id.id, id.uuid);
                 (void)fclose(f);
             }
             (void)setenv("VN_LIBVIRT_RUN_DIR", dir, 1);
             state_init(&st, &id);
             r = sample_of(d, &st, &topo, &numa_libnuma, true, now_s(), &out, err, sizeof(err));
-            CHECK(r == -ESRCH, "%s: VN_LIBVIRT_RUN_DIR with a dead pid: -ESRCH (r=%d %s)", name, r,
-                  err);
+            CHECK(r == -ESRCH,
+                  "%s: VN_LIBVIRT_RUN_DIR, a status file naming a dead pid: -ESRCH (r=%d %s)", name,
+                  r, err);
             snap_domain_clear(&out);
             (void)unsetenv("VN_LIBVIRT_RUN_DIR");
             (void)unlink(path);
