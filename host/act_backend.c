@@ -36,9 +36,16 @@ static int policy_piece(const proc_map *m, void *opaque)
 {
     policy_walk *w = opaque;
     uint64_t a = VN_MAX(m->start, w->hva), b = VN_MIN(m->end, w->hva + w->len);
-    int r = w->ops->file_policy(m->map_file, (size_t)(m->offset + (a - m->start)), (size_t)(b - a),
-                                w->want, w->pieces == 0 ? w->old : NULL);
+    int r;
 
+    /* the range is QEMU's word: a piece that QEMU does not map shared and writable is not guest
+     * RAM, and is not opened (file_policy checks the file itself: a regular file on tmpfs) */
+    if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 's' || m->inode == 0)
+        return -EPERM;
+    r = w->ops->file_policy(m->map_file, (size_t)(m->offset + (a - m->start)), (size_t)(b - a),
+                            w->want, w->pieces == 0 ? w->old : NULL);
+    if (r == -EOPNOTSUPP)
+        return 0; /* a file with no shared policy (not on tmpfs): nothing to set */
     w->pieces++;
     return r;
 }
@@ -98,7 +105,7 @@ int act_bind_backends(const act_target *tg, const topology *t, const snap_domain
     for (unsigned k = 0; k < res->nr_cells; k++) {
         const plan_cell *pc = &pd->cells[k];
         const ram_range *ram = act_find_ram(tg->sample, pc->cell_id);
-        vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old;
+        vn_mempolicy want = {.mode = MPOL_PREFERRED_MODE}, old = {0};
         bool first;
         int node;
         if (tg->sample->pid <= 0 || !act_policy_due(t, tg, &sd->cells[k], pc))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -203,40 +204,97 @@ static void on_readable(int watch, int fd, int events, void *opaque)
     }
 }
 
-int agentlink_open(const char *path, const agentlink_callbacks *cb, agentlink_stats *stats,
-                   agentlink **ret)
+/* The effective uid of process pid (/proc/PID/status), or -errno. */
+static long process_euid(pid_t pid)
 {
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[256];
+    unsigned long real, eff;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? -ESRCH : -errno;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2)
+            return (long)eff;
+    return -EINVAL;
+}
+
+int agentlink_connect(const char *path, pid_t peer, int *ret)
+{
+    _cleanup_close_ int pfd = -1, fd = -1;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct ucred cred;
+    socklen_t clen = sizeof(cred);
+    struct stat st;
+    long uid;
+
+    if (peer <= 0)
+        return -ESRCH; /* no QEMU to check the listener against yet */
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
+    /* a handle on the socket file itself (O_PATH opens nothing), never through a link in its
+     * place; the directories above are the operator's (a /var/lib may be a link) */
+    pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+    if (pfd < 0)
+        return -errno;
+    if (fstat(pfd, &st) < 0)
+        return -errno;
+    if (S_ISLNK(st.st_mode))
+        return -ELOOP;
+    if (!S_ISSOCK(st.st_mode))
+        return -ENOTSOCK;
+    /* QEMU binds a mode='bind' channel: the socket is its user's, or another's listens */
+    uid = process_euid(peer);
+    if (uid < 0)
+        return (int)uid;
+    if ((uid_t)uid != st.st_uid)
+        return -EPERM;
+    /* the socket the handle names, not whatever the path names by now */
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        return -errno;
+    /* and the process listening is the domain's QEMU, nobody else */
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
+        return -errno;
+    if (cred.pid != peer)
+        return -EPERM;
+    *ret = fd;
+    fd = -1;
+    return 0;
+}
+
+int agentlink_open(const char *path, pid_t qemu, const agentlink_callbacks *cb,
+                   agentlink_stats *stats, agentlink **ret)
+{
     agentlink *l;
     proto_hello hello = {.versions = 0, .caps = proto_known_caps()};
     _cleanup_free_ char *line = NULL;
     size_t len = 0;
-    int r;
+    int fd = -1, r;
 
-    if (strlen(path) >= sizeof(sa.sun_path))
-        return -ENAMETOOLONG;
+    r = agentlink_connect(path, qemu, &fd);
+    if (r < 0)
+        return r;
     l = calloc(1, sizeof(*l));
-    if (!l)
+    if (!l) {
+        close(fd);
         return -ENOMEM;
-    l->fd = -1;
+    }
+    l->fd = fd;
     l->watch = -1;
     l->cb = *cb;
     l->stats = stats;
     l->next_id = 1;
     l->reader = malloc(sizeof(*l->reader));
     if (!l->reader) {
-        free(l);
+        agentlink_close(l);
         return -ENOMEM;
     }
     proto_reader_init(l->reader);
     proto_rate_init(&l->rate, PROTO_RATE_PER_SEC, PROTO_RATE_BURST);
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (l->fd < 0 || connect(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        r = -errno;
-        agentlink_close(l);
-        return r;
-    }
     for (unsigned v = PROTO_VERSION_MIN; v <= PROTO_VERSION_MAX; v++)
         hello.versions |= UINT64_C(1) << v;
     r = proto_encode_hello(l->next_id, &hello, &line, &len);

@@ -308,9 +308,17 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
         st->guest.no_channel_gen = st->sample.xml_gen;
         return;
     }
-    r = agentlink_open(path, &cb, &st->guest.stats, &st->guest.link);
-    if (r < 0)
+    r = agentlink_open(path, st->sample.pid, &cb, &st->guest.stats, &st->guest.link);
+    if (r == -ELOOP || r == -ENOTSOCK || r == -EPERM) {
+        st->guest.no_channel_gen = st->sample.xml_gen; /* once per read of the live XML */
+        log_warn("Not opening the agent channel of '%s' at %s: %s", st->name, path,
+                 r == -ELOOP ? "a symbolic link is on the way"
+                 : r == -EPERM
+                     ? "not its QEMU's (another user's socket, or another process listens)"
+                     : "not a socket");
+    } else if (r < 0) {
         log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));
+    }
 }
 
 /* ---- opt-in ---- */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <numa.h>
 #include <numaif.h>
 #include <pthread.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "numa_ops.h"
@@ -83,6 +86,8 @@ static int libnuma_file_policy(const char *fd_path, size_t off, size_t len,
     _cleanup_close_ int fd = -1;
     unsigned long mask[NUMA_MASK_WORDS];
     long page = sysconf(_SC_PAGESIZE);
+    struct stat st, fst;
+    struct statfs sf;
     size_t aligned_off, map_len;
     int mode, r = 0;
     void *addr;
@@ -99,9 +104,20 @@ static int libnuma_file_policy(const char *fd_path, size_t off, size_t len,
         return -EINVAL;
     map_len = len + (off - aligned_off);
 
-    fd = open(fd_path, O_RDWR | O_CLOEXEC);
+    /* what the link names, before opening it read-write as root: a regular file on tmpfs */
+    if (stat(fd_path, &st) < 0 || statfs(fd_path, &sf) < 0)
+        return errno_or(EIO);
+    if (!S_ISREG(st.st_mode))
+        return -EPERM;
+    if ((unsigned long)sf.f_type != (unsigned long)TMPFS_MAGIC)
+        return -EOPNOTSUPP;
+    fd = open(fd_path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return errno_or(EIO);
+    if (fstat(fd, &fst) < 0)
+        return errno_or(EIO);
+    if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino)
+        return -EPERM; /* the mapping changed between the two: not the file checked */
     addr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)aligned_off);
     if (addr == MAP_FAILED)
         return errno_or(EIO);

@@ -35,7 +35,11 @@ typedef struct numa_ops {
     /* Set the shared policy of `len` bytes at offset `off` of a file QEMU maps (a memfd or
      * tmpfs backend, through /proc/PID/map_files/A-B) to *want with mbind(2), moving nothing
      * (moves go through `move`, within the budget); when old is not NULL, first write the
-     * policy that was there (get_mempolicy(2) MPOL_F_ADDR at `off`). Returns 0 or -errno. */
+     * policy that was there (get_mempolicy(2) MPOL_F_ADDR at `off`). Only a regular file on
+     * tmpfs (shmem: a memfd, /dev/shm) is opened, checked before the open (the link is QEMU's
+     * to change) and after it (the same file): -EOPNOTSUPP for a regular file elsewhere (it has
+     * no shared policy), -EPERM for anything else (a device, an anonymous inode). Returns 0 or
+     * -errno. */
     int (*file_policy)(const char *fd_path, size_t off, size_t len, const vn_mempolicy *want,
                        vn_mempolicy *old);
     /* bytes free on kernel node `node` (live), or -errno */

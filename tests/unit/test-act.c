@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "act.h"
 #include "act_move.h"
@@ -156,9 +158,11 @@ static int fake_move(pid_t pid, unsigned long count, void **pages, const int *no
     return left;
 }
 
+static unsigned calls_policy;
 static int fake_policy(const char *p, size_t off, size_t len, const vn_mempolicy *want,
                        vn_mempolicy *old)
 {
+    calls_policy++;
     (void)p;
     (void)off;
     (void)len;
@@ -754,6 +758,46 @@ int main(void)
     b = 1024;
     r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, b, &cfg, &res);
     CHECK(calls_move > 0 && last_all, "a shared backend's pages move with MPOL_MF_MOVE_ALL");
+
+    /* 11b. a shared backend's policy is set through the mappings at the cell's RAM, which QEMU
+     * says where they are: only a mapping that is shared and writable is opened, never a private
+     * or read-only one (a file QEMU may only read, opened read-write by root). Our own process
+     * plays QEMU, with a memfd mapped three ways. Before the check each was opened and set. */
+    {
+        int mfd = memfd_create("vnuma-test-backend", MFD_CLOEXEC);
+        size_t sz = 2 * VN_MIB;
+        if (CHECK(mfd >= 0 && ftruncate(mfd, (off_t)sz) == 0, "a memfd of 2 MiB")) {
+            static const struct {
+                int prot, flags;
+                bool ok;
+                const char *what;
+            } maps[] = {
+                {PROT_READ | PROT_WRITE, MAP_SHARED, true, "shared and writable (rw-s)"},
+                {PROT_READ | PROT_WRITE, MAP_PRIVATE, false, "private (rw-p)"},
+                {PROT_READ, MAP_SHARED, false, "read-only (r--s)"},
+            };
+            for (unsigned i = 0; i < VN_ARRAY_SIZE(maps); i++) {
+                void *m = mmap(NULL, sz, maps[i].prot, maps[i].flags, mfd, 0);
+                if (!CHECK(m != MAP_FAILED, "mapped %s", maps[i].what))
+                    continue;
+                setup(st, &sd, &cell, 0);
+                st->sample.pid = getpid();
+                st->sample.ram[0] = (ram_range){
+                    .cell = 0, .hva = (uint64_t)(uintptr_t)m, .size = sz, .shared = true};
+                one_move_plan(&pd, &pc, &mv, 0);
+                pc.nr_moves = 0;
+                calls_policy = 0;
+                r = apply_st(NULL, st, topo, &sd, &pd, &fake_ops, 1024, &cfg, &res);
+                CHECK(maps[i].ok ? r == 0 && calls_policy == 1 && res.memfd_bound == 1
+                                 : r == -EPERM && calls_policy == 0 && res.kind == ACT_PERMANENT,
+                      "a backend mapped %s: %s (r=%d, %u policy calls, %s)", maps[i].what,
+                      maps[i].ok ? "its policy is set" : "refused, not opened", r, calls_policy,
+                      res.error);
+                (void)munmap(m, sz);
+            }
+            (void)close(mfd);
+        }
+    }
 
     /* 12. cells move in parallel (move_threads), sharing the host's tokens: two cells of
      * 128 MiB, 24 MiB and 8 MiB on node 1; everything moves, from two threads, counted once */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <math.h>
 #include <numaif.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -479,6 +481,18 @@ static void test_libnuma(void)
         CHECK(r == -ENOENT, "libnuma file_policy: missing path (r=%d)", r);
         r = numa_libnuma.file_policy(path, 0, 0, &pref, NULL);
         CHECK(r == -EINVAL, "libnuma file_policy: empty range (r=%d)", r);
+        /* what a map_files link may name besides shared memory: it is not opened read-write */
+        r = numa_libnuma.file_policy("/dev/null", 0, 4096, &pref, NULL);
+        CHECK(r == -EPERM, "libnuma file_policy: a device is refused before it is opened (r=%d)",
+              r);
+        struct statfs sfs;
+        if (statfs("/proc/self/exe", &sfs) == 0 && sfs.f_type != TMPFS_MAGIC) {
+            r = numa_libnuma.file_policy("/proc/self/exe", 0, 4096, &pref, NULL);
+            CHECK(r == -EOPNOTSUPP,
+                  "libnuma file_policy: a regular file off tmpfs (this test's binary) has no "
+                  "shared policy and is not opened (r=%d)",
+                  r);
+        }
         (void)close(fd);
     }
     (void)munmap(a, len);

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The agent channel's socket as vnumad opens it (agentlink_connect, host/agentlink.h), against
+ * the real kernel: the path comes from the live XML, which is not vnumad's to trust, and vnumad
+ * connects as root. A socket this process listens on plays the domain's QEMU; a link in its
+ * place, a file, another user's socket and one another process listens on are each refused
+ * before a byte is sent. (Before, vnumad connect()ed to whatever the path named and sent its
+ * hello.)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentlink.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/vnuma-test-channel-XXXXXX";
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* A listening socket at dir/name (non-blocking: pending() only looks), or -1. */
+static int listen_at(const char *name)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+    path_of(sa.sun_path, sizeof(sa.sun_path), name);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether anyone connected to listening socket fd (a pending connection). */
+static bool pending(int fd)
+{
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+    if (c < 0)
+        return false;
+    close(c);
+    return true;
+}
+
+int main(void)
+{
+    char path[200], target[200];
+    int lfd, fd = -1, r;
+
+    if (!mkdtemp(dir))
+        return 1;
+    (void)chmod(dir, 0755);
+
+    /* the domain's QEMU: this process */
+    lfd = listen_at("qemu.sock");
+    CHECK(lfd >= 0, "a listening socket plays QEMU's channel");
+    path_of(path, sizeof(path), "qemu.sock");
+    r = agentlink_connect(path, getpid(), &fd);
+    CHECK(r == 0 && fd >= 0, "QEMU's own socket: connected (r=%d)", r);
+    if (fd >= 0)
+        close(fd);
+    (void)pending(lfd);
+    r = agentlink_connect(path, 0, &fd);
+    CHECK(r == -ESRCH, "no QEMU known yet: not connected (r=%d)", r);
+
+    /* a link in the socket's place, to QEMU's own socket even */
+    path_of(path, sizeof(path), "link.sock");
+    path_of(target, sizeof(target), "qemu.sock");
+    CHECK(symlink(target, path) == 0, "a symbolic link to it");
+    r = agentlink_connect(path, getpid(), &fd);
+    CHECK(r == -ELOOP && !pending(lfd), "a link is not followed, nothing connects (r=%d)", r);
+
+    /* a file */
+    path_of(path, sizeof(path), "file");
+    FILE *f = fopen(path, "we");
+    if (f)
+        fclose(f);
+    r = agentlink_connect(path, getpid(), &fd);
+    CHECK(r == -ENOTSOCK, "a regular file: not a socket (r=%d)", r);
+
+    /* another user's socket (root can make one: chown) */
+    if (geteuid() == 0) {
+        int ofd = listen_at("other-user.sock");
+        path_of(path, sizeof(path), "other-user.sock");
+        CHECK(ofd >= 0 && chown(path, 65534, 65534) == 0, "a socket owned by uid 65534");
+        r = agentlink_connect(path, getpid(), &fd);
+        CHECK(r == -EPERM && !pending(ofd),
+              "another user's socket: refused before connecting (r=%d)", r);
+        if (ofd >= 0)
+            close(ofd);
+    } else {
+        printf("# another user's socket: not checked (needs root to chown)\n");
+    }
+
+    /* a socket another process listens on (a service's, or a process QEMU started) */
+    int ready[2];
+    CHECK(pipe(ready) == 0, "a pipe");
+    pid_t child = fork();
+    if (child == 0) {
+        char c = 'x';
+        int cfd = listen_at("other.sock");
+        if (cfd < 0 || write(ready[1], &c, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    close(ready[1]); /* a child that failed gives EOF, not a wait */
+    CHECK(child > 0 && read(ready[0], &c, 1) == 1 && c == 'x', "another process listens");
+    path_of(path, sizeof(path), "other.sock");
+    r = agentlink_connect(path, getpid(), &fd);
+    CHECK(r == -EPERM, "another process's listening socket: refused (r=%d)", r);
+    if (child > 0) {
+        kill(child, SIGTERM);
+        (void)waitpid(child, NULL, 0);
+    }
+
+    close(lfd);
+    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+    CHECK(system(path) == 0, "fixture removed");
+    return tap_done();
+}
