@@ -9,15 +9,18 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "act.h"
 #include "act_move.h"
 #include "act_originals.h"
+#include "act_pins.h"
 #include "clock.h"
 #include "model.h"
 #include "mover.h"
@@ -483,6 +486,38 @@ static void test_restore_bounds(void)
     topo->isolated = saved;
 }
 
+/* A thread's affinity is set directly (act_thread_affinity) only while it is a thread of the
+ * domain's QEMU: a vCPU unplugged since the sample may have left its id to another process,
+ * and QEMU's thread ids are its own word. Our process plays QEMU, a child the other process. */
+static void test_thread_affinity(void)
+{
+    vn_cpuset one, before, after, mine;
+    pid_t self = getpid(), child;
+
+    if (cpuset_get_affinity(self, &mine) < 0 || cpuset_weight(&mine) < 2) {
+        printf("# thread affinity: not checked (needs 2 CPUs to tell a pin from none)\n");
+        return;
+    }
+    cpuset_zero(&one);
+    cpuset_set(&one, (unsigned)cpuset_first(&mine));
+    child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    if (!CHECK(child > 0 && cpuset_get_affinity(child, &before) == 0, "a child process"))
+        return;
+    int r = act_thread_affinity(self, child, &one);
+    CHECK(r == 0 && cpuset_get_affinity(child, &after) == 0 && cpuset_equal(&after, &before),
+          "another process's thread id given as a vCPU's: its affinity is left alone (r=%d)", r);
+    r = act_thread_affinity(self, self, &one);
+    CHECK(r == 1 && cpuset_get_affinity(self, &after) == 0 && cpuset_equal(&after, &one),
+          "a thread of the domain's QEMU: its affinity is set (r=%d)", r);
+    (void)cpuset_set_affinity(self, &mine);
+    kill(child, SIGTERM);
+    (void)waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
     dom_state *st = calloc(1, sizeof(*st));
@@ -505,6 +540,7 @@ int main(void)
     vn_clock_use(&fake_clock);
     test_move_plan();
     test_restore_bounds();
+    test_thread_affinity();
 
     /* 1. all 8192 pages on node 1 (32 MiB) move to node 0, in windows of <= 1024 */
     setup(st, &sd, &cell, 8192);
