@@ -2,6 +2,7 @@
 #include "hints.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,39 @@ static int cmp_heat(const void *a, const void *b)
     if (x->heat != y->heat)
         return x->heat > y->heat ? -1 : 1;
     return x->gpa < y->gpa ? -1 : x->gpa > y->gpa;
+}
+
+static int cmp_gpa(const void *a, const void *b)
+{
+    const snap_hot_range *x = a, *y = b;
+
+    return x->gpa < y->gpa ? -1 : x->gpa > y->gpa;
+}
+
+/* A cell's ranges with the overlapping ones merged into one (the hottest heat, shared when any
+ * is): the guest says where its hot memory is, not how often, and no byte of it is planned,
+ * scanned or counted twice, so a cell's ranges never add up to more than its RAM however many
+ * times a hostile guest names it. Sorted by address; returns how many are left. */
+static unsigned merge_overlaps(snap_hot_range *h, unsigned n)
+{
+    unsigned out = 0;
+
+    if (n > 1)
+        qsort(h, n, sizeof(*h), cmp_gpa);
+    for (unsigned i = 0; i < n; i++) {
+        snap_hot_range *m = out ? &h[out - 1] : NULL;
+        uint64_t end = h[i].length > UINT64_MAX - h[i].gpa ? UINT64_MAX : h[i].gpa + h[i].length;
+        if (m && h[i].gpa < m->gpa + m->length) {
+            m->length = VN_MAX(m->gpa + m->length, end) - m->gpa;
+            m->heat = VN_MAX(m->heat, h[i].heat);
+            m->shared |= h[i].shared;
+            continue;
+        }
+        h[out] = h[i];
+        h[out].length = end - h[i].gpa;
+        out++;
+    }
+    return out;
 }
 
 static int add_share(snap_cell *c, unsigned other, double w)
@@ -104,6 +138,7 @@ int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, sna
     for (unsigned k = 0; k < sd->nr_cells; k++) {
         snap_cell *c = &sd->cells[k];
         /* a cell without hot ranges has hot == NULL, which qsort() must not get */
+        c->nr_hot = merge_overlaps(c->hot, c->nr_hot);
         if (c->nr_hot > 1)
             qsort(c->hot, c->nr_hot, sizeof(*c->hot), cmp_heat);
         if (c->nr_hot > SNAP_MAX_HOT_RANGES)

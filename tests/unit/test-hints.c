@@ -67,6 +67,52 @@ static const snap_hot_range *range_at(const snap_cell *c, uint64_t gpa)
     return NULL;
 }
 
+/* A hostile guest names its whole cell as hot 256 times, from 4 processes, and the same 2 MiB
+ * twice more: the cell gets one range of its size (the hottest heat), the plan orders it once, and
+ * its ranges never add up to more than the cell's RAM. Before, each range was planned, scanned and
+ * counted with its whole length: 256 times the cell. */
+static void test_overlaps(const topology *t, const ram_range *ram)
+{
+    static proto_range whole[64];
+    uint32_t v1[] = {1};
+    proto_range two[] = {{.gpa = 140 * MIB, .length = 2 * MIB, .heat = 1000},
+                         {.gpa = 141 * MIB, .length = 2 * MIB, .heat = 200}};
+    proto_process procs[5];
+    proto_hints h = {.seq = 1, .processes = procs, .nr_processes = 5};
+    snapshot s = {0};
+    plan p = {0};
+    vn_config cfg;
+    uint64_t sum = 0, hot_moves = 0;
+
+    for (unsigned i = 0; i < 64; i++)
+        whole[i] = (proto_range){.gpa = 128 * MIB, .length = 128 * MIB, .heat = 100 + i};
+    for (unsigned i = 0; i < 4; i++)
+        procs[i] = proc(300 + (int)i, v1, 1, whole, 64);
+    procs[4] = proc(400, v1, 1, two, 2);
+    s.nr_domains = 1;
+    s.domains = calloc(1, sizeof(*s.domains));
+    make_domain(&s.domains[0], t);
+    CHECK(hints_apply(&h, ram, 2, &s.domains[0]) == 0, "overlaps: 258 ranges in cell 1 applied");
+    const snap_cell *c1 = &s.domains[0].cells[1];
+    for (unsigned i = 0; i < c1->nr_hot; i++)
+        sum += c1->hot[i].length;
+    CHECK(c1->nr_hot == 1 && c1->hot[0].gpa == 128 * MIB && c1->hot[0].length == 128 * MIB &&
+              c1->hot[0].heat == 1.0,
+          "overlaps: one range of the cell's 128 MiB, the hottest heat (%u ranges, "
+          "%llu MiB in all)",
+          c1->nr_hot, (unsigned long long)(sum / MIB));
+    config_defaults(&cfg);
+    CHECK(decide(t, &s, &cfg, &p) == 0, "overlaps: decide");
+    const plan_cell *pc = &p.domains[0].cells[1];
+    for (unsigned m = 0; m < pc->nr_moves; m++)
+        hot_moves += pc->moves[m].is_range ? pc->moves[m].bytes : 0;
+    CHECK(hot_moves > 0 && hot_moves <= 128 * MIB,
+          "overlaps: the plan orders the cell's hot memory, at most the cell (%llu MiB)",
+          (unsigned long long)(hot_moves / MIB));
+    plan_clear(&p);
+    snapshot_clear(&s);
+}
+
 /* Rule 3 on hot ranges across hint sets (hints_follow). */
 static void test_follow(const topology *t, const ram_range *ram)
 {
@@ -165,6 +211,7 @@ int main(void)
               !s2.domains[0].cells[0].hot && s2.domains[0].cells[1].nr_hot == 2,
           "a cell without hot ranges stays without (hot NULL, nothing sorted)");
     snapshot_clear(&s2);
+    test_overlaps(t, ram);
     test_follow(t, ram);
     plan_clear(&p);
     snapshot_clear(&s);
