@@ -35,6 +35,11 @@ struct agentlink {
     uint32_t next_id;
     bool ready;
     bool dead;
+    /* the byte budget: tokens (bytes) as of tokens_ms, and the timer of a pause (-1: none) */
+    double tokens;
+    uint64_t tokens_ms;
+    int pause_timer;
+    bool last_rate; /* the last line was refused over the message rate */
 };
 
 static void xml_doc_freep(xmlDocPtr *d)
@@ -96,6 +101,14 @@ static void count(agentlink *l, int err, const char *why)
              proto_error_name((proto_error)(k < PROTO_ERR_MAX ? k : PROTO_ERR_SYNTAX)), why);
 }
 
+static void stop_pause(agentlink *l)
+{
+    if (l->pause_timer >= 0) {
+        loop_remove_timer(l->pause_timer);
+        l->pause_timer = -1;
+    }
+}
+
 static void fail(agentlink *l)
 {
     if (l->dead)
@@ -106,6 +119,7 @@ static void fail(agentlink *l)
         loop_remove_fd(l->watch);
         l->watch = -1;
     }
+    stop_pause(l);
     if (l->cb.closed)
         l->cb.closed(l->cb.opaque);
 }
@@ -133,9 +147,14 @@ static void handle_line(agentlink *l, const char *line, size_t len)
     int r;
 
     if (!proto_rate_allow(&l->rate, vn_mono_ms())) {
-        count(l, PROTO_ERR_RATE, "over the message rate");
+        if (l->last_rate) /* said already: only counted (a flood's lines cost a clock read) */
+            l->stats->errors[PROTO_ERR_RATE]++;
+        else
+            count(l, PROTO_ERR_RATE, "over the message rate");
+        l->last_rate = true;
         return;
     }
+    l->last_rate = false;
     r = proto_decode_reply(line, len, l->outstanding ? &l->expect : NULL, &rep, err, sizeof(err));
     if (r < 0) {
         count(l, r, err);
@@ -169,6 +188,49 @@ static void handle_line(agentlink *l, const char *line, size_t len)
     proto_reply_clear(&rep);
 }
 
+static void on_readable(int watch, int fd, int events, void *opaque);
+
+/* The pause is over: read the channel again. */
+static void on_resume(int timer, void *opaque)
+{
+    agentlink *l = opaque;
+
+    (void)timer;
+    stop_pause(l);
+    if (l->dead || l->watch >= 0)
+        return;
+    l->watch = loop_add_fd(l->fd, LOOP_READABLE, on_readable, l);
+    if (l->watch < 0)
+        fail(l);
+}
+
+/* The guest wrote its budget's worth: no reading for AGENTLINK_PAUSE_MS. */
+static void pause_reading(agentlink *l)
+{
+    l->stats->throttled++;
+    if (l->watch >= 0) {
+        loop_remove_fd(l->watch);
+        l->watch = -1;
+    }
+    if (l->pause_timer < 0)
+        l->pause_timer = loop_add_timer(AGENTLINK_PAUSE_MS, on_resume, l);
+    if (l->pause_timer < 0)
+        fail(l);
+}
+
+/* The bytes the guest may still write now (the bucket refilled up to its burst). */
+static size_t tokens_now(agentlink *l)
+{
+    uint64_t now = vn_mono_ms();
+
+    if (now > l->tokens_ms) {
+        l->tokens = VN_MIN((double)AGENTLINK_BYTES_BURST,
+                           l->tokens + (double)(now - l->tokens_ms) * AGENTLINK_BYTES_PER_S / 1000);
+        l->tokens_ms = now;
+    }
+    return (size_t)l->tokens;
+}
+
 static void on_readable(int watch, int fd, int events, void *opaque)
 {
     agentlink *l = opaque;
@@ -178,7 +240,12 @@ static void on_readable(int watch, int fd, int events, void *opaque)
     (void)watch;
     (void)events;
     while (budget > 0 && !l->dead) {
-        ssize_t n = recv(fd, buf, VN_MIN(sizeof(buf), budget), MSG_DONTWAIT);
+        size_t want = VN_MIN(VN_MIN(sizeof(buf), budget), tokens_now(l));
+        if (want == 0) {
+            pause_reading(l);
+            return;
+        }
+        ssize_t n = recv(fd, buf, want, MSG_DONTWAIT);
         size_t off = 0;
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             fail(l);
@@ -187,6 +254,7 @@ static void on_readable(int watch, int fd, int events, void *opaque)
         if (n < 0)
             return;
         budget -= (size_t)n;
+        l->tokens -= (double)n;
         l->stats->bytes += (uint64_t)n;
         while (off < (size_t)n) {
             const char *line = NULL;
@@ -285,6 +353,9 @@ int agentlink_open(const char *path, pid_t qemu, const agentlink_callbacks *cb,
     }
     l->fd = fd;
     l->watch = -1;
+    l->pause_timer = -1;
+    l->tokens = AGENTLINK_BYTES_BURST;
+    l->tokens_ms = vn_mono_ms();
     l->cb = *cb;
     l->stats = stats;
     l->next_id = 1;
@@ -322,6 +393,7 @@ void agentlink_close(agentlink *l)
         return;
     if (l->watch >= 0)
         loop_remove_fd(l->watch);
+    stop_pause(l);
     if (l->fd >= 0)
         close(l->fd);
     free(l->reader);

@@ -17,6 +17,14 @@
 
 /* Bytes read from one channel per event-loop wakeup at most (fairness between domains). */
 #define AGENTLINK_READ_BUDGET (64u * 1024)
+/* What a guest may write on its channel: a hint set is one line of at most PROTO_MAX_LINE bytes,
+ * asked for once a pass. Past the burst, vnumad stops reading the channel for
+ * AGENTLINK_PAUSE_MS (the guest's writes then wait on it, not vnumad's loop on the guest) and
+ * counts it (throttled); what a flood costs vnumad is bounded by this rate, however fast the
+ * guest writes. */
+#define AGENTLINK_BYTES_PER_S (256u * 1024)
+#define AGENTLINK_BYTES_BURST (4u * PROTO_MAX_LINE)
+#define AGENTLINK_PAUSE_MS    1000
 /* A request unanswered for this long is given up (the agent may be busy or gone). */
 #define AGENTLINK_REPLY_TIMEOUT_S 10.0
 
@@ -27,6 +35,7 @@ typedef struct agentlink_stats {
     uint64_t agent_errors;          /* error replies from the agent */
     uint64_t dropped_entries;       /* entries outside the domain's bounds */
     uint64_t bytes;                 /* bytes read */
+    uint64_t throttled;             /* times reading stopped: over AGENTLINK_BYTES_PER_S */
     char last_error[256];
 } agentlink_stats;
 

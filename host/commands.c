@@ -138,6 +138,8 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
             ? json_object_new_double(round((vn_mono_s() - st->guest.hints_at_s) * 10) / 10)
             : NULL);
     json_object_object_add(agent, "hint_sets", json_object_new_uint64(st->guest.stats.hint_sets));
+    json_object_object_add(agent, "read_bytes", json_object_new_uint64(st->guest.stats.bytes));
+    json_object_object_add(agent, "throttled", json_object_new_uint64(st->guest.stats.throttled));
     if (st->guest.hints) {
         struct json_object *procs = json_object_new_array();
         for (unsigned i = 0; i < st->guest.hints->nr_processes && i < 16; i++) {

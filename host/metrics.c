@@ -403,6 +403,21 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
         dom_labels(f, doms[i]);
         fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.hint_sets);
     }
+    family(f, "vnuma_agent_read_bytes_total", "counter",
+           "Bytes read from the guest agent's channel.");
+    for (size_t i = 0; i < nr; i++) {
+        fputs("vnuma_agent_read_bytes_total", f);
+        dom_labels(f, doms[i]);
+        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.bytes);
+    }
+    family(f, "vnuma_agent_throttled_total", "counter",
+           "Times vnumad stopped reading the guest agent's channel for a second: the guest wrote "
+           "more than 256 KiB a second (past a 256 KiB burst; a hint set is at most 64 KiB).");
+    for (size_t i = 0; i < nr; i++) {
+        fputs("vnuma_agent_throttled_total", f);
+        dom_labels(f, doms[i]);
+        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.throttled);
+    }
     family(f, "vnuma_agent_errors_total", "counter",
            "Input refused from the guest agent, by kind (docs/PROTOCOL.md), entries outside "
            "the domain (out-of-bounds) and error replies (agent-error).");

@@ -5,7 +5,8 @@
  * connects as root. A socket this process listens on plays the domain's QEMU; a link in its
  * place, a file, another user's socket and one another process listens on are each refused
  * before a byte is sent. (Before, vnumad connect()ed to whatever the path named and sent its
- * hello.)
+ * hello.) Then a guest that floods its channel: vnumad reads its byte budget and stops reading
+ * for a while, counted (before, it read all it was given, 64 KiB a wake-up, without end).
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include "agentlink.h"
+#include "clock.h"
+#include "loop.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/vnuma-test-channel-XXXXXX";
@@ -52,6 +55,80 @@ static bool pending(int fd)
         return false;
     close(c);
     return true;
+}
+
+/* the clock vnumad's budget reads: it moves only when the test moves it */
+static uint64_t fake_ns = 1000000000ULL;
+static uint64_t fake_mono_ns(void)
+{
+    return fake_ns;
+}
+static const vn_clock_ops fake_clock = {.mono_ns = fake_mono_ns, .real_ns = fake_mono_ns};
+
+static void on_closed(void *opaque)
+{
+    *(bool *)opaque = true;
+}
+
+/* As much of "a\n" as the socket takes now. */
+static void flood(int fd)
+{
+    static char junk[32768];
+
+    if (!junk[0])
+        for (size_t i = 0; i < sizeof(junk); i += 2)
+            junk[i] = 'a', junk[i + 1] = '\n';
+    while (write(fd, junk, sizeof(junk)) > 0)
+        ;
+}
+
+/* A guest writing as fast as it can: vnumad reads AGENTLINK_BYTES_BURST, then stops reading for
+ * AGENTLINK_PAUSE_MS, and reads no more than its clock allows after. The clock is the test's:
+ * what is read is exact however fast this machine is. */
+static void test_flood(void)
+{
+    agentlink_stats stats = {0};
+    bool closed = false;
+    agentlink_callbacks cb = {.closed = on_closed, .opaque = &closed};
+    agentlink *l = NULL;
+    char path[200];
+    int lfd, srv = -1;
+
+    vn_clock_use(&fake_clock);
+    if (!CHECK(loop_init() == 0, "the event loop"))
+        return;
+    lfd = listen_at("flood.sock");
+    path_of(path, sizeof(path), "flood.sock");
+    int r = lfd >= 0 ? agentlink_open(path, getpid(), &cb, &stats, &l) : -1;
+    if (r == 0)
+        srv = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (!CHECK(r == 0 && srv >= 0, "vnumad connected to the flooding guest's channel (r=%d)", r))
+        return;
+    for (int i = 0; i < 64 && !stats.throttled && !closed; i++) {
+        flood(srv);
+        (void)loop_run_once();
+    }
+    CHECK(stats.throttled == 1 && stats.bytes == AGENTLINK_BYTES_BURST && !closed,
+          "flood: vnumad read its burst (%llu bytes) and stopped reading (throttled %llu)",
+          (unsigned long long)stats.bytes, (unsigned long long)stats.throttled);
+    /* the pause ends (a real second: the loop's timer), no time passed on the budget's clock */
+    while (stats.throttled < 2 && !closed)
+        (void)loop_run_once();
+    CHECK(stats.throttled == 2 && stats.bytes == AGENTLINK_BYTES_BURST,
+          "flood: after the pause, still no budget: nothing more read (%llu bytes), paused again",
+          (unsigned long long)stats.bytes);
+    fake_ns += 1000000000ULL; /* a second on the budget's clock */
+    while (stats.throttled < 3 && !closed) {
+        flood(srv);
+        (void)loop_run_once();
+    }
+    CHECK(stats.bytes == AGENTLINK_BYTES_BURST + AGENTLINK_BYTES_PER_S && !closed,
+          "flood: a second later, one second's budget more (%llu bytes in all)",
+          (unsigned long long)stats.bytes);
+    agentlink_close(l);
+    close(srv);
+    close(lfd);
+    vn_clock_use(NULL);
 }
 
 int main(void)
@@ -128,6 +205,7 @@ int main(void)
     }
 
     close(lfd);
+    test_flood();
     snprintf(path, sizeof(path), "rm -rf '%s'", dir);
     CHECK(system(path) == 0, "fixture removed");
     return tap_done();

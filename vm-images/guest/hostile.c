@@ -10,11 +10,14 @@
  *   4 a flood of 2000 well-formed replies at once
  *   5 lies: a well-formed hint set naming vCPU 99, guest node 7 and a range at 1 TiB
  *   6 half a line, never finished (slowloris), then silence
+ * With the argument "flood" it answers the hello and then writes "a\n" lines as fast as the
+ * port takes them, forever (tests/e2e/agent-flood.sh).
  * It writes raw bytes on purpose: an attacker does not use the project's codec.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +114,24 @@ static long read_request(int fd, char *cmd, size_t cmdlen)
     }
 }
 
-int main(void)
+/* "a\n" as fast as the port takes it, forever: vnumad's byte budget is the only brake */
+static void flood(int fd)
+{
+    static char junk[65536];
+
+    for (size_t i = 0; i < sizeof(junk); i += 2) {
+        junk[i] = 'a';
+        junk[i + 1] = '\n';
+    }
+    fprintf(stderr, "hostile: flooding\n");
+    for (;;)
+        put(fd, junk, sizeof(junk));
+}
+
+int main(int argc, char **argv)
 {
     int fd = open_port(), attack = 0;
+    bool flooding = argc > 1 && !strcmp(argv[1], "flood");
     char cmd[16], line[4096];
 
     if (fd < 0) {
@@ -129,6 +147,8 @@ int main(void)
                      "[\"node-pages\",\"hot-ranges\"],\"nodes\":2,\"vcpus\":2},\"id\":%ld}\n",
                      id);
             say(fd, line);
+            if (flooding)
+                flood(fd);
             continue;
         }
         attack++;
