@@ -244,6 +244,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# vnumactl's control-socket client, which links into vnumactl only.
+$(BUILD)/tests/test-ctl-client: $(BUILD)/tests/unit/test-ctl-client.o $(BUILD)/host/ctl_client.o \
+                                $(CORE_LIB) $(PROTO_LIB) $(BASE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
 # The whole daemon on the fake host (tests/unit/fakehost.h).
 FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o \
                  $(BUILD)/tests/unit/fakehost_qemu.o $(BUILD)/tests/unit/daemon_drive.o

@@ -97,14 +97,14 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
     if (r < 0) {
         log_debug(
             "Cannot read the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-            st->name, virt_last_error());
+            LOG_Q(st->name), virt_last_error());
         return;
     }
     r = domxml_parse(xml, t, &x, err, sizeof(err));
     if (r < 0) {
         log_debug(
             "Cannot parse the XML of '%s' (%s): its emulator and IOThread pins are kept this pass",
-            st->name, err);
+            LOG_Q(st->name), err);
         return;
     }
     act_explicit_pins(st, &x, persistent);
@@ -116,13 +116,13 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
     st->cputune_known = true;
     r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
     if (r < 0) {
-        log_debug("Cannot take this host's originals of '%s': %s", st->name, strerror(-r));
+        log_debug("Cannot take this host's originals of '%s': %s", LOG_Q(st->name), strerror(-r));
         st->cputune_known = false; /* nothing is changed before they are taken */
         return;
     }
     if (st->emulator_explicit || st->nr_iothread_explicit)
         log_info("The %s XML of '%s' pins %s%s%u IOThread(s): vnumad leaves those pins as they are",
-                 persistent ? "persistent" : "live", st->name,
+                 persistent ? "persistent" : "live", LOG_Q(st->name),
                  st->emulator_explicit ? "its emulator" : "", st->emulator_explicit ? " and " : "",
                  st->nr_iothread_explicit);
 }
@@ -221,7 +221,7 @@ static void pin_bounded(const dom_state *st, const char *what, vn_cpuset *pin,
     (void)cpuset_format(bound, b, sizeof(b));
     log_warn("The saved original pin of %s of '%s' (%s) is not one its definition allows (%s): "
              "the definition's is put back",
-             what, st->name, a, b);
+             what, LOG_Q(st->name), a, b);
     *pin = *bound;
     (*refused)++;
 }
@@ -242,7 +242,7 @@ static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigne
     if (!def || restore_bounds(d, st, t, def, &def_all) < 0) {
         log_warn("Cannot read the definition of '%s' (%s): its originals are put back only "
                  "where they stay off the host's isolated CPUs",
-                 st->name, virt_last_error());
+                 LOG_Q(st->name), virt_last_error());
         if (def) {
             memset(def, 0, sizeof(*def));
             for (unsigned v = 0; v < st->orig.nr_vcpus && v < STATE_MAX_VCPUS; v++)
@@ -281,7 +281,7 @@ static void restore_bound(virt_dom *d, dom_state *st, const topology *t, unsigne
         if (!ok) {
             log_warn("The saved original nodeset of '%s' (%s) is not one its definition allows: "
                      "%s",
-                     st->name, st->orig.nodeset,
+                     LOG_Q(st->name), st->orig.nodeset,
                      def && def->numa_saved ? "the definition's is put back"
                                             : "it is left as it is");
             if (def && def->numa_saved)

@@ -532,7 +532,7 @@ static int set_paused(vnumad *dm, const char *domain, bool paused, struct json_o
     st->paused = paused;
     if (paused)
         mover_drop(dm->movers, st->uuid); /* nothing of it moves while it is paused */
-    log_info("Domain '%s' %s by vnumactl", st->name, paused ? "paused" : "resumed");
+    log_info("Domain '%s' %s by vnumactl", LOG_Q(st->name), paused ? "paused" : "resumed");
     o = json_object_new_object();
     json_object_object_add(o, "domain", json_object_new_string(st->name));
     json_object_object_add(o, "paused", json_object_new_boolean(paused));

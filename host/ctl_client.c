@@ -20,6 +20,7 @@
 #include "control.h"
 #include "ctl_client.h"
 #include "json.h"
+#include "text.h"
 #include "util.h"
 
 static int wait_fd(int fd, short events, int64_t deadline)
@@ -188,25 +189,13 @@ int ctl_call_stage(const char *socket_path, const char *command, const char *dom
 
 /* ---- text output: no terminal control sequences from domain names ---- */
 
-/* Control characters of s (C0 but the newline, DEL, C1 as UTF-8) replaced by '?' in
- * place; true when something was replaced. A domain name may hold a CR or a tab (libvirt
- * allows them), a reason or a guest's text anything. */
+/* What a terminal must not get from s (C0 but the newline, DEL, C1, bidirectional controls,
+ * bytes that are not UTF-8: vn_text_scrub) replaced by '?' in place; true when something was
+ * replaced. A domain name may hold a CR or a tab (libvirt allows them), a reason or a guest's
+ * text (a process name) anything. */
 bool ctl_printable_inplace(char *s)
 {
-    bool changed = false;
-
-    for (unsigned char *p = (unsigned char *)s; *p; p++) {
-        if ((*p < 0x20 && *p != '\n') || *p == 0x7f) {
-            *p = '?';
-            changed = true;
-        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            /* U+0080..U+009F: two bytes become "??" */
-            p[0] = p[1] = '?';
-            p++;
-            changed = true;
-        }
-    }
-    return changed;
+    return vn_text_scrub(s, true) > 0;
 }
 
 /* Every string in the reply made printable (for the human output; --json prints the

@@ -94,20 +94,20 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
     dom_state *st = domains_find(dm, uuid);
 
     if (ev == VIRT_EVENT_STARTED) {
-        log_debug("Domain '%s' started%s", name, migrated ? " (arriving by migration)" : "");
+        log_debug("Domain '%s' started%s", LOG_Q(name), migrated ? " (arriving by migration)" : "");
         if (!migrated)
             domains_consider_later(dm, uuid);
         else if (domains_arrived(dm, uuid, false))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_RESUMED && migrated) {
-        log_debug("Domain '%s' resumed after its migration here", name);
+        log_debug("Domain '%s' resumed after its migration here", LOG_Q(name));
         if (domains_arrived(dm, uuid, true))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_STOPPED) {
         domains_consider_stale(dm, uuid);
         if (!st)
             return;
-        log_info("Domain '%s' stopped%s; no longer tracked", name,
+        log_info("Domain '%s' stopped%s; no longer tracked", LOG_Q(name),
                  migrated ? " (migrated away)" : "");
         domains_forget(dm, st);
     }
@@ -139,7 +139,7 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
     vnumad *dm = opaque;
     dom_state *st = domains_find(dm, uuid);
 
-    log_debug("Domain '%s' port %s %s", name, port, open ? "opened" : "closed");
+    log_debug("Domain '%s' port %s %s", LOG_Q(name), port, open ? "opened" : "closed");
     if (!st)
         return;
     domains_stale(st, DOM_STALE_XML); /* the channel's state in it changed */
@@ -161,7 +161,7 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
         return;
     domains_stale(st, DOM_STALE_XML);
     if (strncmp(alias, "vcpu", 4) == 0) {
-        log_info("vCPU %s of '%s' %s", alias, name, added ? "plugged" : "unplugged");
+        log_info("vCPU %s of '%s' %s", alias, LOG_Q(name), added ? "plugged" : "unplugged");
         domains_stale(st, DOM_STALE_VCPUS);
         schedule_pass_soon(dm);
         return;
@@ -170,7 +170,7 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
      * event may carry either */
     if (!strstr(alias, "dimm") && !strstr(alias, "virtiomem"))
         return;
-    log_info("Memory device %s of '%s' %s; finding its memory again", alias, name,
+    log_info("Memory device %s of '%s' %s; finding its memory again", alias, LOG_Q(name),
              added ? "plugged" : "unplugged");
     domains_stale(st, DOM_STALE_RAM);
     schedule_pass_soon(dm);
@@ -395,7 +395,7 @@ static void shutdown_restore(vnumad *dm)
         virt_dom *d = NULL;
         if (st->busy && st->orig.saved) {
             log_warn("Not restoring '%s': it does not answer (a call to it has not returned)",
-                     st->name);
+                     LOG_Q(st->name));
             continue;
         }
         if (!st->orig.saved || virt_dom_open(dm->conn, st->uuid, &d) < 0)

@@ -191,7 +191,7 @@ void domains_check_placement(dom_state *st)
     if (st->placement_auto)
         log_warn(
             "Domain '%s' has placement='auto' (numad-driven placement at start); vnumad moves it afterwards, so the two disagree: use placement='static' for opted-in domains (docs/operations.md)",
-            st->name);
+            LOG_Q(st->name));
 }
 
 /* ---- the guest agent ---- */
@@ -202,7 +202,7 @@ static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
 
     st->guest.connected = true;
     log_info("vnuma-agent %s of '%s' connected (protocol %u, %u guest nodes, %u vCPUs)",
-             hello->agent, st->name, hello->version, hello->nodes, hello->vcpus);
+             LOG_Q(hello->agent), LOG_Q(st->name), hello->version, hello->nodes, hello->vcpus);
 }
 
 /* A hint set in place of the last one, once its bounds are checked against what the last
@@ -223,7 +223,8 @@ static void hints_install(dom_state *st, proto_hints *h, double at_s)
         st->guest.stats.dropped_entries += (uint64_t)dropped;
         snprintf(st->guest.stats.last_error, sizeof(st->guest.stats.last_error),
                  "out of bounds: %.200s", err);
-        log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped, st->name, err);
+        log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped,
+                  LOG_Q(st->name), err);
     }
     hints_drop(st);
     st->guest.hints = h;
@@ -311,13 +312,13 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
     r = agentlink_open(path, st->sample.pid, &cb, &st->guest.stats, &st->guest.link);
     if (r == -ELOOP || r == -ENOTSOCK || r == -EPERM) {
         st->guest.no_channel_gen = st->sample.xml_gen; /* once per read of the live XML */
-        log_warn("Not opening the agent channel of '%s' at %s: %s", st->name, path,
+        log_warn("Not opening the agent channel of '%s' at %s: %s", LOG_Q(st->name), path,
                  r == -ELOOP ? "a symbolic link is on the way"
                  : r == -EPERM
                      ? "not its QEMU's (another user's socket, or another process listens)"
                      : "not a socket");
     } else if (r < 0) {
-        log_debug("Cannot open the agent channel of '%s': %s", st->name, strerror(-r));
+        log_debug("Cannot open the agent channel of '%s': %s", LOG_Q(st->name), strerror(-r));
     }
 }
 
@@ -340,17 +341,18 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     if (ramlayout_locate_backends(d, &in, &st->sample, &st->count, st->orig.memfd_cells) < 0)
         log_warn("Cannot find the shared memory backends of '%s' to give them their own policy "
                  "back",
-                 st->name);
+                 LOG_Q(st->name));
     tg = act_target_of(st);
     if (act_unbind_memfd(dm->numa, &tg) < 0)
         log_warn("Failed to give the shared memory backends of '%s' their own policy back",
-                 st->name);
+                 LOG_Q(st->name));
     if (r < 0) {
         dm->stats.errors[METRICS_ERR_RESTORE]++;
-        log_err("Failed to restore the original pinning of '%s': %s", st->name, virt_last_error());
+        log_err("Failed to restore the original pinning of '%s': %s", LOG_Q(st->name),
+                virt_last_error());
         return;
     }
-    log_info("Restored the original pinning and binding of '%s' (%s)", st->name, why);
+    log_info("Restored the original pinning and binding of '%s' (%s)", LOG_Q(st->name), why);
     originals_drop(st);
     st->arrived = false; /* its pins are this host's now */
     publish_record_simple(dm, d, st, "restored", why);
@@ -440,7 +442,7 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
     if (!st->arrived) {
         log_info(
             "Domain '%s' arrived from another host: the pins it came with and the originals saved there are not put back here",
-            st->name);
+            LOG_Q(st->name));
         state_reset_run(st, st->id);
         originals_drop(st); /* the other host's <original> goes from the metadata too */
         st->arrived = true;
@@ -519,7 +521,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         return false; /* mode="off" and nothing of ours to undo */
     if (!st) {
         if (dm->nr_doms >= MAX_DOMAINS) {
-            log_warn("Too many domains; not tracking '%s'", cr->id.name);
+            log_warn("Too many domains; not tracking '%s'", LOG_Q(cr->id.name));
             return false;
         }
         st = state_new();
@@ -529,7 +531,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         state_reset_run(st, cr->id.id);
         dm->doms[dm->nr_doms++] = st;
         changed = true;
-        log_info("Tracking domain '%s' (%s)", cr->id.name, uuid);
+        log_info("Tracking domain '%s' (%s)", LOG_Q(cr->id.name), uuid);
     } else if (st->id != cr->id.id) {
         state_reset_run(st, cr->id.id);
         changed = true;
@@ -549,9 +551,10 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
         if (!cfg.valid)
-            log_warn("Leaving '%s' alone: invalid <balancer> element: %s", st->name, cfg.error);
+            log_warn("Leaving '%s' alone: invalid <balancer> element: %s", LOG_Q(st->name),
+                     cfg.error);
         else
-            log_info("Domain '%s' balancer mode %s", st->name, mode_name(cfg.mode));
+            log_info("Domain '%s' balancer mode %s", LOG_Q(st->name), mode_name(cfg.mode));
         st->cfg = cfg;
         changed = true;
         if (cfg.mode != VN_MODE_AUTO) /* advise: nothing more of it moves */

@@ -71,7 +71,7 @@ int holds_arm(hold_stage s, const char *domain)
     atomic_fetch_or(&armed, 1u << s);
     pthread_mutex_unlock(&lock);
     log_info("Hold armed at '%s'%s%s%s (test_holds)", stage_names[s], domain ? " for '" : "",
-             domain ? domain : "", domain ? "'" : "");
+             domain ? LOG_Q(domain) : "", domain ? "'" : "");
     return 0;
 }
 
@@ -128,7 +128,7 @@ static void hold_here(hold_stage s, uint64_t pass, const char *const *names, uns
     gen = generation;
     log_info(
         "Held at '%s' in pass %llu with %u domain(s), first '%s' (test_holds): waiting for vnumactl release",
-        stage_names[s], (unsigned long long)pass, nr_domains, names[0]);
+        stage_names[s], (unsigned long long)pass, nr_domains, LOG_Q(names[0]));
     while (generation == gen) {
         if (!on_loop) {
             pthread_cond_wait(&released, &lock);

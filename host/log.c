@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
 #include "clock.h"
+#include "text.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -181,13 +182,13 @@ void log_msg(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    /* a domain name, a guest's or libvirt's text could carry a line break or a terminal
-     * escape: keep one message on one line, and no control character in it */
+    /* a domain name, a guest's or libvirt's text could carry a line break, a terminal escape
+     * (C0 or C1), bytes that are not UTF-8 or a bidirectional control that shows the line in
+     * another order: one message on one line, none of those in it */
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';
-        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    (void)vn_text_scrub(buf, false);
     pthread_mutex_lock(&log_lock);
     log_flush_locked(false);
     if (level > LOG_WARNING || log_rate_allow(level, buf, log_now()))

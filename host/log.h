@@ -41,6 +41,11 @@ uint64_t log_suppressed_total(void);
  * an escape) and returns it.
  */
 const char *log_quote(const char *s, char *buf, size_t len);
+/* log_quote(s) into a buffer of the calling expression's own (a domain name's worth, escaped):
+ * every name a log line quotes goes through it, so that no name can make a line hold what
+ * another line would (decision domain='...'). */
+#define LOG_Q_MAX (2 * 256 + 1)
+#define LOG_Q(s)  log_quote((s), (char[LOG_Q_MAX]){""}, LOG_Q_MAX)
 
 /* Tests: where foreground lines go (NULL: stderr), and the clock (NULL: CLOCK_MONOTONIC). */
 void log_set_stream(FILE *f);

@@ -242,8 +242,8 @@ int mover_order_cell(mover *m, const mover_order *o)
     c->cell_id = o->cell;
     c->took.reserve_hit = false;
     if (o->nr_spans)
-        log_debug("Mover: cell %u of '%s' ordered, %llu bytes in %u span(s)", o->cell, d->name,
-                  (unsigned long long)cell_left(c), c->nr_spans);
+        log_debug("Mover: cell %u of '%s' ordered, %llu bytes in %u span(s)", o->cell,
+                  LOG_Q(d->name), (unsigned long long)cell_left(c), c->nr_spans);
     pthread_cond_broadcast(&m->work);
 out:
     pthread_mutex_unlock(&m->lock);
@@ -310,7 +310,7 @@ void mover_keep_to(mover *m, const char *uuid,
             if (to >= 0 && nodeset_isset(nodes[k], (unsigned)to))
                 continue;
             log_debug("Mover: cell %u of '%s' no longer goes to node index %d: its order goes", k,
-                      d->name, to);
+                      LOG_Q(d->name), to);
             c->nr_spans = c->next = 0;
             c->gen++; /* a window in flight does not carry on with it */
         }
@@ -461,7 +461,7 @@ static void check_refused(mv_dom *d, mv_cell *c, unsigned ri)
     log_warn("Guest memory of cell %u of '%s' would not move (%llu pages refused: held by the "
              "kernel, e.g. io_uring or RDMA buffers); it stays where it is and its vCPUs go to "
              "it until QEMU restarts",
-             c->cell_id, d->name, (unsigned long long)c->range_unmovable[ri]);
+             c->cell_id, LOG_Q(d->name), (unsigned long long)c->range_unmovable[ri]);
     d->refused |= 1ULL << ri;
 }
 
@@ -553,7 +553,7 @@ static void *mover_thread(void *arg)
             pthread_cond_signal(&m->work); /* a thread held back by the limit may go on */
         if (r < 0) {
             if (r != -ESRCH)
-                log_warn("Moving guest memory of '%s' failed: %s", d->name, strerror(-r));
+                log_warn("Moving guest memory of '%s' failed: %s", LOG_Q(d->name), strerror(-r));
             c->nr_spans = c->next = 0; /* dropped; the next pass orders again */
         } else if (c->gen == gen && d->ram_gen == ram_gen) {
             c->done[sp.move] += moved;
@@ -575,7 +575,7 @@ static void *mover_thread(void *arg)
             if (!current_span(d, c) || c->next != i)
                 check_refused(d, c, sp.ri);
             if (!cell_waiting(c))
-                log_debug("Mover: cell %u of '%s' done", c->cell_id, d->name);
+                log_debug("Mover: cell %u of '%s' done", c->cell_id, LOG_Q(d->name));
         }
         pthread_mutex_unlock(&m->lock);
         if (moved)

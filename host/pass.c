@@ -185,17 +185,17 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
             st->permanent_error = true;
             mover_drop(dm->movers, st->uuid);
             snprintf(st->error, sizeof(st->error), "%s", res->error);
-            log_err("Stopped touching '%s': %s", st->name, res->error);
+            log_err("Stopped touching '%s': %s", LOG_Q(st->name), res->error);
             reason = "permanent-error";
             break;
         case ACT_GONE:
             reason = "domain-gone";
-            log_info("Domain '%s' went away during the pass", st->name);
+            log_info("Domain '%s' went away during the pass", LOG_Q(st->name));
             break;
         default:
             dm->stats.errors[METRICS_ERR_ACT_TRANSIENT]++;
             reason = "transient-error";
-            log_warn("Failed to act on '%s', will retry: %s", st->name, res->error);
+            log_warn("Failed to act on '%s', will retry: %s", LOG_Q(st->name), res->error);
             break;
         }
     }
@@ -251,7 +251,8 @@ static void act_done(work *w, bool late)
         mover_drop(dm->movers, st->uuid); /* nothing moves while libvirt runs a job on it */
         /* a job runs on it: nothing was changed, nothing is written until it ends */
         dm->stats.skips[METRICS_SKIP_JOB]++;
-        log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)", st->name);
+        log_debug("Not acting on '%s': libvirt runs a job on it (migration, save, dump)",
+                  LOG_Q(st->name));
         publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
     } else {
         /* an orphan (STOPPED came during its act) still gets its record: domain-gone */
@@ -433,7 +434,7 @@ static void sample_done(work *w, bool late)
         if (dw->hints_err)
             log_warn("Could not apply the guest hints of '%s' (%s); it goes without them this "
                      "pass",
-                     st->name, strerror(-dw->hints_err));
+                     LOG_Q(st->name), strerror(-dw->hints_err));
     }
     if (late || !waited) {
         /* the pass went on without it: what it read is stale */
@@ -444,7 +445,8 @@ static void sample_done(work *w, bool late)
     if (r == -EBUSY) {
         mover_drop(dm->movers, st->uuid); /* nothing moves while libvirt runs a job on it */
         dm->stats.skips[METRICS_SKIP_JOB]++;
-        log_debug("Skipping '%s': libvirt runs a job on it (migration, save, dump)", st->name);
+        log_debug("Skipping '%s': libvirt runs a job on it (migration, save, dump)",
+                  LOG_Q(st->name));
         publish_record_simple(dm, NULL, st, "skipped", "job: libvirt runs a job on the domain");
     } else if (dw->kind == DW_WINDOW && r == 0) {
         /* sampled once the window is long enough: the pass holds the domain meanwhile */
@@ -456,7 +458,7 @@ static void sample_done(work *w, bool late)
         ps->opened = VN_MAX(ps->opened, st->sample.prev_sample_s);
     } else if (dw->kind == DW_WINDOW) {
         /* sample_domain finds out again and records it; the cell stays unmeasured */
-        log_debug("No CPU time window for '%s' yet: %s", st->name, dw->err);
+        log_debug("No CPU time window for '%s' yet: %s", LOG_Q(st->name), dw->err);
         pass_submit_sample(dm, ps, st, VN_TAKE_PTR(dw->d), DW_SAMPLE, dw->now);
     } else if (r < 0) {
         st->count.errors++;
@@ -464,9 +466,9 @@ static void sample_done(work *w, bool late)
         if (r != -ESRCH)
             dm->stats.errors[METRICS_ERR_SAMPLE]++;
         if (r == -ESRCH) /* stopped during the pass (not an error): STOPPED follows */
-            log_info("Domain '%s' went away during the pass: %s", st->name, dw->err);
+            log_info("Domain '%s' went away during the pass: %s", LOG_Q(st->name), dw->err);
         else
-            log_warn("Failed to sample '%s': %s", st->name, dw->err);
+            log_warn("Failed to sample '%s': %s", LOG_Q(st->name), dw->err);
         publish_record_simple(dm, r == -ESRCH ? NULL : dw->d, st, "error",
                               r == -ESRCH ? "domain-gone" : "sample-failed");
     } else if (!st->orphan) { /* (an orphan stopped meanwhile: STOPPED came first) */

@@ -78,7 +78,7 @@ static void work_late(work *w)
     }
     if (!st->hung_since_s) {
         st->hung_since_s = dw->w.started_s;
-        log_warn("Domain '%s' does not answer (%s, %.0f s): skipped until it does", st->name,
+        log_warn("Domain '%s' does not answer (%s, %.0f s): skipped until it does", LOG_Q(st->name),
                  work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
     }
     if (dw->kind == DW_WINDOW || dw->kind == DW_SAMPLE) {
@@ -126,7 +126,7 @@ void pass_work_finished(dom_work *dw, bool late)
     if (dw->waited)
         dm->waiting--;
     if (late || dw->st->hung_since_s) {
-        log_info("Domain '%s' answers again (%s took %.1f s)", dw->st->name,
+        log_info("Domain '%s' answers again (%s took %.1f s)", LOG_Q(dw->st->name),
                  work_kind_name(dw->kind), vn_mono_s() - dw->w.started_s);
         dw->st->hung_since_s = 0;
     }

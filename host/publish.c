@@ -207,7 +207,8 @@ static void record_qom(bool use_qmp, virt_dom *d, dom_state *st, const char *jso
          * QEMU forgot it: switch and try once more */
         st->publish.qom_created = !st->publish.qom_created;
     }
-    log_debug("Failed to publish the decision of '%s' in QEMU: %s", st->name, virt_last_error());
+    log_debug("Failed to publish the decision of '%s' in QEMU: %s", LOG_Q(st->name),
+              virt_last_error());
 }
 
 /*
@@ -226,7 +227,7 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
     if (r == -ESRCH)
         return 0; /* stopped since it was sampled: no live metadata to write, not an error */
     if (r < 0) {
-        log_warn("Failed to write the decision of '%s' to its metadata: %s", st->name,
+        log_warn("Failed to write the decision of '%s' to its metadata: %s", LOG_Q(st->name),
                  virt_last_error());
         return -1;
     }

@@ -133,8 +133,8 @@ static void ram_locate_devices(virt_dom *d, const qmp_memdevs *m, ram_range *ret
         for (unsigned k = 0; k < *nr; k++)
             ours |= ret[k].cell == (unsigned)dev[i].node;
         if (!ours || !mi || *nr >= SNAP_MAX_CELLS_PER_DOMAIN) {
-            log_debug("Memory device of backend '%s' (guest cell %d) left out: %s", dev[i].memdev,
-                      dev[i].node,
+            log_debug("Memory device of backend '%s' (guest cell %d) left out: %s",
+                      LOG_Q(dev[i].memdev), dev[i].node,
                       !ours ? "the domain has no such cell"
                       : !mi ? "its backend is not in query-memdev"
                             : "too many memory ranges");
@@ -246,11 +246,11 @@ static void ram_failed(const sample_input *in, dom_sample_cache *sc, dom_counter
     if (sc->ram_failures++ == 0)
         log_warn(
             "Cannot find the guest memory of '%s': %s; placing its vCPUs only, trying again in %u pass(es)",
-            name, why, wait);
+            LOG_Q(name), why, wait);
     else
         log_debug(
             "Still cannot find the guest memory of '%s' (attempt %u): %s; next try in %u passes",
-            name, sc->ram_failures, why, wait);
+            LOG_Q(name), sc->ram_failures, why, wait);
 }
 
 /*
@@ -284,7 +284,7 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
         return 0;
     }
     if (sc->ram_failures)
-        log_info("Found the guest memory of '%s' after %u failed attempts", ident->name,
+        log_info("Found the guest memory of '%s' after %u failed attempts", LOG_Q(ident->name),
                  sc->ram_failures);
     sc->ram_failures = 0;
     sc->ram_error[0] = '\0';
@@ -296,7 +296,7 @@ int ramlayout_ensure(virt_dom *d, const sample_input *in, dom_sample_cache *sc, 
     if (nr_ram > nr_cells)
         log_info("'%s' has %u more memory range(s) (memory-only cells, pc-dimm, virtio-mem): "
                  "sampled and moved with their cells",
-                 ident->name, nr_ram - nr_cells);
+                 LOG_Q(ident->name), nr_ram - nr_cells);
     sc->ram_for_id = ident->id;
     sc->ram_from_maps = false;
     sc->pid = 0; /* a new QEMU process: read its pid again */
@@ -327,8 +327,8 @@ int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom
                sc->ram[i].size == ram[i].size;
     if (!same) {
         if (say && why[0] && (strcmp(why, sc->ram_error) != 0 || sc->ram_for_id != ident->id))
-            log_info("Guest memory of '%s' left uncounted without QEMU's monitor: %s", ident->name,
-                     why);
+            log_info("Guest memory of '%s' left uncounted without QEMU's monitor: %s",
+                     LOG_Q(ident->name), why);
         memcpy(sc->ram, ram, nr * sizeof(ram[0]));
         memset(sc->mem_valid, 0, sizeof(sc->mem_valid));
         sc->ram_gen++;

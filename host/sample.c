@@ -338,9 +338,9 @@ static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range
     }
     if (r < 0)
         log_debug("Cannot tell the page size of guest cell %u of '%s' (%s): taking %u", rr->cell,
-                  name, strerror(-r), RAM_BASE_PAGE_SIZE);
+                  LOG_Q(name), strerror(-r), RAM_BASE_PAGE_SIZE);
     if (rr->hugetlb)
-        log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell, name,
+        log_info("Guest cell %u of '%s' is on hugetlbfs, %llu KiB pages", rr->cell, LOG_Q(name),
                  (unsigned long long)(rr->page_size / 1024));
     return 0;
 }
@@ -436,8 +436,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     char why[STATE_ERROR_MAX] = "";
     r = find_qemu_pid(ident, sc, why, sizeof(why));
     if (r < 0)
-        return vn_fail(err, errlen, r, "finding the QEMU of '%s' failed: %s", ident->name,
-                       why[0] ? why : strerror(-r));
+        return vn_fail(err, errlen, r, "finding its QEMU failed: %s", why[0] ? why : strerror(-r));
     uint64_t rss_kib = 0, ram_kib = 0;
     bool counted = sc->mem_fresh_pass == in->passes + 1 && sc->mem_fresh;
     if (sample_mems_allowed(h->root, sc->pid, t, &sc->mems_allowed, &rss_kib) < 0)
@@ -467,7 +466,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
                 continue;
             r = range_page_size(h, sc, rr, ident->name);
             if (r == -ESRCH)
-                return vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident->name);
+                return vn_fail(err, errlen, r, "its QEMU process is gone");
             if (!seen++)
                 cell->page_size = rr->page_size; /* the cell's: its first range's */
             nr_pages = rr->size / rr->page_size;
@@ -621,8 +620,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         r = 0;
     }
     if (r < 0)
-        return r == -ESRCH ? vn_fail(err, errlen, r, "the QEMU process of '%s' is gone", ident.name)
-                           : r;
+        return r == -ESRCH ? vn_fail(err, errlen, r, "its QEMU process is gone") : r;
     ram_ok = r > 0;
     for (unsigned ri = sc->nr_ram_boot; ram_ok && ri < sc->nr_ram; ri++)
         if (!(cell_mask & (1ULL << sc->ram[ri].cell)) && nr_cells < SNAP_MAX_CELLS_PER_DOMAIN) {
@@ -649,8 +647,8 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         char b[SAMPLE_SHOWN_BUF] = "";
         if (cg_known)
             (void)cpuset_format(&cg, b, sizeof(b));
-        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", in->name, (int)sc->pid,
-                  cg_known ? b : strerror(-cgr));
+        log_debug("The cgroup of '%s' (pid %d) bounds its vCPUs to %s", LOG_Q(in->name),
+                  (int)sc->pid, cg_known ? b : strerror(-cgr));
         sc->bound_logged = true;
         if (cg_known)
             sc->bound = cg;

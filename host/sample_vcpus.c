@@ -76,7 +76,7 @@ static void vcpu_poll(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
         if (sc->kvm_poll <= 0 && --sc->kvm_poll == -3)
             log_debug("No KVM halt-polling statistics for '%s' (TCG, or QEMU before 7.1): vCPU run "
                       "time is taken as it is",
-                      in->name);
+                      LOG_Q(in->name));
         return;
     }
     sc->kvm_poll = 1;

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -21,3 +22,12 @@ int vn_text_fit(char *out, size_t len, const char *s, int cols, int pad);
 
 /* The terminal columns of s as vn_text_fit() would write it. */
 int vn_text_width(const char *s);
+
+/*
+ * s made safe to print whatever the reader's terminal and the locale (in place, locale-free: a
+ * daemon runs in the C locale): every byte that is not part of valid UTF-8, and every C0 or C1
+ * control, DEL, bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)
+ * and line or paragraph separator (U+2028, U+2029) becomes '?' (one per byte), newlines too
+ * unless keep_newlines. Returns how many bytes it replaced.
+ */
+size_t vn_text_scrub(char *s, bool keep_newlines);

@@ -2,6 +2,7 @@
 # Hostile domain names against the real libvirtd, QEMU (TCG) and a private vnumad:
 #   names with spaces, ' and ", backslashes, UTF-8 ("vm-é-名前"), shell metacharacters
 #   ($(...), backticks, ; | & * ? < > !), a forged log field (x' action=acted reason='...),
+#   a name holding another domain's decision line (z decision domain='...vm-é-名前' ...),
 #   and the control characters libvirt lets through (CR and tab; it refuses '/' and a
 #   newline, checked first) are opted in (mode auto), and then:
 #   a. the log: one line per decision, every decision line parses, the name is quoted with
@@ -162,6 +163,7 @@ SUFFIXES=(
     "sh \$(cd;touch $PWN);\`cd;touch $PWN-bt\`|&*?<>!#~%{}"
     "x' action=acted reason='forged"
     $'cr\rtab\t..'
+    "z decision domain='${E2E_PREFIX}vm-é-名前' pass=1 action=acted reason='ok'"
 )
 NAMES=() UUIDS=()
 : >"$E2E_TMP/names"
@@ -220,6 +222,14 @@ out=$($PY "$CHECK" log "$VN_LOG" "$E2E_TMP/names" no-errors 2>&1)
 ok $? "a: every domain is sampled and decided, none fails (libvirt names the pid file of a name with ' or \" after its escaped name: vnumad reads the status file, named after the raw name) $out"
 ! grep -q "decision domain='x' " "$VN_LOG"
 ok $? "a: the forged name never ends its quoted field early (no decision domain='x' line)"
+# the last name holds "decision domain='<the UTF-8 name>' ...": operations.md's grep for that
+# domain's decisions must find its own decision lines only
+real_re="^<[67]>vnumad: (info|debug): decision domain='${NAMES[2]}' pass="
+all=$(grep -cF "decision domain='${NAMES[2]}'" "$VN_LOG")
+real=$(grep -cE "$real_re" "$VN_LOG")
+forged=$(grep -F "decision domain='${NAMES[2]}'" "$VN_LOG" | grep -vE "$real_re" | head -n 1)
+[ "$all" = "$real" ] && [ "$real" -ge 1 ]
+ok $? "a: no name makes a line that greps as another domain's decision: the $all lines with decision domain='${NAMES[2]}' are its own ($real) ${forged:+(forged: $forged)}"
 [ "$(grep -c '' "$VN_LOG")" = "$(grep -c '^<[0-7]>vnumad: ' "$VN_LOG")" ]
 ok $? "a: every line of the log is a vnumad message (no line made by a name)"
 

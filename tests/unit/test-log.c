@@ -62,6 +62,23 @@ int main(void)
               strcmp(out_buf, "<6>vnumad: info: decision domain='a b c?[2Jd??e' pass=1\n") == 0,
           "CR, tab, a terminal escape, DEL and other control characters never reach the log");
 
+    reset_out();
+    log_info("Tracking '%s'", "a\xc2\x9b"
+                              "31m\xe2\x80\xae"
+                              "b\x9b"
+                              "c");
+    fflush(out);
+    CHECK(out_buf && strcmp(out_buf, "<6>vnumad: info: Tracking 'a??31m???b?c'\n") == 0,
+          "C1 controls, a bidi override and bytes that are not UTF-8 never reach the log (%s)",
+          out_buf ? out_buf : "");
+    reset_out();
+    log_info("Tracking domain '%s' (mode %s)",
+             LOG_Q("v decision domain='web1' pass=9 action=acted"), "auto");
+    fflush(out);
+    CHECK(out_buf && !strstr(out_buf, "decision domain='web1'"),
+          "a name in any line is quoted: it cannot make a line that greps as web1's decision (%s)",
+          out_buf ? out_buf : "");
+
     {
         static const struct {
             const char *in, *out;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/text.c: names cut and padded in terminal columns, in a UTF-8 locale and in C. */
 #include <locale.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -53,5 +54,38 @@ int main(void)
                20),
           "in the C locale each byte it cannot show is '?', still one column each");
     CHECK(vn_text_width("web1") == 4, "ASCII is the same in any locale");
+    /* vn_text_scrub: what may reach a log line or a terminal, whatever the locale */
+    {
+        static const struct {
+            const char *in, *out, *what;
+        } sc[] = {
+            {NAME, NAME, "UTF-8 letters stay"},
+            {"a\x1b[2Jb\x7f", "a?[2Jb?", "C0 and DEL"},
+            {"a\xc2\x9b"
+             "31mb",
+             "a??31mb", "C1 (U+009B, a CSI to a terminal in UTF-8)"},
+            {"a\x9b"
+             "31mb",
+             "a?31mb", "a lone C1 byte (a CSI to an 8-bit terminal)"},
+            {"vm\xe2\x80\xaegnp.exe", "vm???gnp.exe", "right-to-left override U+202E"},
+            {"x\xe2\x81\xa6y\xe2\x81\xa9", "x???y???", "bidi isolates U+2066, U+2069"},
+            {"a\xe2\x80\xa8"
+             "b",
+             "a???b", "line separator U+2028"},
+            {"\xc0\xafx", "??x", "an overlong '/'"},
+            {"\xed\xa0\x80", "???", "a surrogate"},
+            {"\xf4\x90\x80\x80", "????", "past U+10FFFF"},
+            {"ab\xe5\x90", "ab??", "a character cut short"},
+        };
+        for (unsigned i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+            char b[64];
+            snprintf(b, sizeof(b), "%s", sc[i].in);
+            vn_text_scrub(b, false);
+            CHECK(strcmp(b, sc[i].out) == 0, "scrub: %s (got %s)", sc[i].what, b);
+        }
+        char nl[] = "a\nb\rc";
+        CHECK(vn_text_scrub(nl, true) == 1 && strcmp(nl, "a\nb?c") == 0,
+              "scrub keeping newlines: the newline stays, the CR goes (got %s)", nl);
+    }
     return tap_done();
 }
