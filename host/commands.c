@@ -430,6 +430,17 @@ static void advise_run(work *w)
                      .use_qmp = aw->use_qmp,
                      .poll_from = aw->dm->cfg.decide.busy_threshold};
 
+    bool job = false;
+
+    /* as a pass: no monitor command while libvirt runs a job on the domain (a migration's
+     * monitor is libvirt's; a command then may fail it or wait behind it) */
+    if (sample_uses_monitor(aw->d, &aw->copy->sample, h.use_qmp) &&
+        virt_dom_job(aw->d, &job) == 0 && job) {
+        aw->r = -EBUSY;
+        snprintf(aw->err, sizeof(aw->err),
+                 "libvirt runs a job on the domain (migration, save, dump); try again");
+        return;
+    }
     aw->r = sample_domain(aw->d, &h, &in, &aw->copy->sample, &aw->copy->count, vn_mono_s(), &aw->sd,
                           aw->err, sizeof(aw->err));
 }
@@ -474,7 +485,10 @@ static void advise_done(work *w, bool late)
         }
     }
     if (aw->reply)
-        control_reply_done(aw->reply, r, result, r < 0 && aw->r < 0 ? "Internal" : "",
+        control_reply_done(aw->reply, r, result,
+                           aw->r == -EBUSY      ? "Busy"
+                           : r < 0 && aw->r < 0 ? "Internal"
+                                                : "",
                            aw->r < 0 ? aw->err : "");
     snap_domain_clear(&aw->sd);
     sample_state_free(aw->copy);

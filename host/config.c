@@ -363,10 +363,25 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -errno;
     }
-    /* vnumad runs as root: a file every user may write would hand them the daemon */
+    /* vnumad runs as root: a file another user may write would hand them the daemon (as
+     * sshd's StrictModes: owned by root or vnumad's user, writable by no one else but root's
+     * group) */
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IWOTH)) {
         snprintf(err, errlen, "%s: writable by every user (mode %04o); refusing it (chmod o-w)",
                  path, (unsigned)(st.st_mode & 07777));
+        return -EPERM;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != 0 &&
+        st.st_uid != geteuid()) {
+        snprintf(err, errlen, "%s: owned by uid %u, not root; refusing it (chown root)", path,
+                 (unsigned)st.st_uid);
+        return -EPERM;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IWGRP) &&
+        st.st_gid != 0) {
+        snprintf(err, errlen,
+                 "%s: writable by group %u (mode %04o); refusing it (chmod g-w, or chgrp root)",
+                 path, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
         return -EPERM;
     }
     while ((n = read_line(f, line, sizeof(line))) != -1) {

@@ -456,9 +456,18 @@ static int ensure_parent(const char *path)
         return 0;
     if (errno != EEXIST)
         return -errno;
-    if (stat(dir, &st) < 0)
+    /* an existing directory: the socket in it is the daemon's door, so the directory itself
+     * (not a link to one) must be this user's or root's, and no one else may write it (who
+     * could swap the socket for another, or the path for a link) */
+    if (lstat(dir, &st) < 0)
         return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+    if (S_ISLNK(st.st_mode))
+        return -ELOOP;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return -EPERM;
+    return 0;
 }
 
 /* path exists: refuse anything but a socket nobody answers on, and remove that. */
@@ -518,7 +527,14 @@ int control_open(const char *path, const control_command *cmds, void *opaque, co
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
         return -errno;
     /* before listen(): nobody can connect while the mode is still the umask's */
-    if (chmod(path, 0600) < 0 || stat(path, &st) < 0 || listen(fd, CONTROL_BACKLOG) < 0) {
+    if (fchmodat(AT_FDCWD, path, 0600, AT_SYMLINK_NOFOLLOW) < 0 || lstat(path, &st) < 0) {
+        r = -errno; /* (a link in the socket's place is not chmod-ed; unlink removes the link) */
+        (void)unlink(path);
+        return r;
+    }
+    if (!S_ISSOCK(st.st_mode))
+        return -EEXIST;
+    if (listen(fd, CONTROL_BACKLOG) < 0) {
         r = -errno;
         (void)unlink(path);
         return r;

@@ -70,8 +70,9 @@ void control_reply_done(control_reply *reply, int rc, struct json_object *result
  * Listen on `path` and serve `cmds` (a table ended by a NULL name; it must
  * outlive the server) on the event loop; handlers get `opaque`. loop_init()
  * must have been called. Creates the parent directory (mode 0700) when it is
- * missing (one level only; an existing directory's mode is left alone),
- * removes a stale socket, and creates the socket mode 0600.
+ * missing (one level only); an existing one must be a directory, not a link
+ * (-ELOOP), owned by root or this user and writable by no one else (-EPERM).
+ * Removes a stale socket, and creates the socket mode 0600 (never through a link).
  * Returns 0, or -ENAMETOOLONG (path does not fit sun_path), -EEXIST (path
  * exists and is not a socket), -EADDRINUSE (a live server answers on it), or
  * another -errno from mkdir/socket/bind/listen/chmod/loop_add_fd.

@@ -214,6 +214,21 @@ int main(void)
         (void)chmod(path, 0664);
         CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == 0 && c.interval_s == 1,
               "mode 0664 is fine (%s)", err);
+        if (geteuid() == 0) {
+            /* another user's file, or one another group may write, hands the daemon over */
+            CHECK(chown(path, 0, 65534) == 0, "the file's group is 65534");
+            CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == -EPERM &&
+                      strstr(err, "writable by group 65534"),
+                  "a file another group may write is refused ('%s')", err);
+            (void)chmod(path, 0644);
+            CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == 0,
+                  "mode 0644 with that group is fine (%s)", err);
+            CHECK(chown(path, 65534, 0) == 0, "the file's owner is 65534");
+            CHECK(daemon_config_load(path, false, &c, err, sizeof(err)) == -EPERM &&
+                      strstr(err, "owned by uid 65534"),
+                  "another user's file is refused ('%s')", err);
+            (void)chown(path, 0, 0);
+        }
         (void)chmod(path, 0600);
     }
     daemon_config_defaults(&c);

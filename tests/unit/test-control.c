@@ -674,6 +674,41 @@ static void test_open_errors(control_server *live)
     snprintf(path, sizeof(path), "%s/no/such/dir.sock", tmpdir);
     r = control_open(path, commands, NULL, &s);
     CHECK(r == -ENOENT, "only the last directory level is created (got %d)", r);
+
+    /* the socket's directory: whoever may write it may swap the socket or put a link there */
+    {
+        static const struct {
+            const char *dir;
+            mode_t mode;
+            uid_t uid;
+            int want;
+            const char *what;
+        } dirs[] = {
+            {"dir-gw", 0770, 0, -EPERM, "a directory its group may write"},
+            {"dir-ow", 01777, 0, -EPERM, "a directory every user may write (sticky or not)"},
+            {"dir-user", 0700, 65534, -EPERM, "another user's directory"},
+            {"dir-ok", 0755, 0, 0, "root's directory that only root writes"},
+        };
+        char dir[160];
+        for (unsigned i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+            snprintf(dir, sizeof(dir), "%s/%s", tmpdir, dirs[i].dir);
+            (void)mkdir(dir, 0700);
+            (void)chmod(dir, dirs[i].mode);
+            (void)chown(dir, dirs[i].uid, 0);
+            snprintf(path, sizeof(path), "%s/vnumad.sock", dir);
+            s = NULL;
+            r = control_open(path, commands, NULL, &s);
+            CHECK(r == dirs[i].want && (r == 0) == (s != NULL), "socket directory: %s: %s (got %d)",
+                  dirs[i].what, dirs[i].want ? "refused" : "used", r);
+            control_close(s);
+        }
+        snprintf(dir, sizeof(dir), "%s/dir-link", tmpdir);
+        snprintf(path, sizeof(path), "%s/dir-ok", tmpdir);
+        CHECK(symlink(path, dir) == 0, "a link to a good directory");
+        snprintf(path, sizeof(path), "%s/vnumad.sock", dir);
+        r = control_open(path, commands, NULL, &s);
+        CHECK(r == -ELOOP, "socket directory: a link is refused, even to a good one (got %d)", r);
+    }
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 #include "domains.h"
 #include "holds.h"
 #include "mover.h"
+#include "ramlayout.h"
 #include "tap.h"
 
 #define CELL_MIB   64
@@ -634,6 +635,35 @@ static void test_monitor_hangs(void)
     stop();
 }
 
+/* vnumactl advise while libvirt runs a job on the domain (a migration): as a pass, no monitor
+ * command is sent (it would go behind or into the job's); the client hears Busy. Before, advise
+ * sampled through the monitor whatever libvirt was doing. */
+static void test_advise_job(void)
+{
+    daemon_config cfg;
+    fake_dom *a;
+    char reply[4096];
+
+    config_qmp(&cfg);
+    a = two_cells_on_node1("fake-job");
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    fake_dom_set_job(a, true);
+    ramlayout_stale(&domains_find_by_name(&dm, "fake-job")->sample); /* the next sample asks */
+    unsigned before = monitor_calls(a);
+    CHECK(ctl("{\"command\":\"advise\",\"domain\":\"fake-job\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"Busy\"") && strstr(reply, "runs a job"),
+          "advise during a job: Busy, with the reason (%.160s)", reply);
+    CHECK(monitor_calls(a) == before, "advise during a job: no monitor command (%u then %u)",
+          before, monitor_calls(a));
+    fake_dom_set_job(a, false);
+    CHECK(ctl("{\"command\":\"advise\",\"domain\":\"fake-job\"}", reply, sizeof(reply)) &&
+              strstr(reply, "\"return\""),
+          "advise after the job: the plan (%.80s)", reply);
+    stop();
+}
+
 /* A QEMU that reports another domain's vCPU thread as its own (its replies are QEMU's word, and
  * QEMU is what an escaped guest owns) is not believed: its domain is not sampled, nothing of it is
  * pinned or moved, and the other domain (not opted in) is never asked anything. A status file
@@ -696,5 +726,6 @@ int main(void)
     test_advise_untainted();
     test_monitor_hangs();
     test_foreign_threads();
+    test_advise_job();
     return tap_done();
 }
