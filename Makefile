@@ -34,7 +34,7 @@ BUILD    ?= build-san
 else
 BUILD    ?= build
 endif
-PKGS     := hwloc json-c libvirt libxml-2.0 libsystemd
+PKGS     := hwloc json-c libvirt libxml-2.0 libsystemd libcap-ng
 
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
                -Wmissing-prototypes -Wstrict-prototypes -O2 -g -D_GNU_SOURCE

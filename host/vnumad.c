@@ -22,6 +22,7 @@
 #include "detach.h"
 #include "log.h"
 #include "plan_apply.h"
+#include "privs.h"
 #include "record.h"
 #include "snapshot.h"
 #include "topology.h"
@@ -180,6 +181,11 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
     }
     if (geteuid() != 0) {
         fprintf(stderr, "vnumad: must run as root (it pins vCPUs and moves guest memory)\n");
+        return 1;
+    }
+    /* root's other capabilities go before vnumad reads anything of anyone's (host/privs.h) */
+    if (privs_drop(err, sizeof(err)) < 0) {
+        fprintf(stderr, "vnumad: %s\n", err);
         return 1;
     }
     log_setup(foreground, cfg.log_level);

@@ -6,7 +6,7 @@ set -eu
 # linux-image-amd64 busybox-static: the proving ground's kernel and initramfs (vm-images/);
 # ndctl daxctl: run inside it from this root, they online its tier node (run-ground.sh --tier-node)
 PKGS="gcc make pkg-config libc6-dev
-libvirt-dev libjson-c-dev libnuma-dev libhwloc-dev hwloc libxml2-dev libxml2-utils liburing-dev libsystemd-dev
+libvirt-dev libjson-c-dev libnuma-dev libhwloc-dev hwloc libxml2-dev libxml2-utils liburing-dev libsystemd-dev libcap-ng-dev
 numactl clang libclang-rt-14-dev valgrind groff-base man-db python3
 libvirt-daemon-system libvirt-clients qemu-system-x86 util-linux procps
 systemd dpkg-dev debhelper lintian python3-prometheus-client python3-libvirt

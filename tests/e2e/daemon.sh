@@ -135,6 +135,12 @@ ok $? "metadata before: none for $N, '$meta_V' for $V"
 start_vnumad
 ok $? "vnumad starts and listens on its socket"
 vnumad_alive || { show_log .; finish; }
+# started by hand as root (no systemd unit to cut them), vnumad keeps the five capabilities the
+# unit gives it and drops the rest: CAP_DAC_OVERRIDE (1), CAP_DAC_READ_SEARCH (2),
+# CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21), CAP_SYS_NICE (23)
+caps=$(awk '/^Cap(Eff|Prm|Bnd):/ {printf "%s%s=%s", sep, $1, $2; sep=" "}' "/proc/$VN_PID/status")
+[ "$caps" = "CapPrm:=0000000000a80006 CapEff:=0000000000a80006 CapBnd:=0000000000a80006" ]
+ok $? "vnumad keeps only the capabilities it needs ($caps)"
 
 # ---- a. an opted-in domain gets its pins ----
 wait_for 20 pins_are "$A" "$WIDE"
