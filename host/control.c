@@ -23,9 +23,11 @@
 #define CONTROL_BACKLOG           32   /* pending connections the kernel queues for us */
 #define CONTROL_ACCEPT_BURST      32   /* accepts per wake-up, so clients cannot starve the loop */
 #define CONTROL_ACCEPT_RETRY_MS   200  /* out of fds: stop accepting for this long */
-#define CONTROL_SEND_TIMEOUT_MS   1000 /* one send() of a reply */
-#define CONTROL_REPLY_DEADLINE_MS 5000 /* the whole reply: the client is local and root */
-#define CONTROL_ECHO_MAX          64   /* bytes of a client's key or command quoted back */
+#define CONTROL_SEND_TIMEOUT_MS   1000 /* one send() of a short refusal or request error */
+#define CONTROL_REPLY_DEADLINE_MS 5000 /* the whole of such an error */
+/* A reply the client does not read is kept (the loop goes on) this long, then dropped. */
+#define CONTROL_DRAIN_DEADLINE_MS 30000
+#define CONTROL_ECHO_MAX          64 /* bytes of a client's key or command quoted back */
 
 typedef struct control_client {
     control_server *srv;
@@ -36,6 +38,10 @@ typedef struct control_client {
     bool deferred; /* the handler answers later (control_reply_done) */
     size_t len;
     char buf[CONTROL_REQUEST_MAX];
+    /* the reply, sent as fast as the client reads it, never waited for on the loop */
+    char *out;
+    size_t out_len, out_off;
+    bool draining; /* waiting for room for the rest of out */
 } control_client;
 
 struct control_server {
@@ -153,7 +159,84 @@ static void client_free(control_client *c)
         (void)close(c->fd);
     if (c->srv && c->srv->clients[c->slot] == c)
         c->srv->clients[c->slot] = NULL;
+    free(c->out);
     free(c);
+}
+
+/* o as one line into the client's reply (sent by client_finish). 0 or -ENOMEM. */
+static int client_queue(control_client *c, struct json_object *o)
+{
+    size_t n;
+    const char *s = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+    char *out;
+
+    if (!s || !(out = malloc(n + 1)))
+        return -ENOMEM;
+    memcpy(out, s, n);
+    out[n] = '\n';
+    free(c->out);
+    c->out = out;
+    c->out_len = n + 1;
+    c->out_off = 0;
+    return 0;
+}
+
+/* Send what the client's socket takes now: 1 when the reply is out, 0 when the rest waits
+ * for the client to read, -errno when it went away. */
+static int client_flush(control_client *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+        c->out_off += (size_t)n;
+    }
+    return 1;
+}
+
+static void client_finish(control_client *c);
+
+static void client_writable(int watch, int fd, int events, void *opaque)
+{
+    (void)watch;
+    (void)fd;
+    (void)events;
+    client_finish(opaque);
+}
+
+/* A client that did not read its reply within CONTROL_DRAIN_DEADLINE_MS: dropped. */
+static void client_too_slow(int timer, void *opaque)
+{
+    (void)timer;
+    client_free(opaque);
+}
+
+/* The request is answered: the client goes once its reply is out. A reply its socket does not
+ * take at once waits, watched for room, while the loop goes on (a client that never reads is
+ * dropped after CONTROL_DRAIN_DEADLINE_MS). */
+static void client_finish(control_client *c)
+{
+    int r = c->out && c->fd >= 0 ? client_flush(c) : 1;
+
+    if (r != 0) {
+        client_free(c);
+        return;
+    }
+    if (c->draining)
+        return; /* waiting for room already */
+    if (c->watch >= 0)
+        loop_remove_fd(c->watch);
+    if (c->timer >= 0)
+        loop_remove_timer(c->timer);
+    c->draining = true;
+    c->watch = loop_add_fd(c->fd, LOOP_WRITABLE, client_writable, c);
+    c->timer = c->watch >= 0 ? loop_add_timer(CONTROL_DRAIN_DEADLINE_MS, client_too_slow, c) : -1;
+    if (c->watch < 0 || c->timer < 0)
+        client_free(c);
 }
 
 /* The reply to a request: rc 0, result (taken over; NULL: {}), or the handler's error. */
@@ -175,7 +258,7 @@ static void client_reply(control_client *c, int rc, struct json_object *result, 
         return;
     }
     json_object_object_add(reply, "return", VN_TAKE_PTR(res));
-    if (send_json(c->fd, reply, true) < 0)
+    if (client_queue(c, reply) < 0)
         (void)send_error(c->fd, "Internal", "cannot serialize the reply", true);
 }
 
@@ -295,7 +378,7 @@ void control_reply_done(control_reply *reply, int rc, struct json_object *result
         client_reply(c, rc, result, class_buf, err_buf);
     else if (result)
         json_object_put(result);
-    client_free(c);
+    client_finish(c);
 }
 
 static void client_readable(int watch, int fd, int events, void *opaque)
@@ -337,7 +420,7 @@ static void client_readable(int watch, int fd, int events, void *opaque)
             break;
         }
     }
-    client_free(c);
+    client_finish(c);
 }
 
 static void client_timeout(int timer, void *opaque)

@@ -48,6 +48,8 @@ static struct {
     void *opaque;
 } seen;
 
+#define HUGE_REPLY (8u << 20)
+
 static int handle(const char *name, void *opaque, const char *domain, struct json_object **ret,
                   char *errclass, size_t classlen, char *err, size_t errlen)
 {
@@ -66,7 +68,19 @@ static int handle(const char *name, void *opaque, const char *domain, struct jso
     if (domain && strcmp(domain, "broken") == 0)
         return -ENOMEM; /* no class, no message: Internal + strerror */
     if (domain && strcmp(domain, "empty") == 0)
-        return 0; /* no result: {} */
+        return 0;                                /* no result: {} */
+    if (domain && strcmp(domain, "huge") == 0) { /* a reply no socket buffer holds */
+        char *blob = malloc(HUGE_REPLY + 1);
+        if (!blob)
+            return -ENOMEM;
+        memset(blob, 'x', HUGE_REPLY);
+        blob[HUGE_REPLY] = '\0';
+        o = json_object_new_object();
+        json_object_object_add(o, "blob", json_object_new_string(blob));
+        free(blob);
+        *ret = o;
+        return 0;
+    }
     o = json_object_new_object();
     json_object_object_add(o, "cmd", json_object_new_string(name));
     json_object_object_add(o, "domain", domain ? json_object_new_string(domain) : NULL);
@@ -633,6 +647,39 @@ static void test_non_root(void)
     (void)chmod(sockpath, 0600);
 }
 
+/* A client asks for a reply larger than its socket buffer and does not read it: the loop goes
+ * on (another client is answered), and the reply waits for the client, whole, until it reads.
+ * Before, the loop sat in send() for up to 5 s and then gave the reply up half sent. */
+static void test_slow_reader(void)
+{
+    static const char req[] = "{\"command\":\"decisions\",\"domain\":\"huge\"}\n";
+    size_t big = HUGE_REPLY + 4096;
+    char *got = malloc(big), buf[4096], kind[64];
+    unsigned before = seen.calls;
+    int a = client_connect(sockpath);
+
+    if (!CHECK(got && a >= 0 && write(a, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1,
+               "slow reader: asks for an 8 MiB reply"))
+        goto out;
+    while (seen.calls == before)
+        (void)loop_run_once();
+    ssize_t n = ask("{\"command\":\"status\"}\n", buf, sizeof(buf));
+    CHECK(!strcmp(reply_kind(buf, n, kind, sizeof(kind)), "return"),
+          "slow reader: while its reply waits, another client is answered (%s)", kind);
+    n = read_reply(a, got, big, 60000); /* only says "it never came" */
+    struct json_object *o = n > 0 ? parse_reply(got, n) : NULL, *r, *b;
+    CHECK(o && json_object_object_get_ex(o, "return", &r) &&
+              json_object_object_get_ex(r, "blob", &b) &&
+              json_object_get_string_len(b) == (int)HUGE_REPLY,
+          "slow reader: it gets its whole reply when it reads (%zd bytes)", n);
+    if (o)
+        json_object_put(o);
+out:
+    if (a >= 0)
+        close(a);
+    free(got);
+}
+
 static void test_open_errors(control_server *live)
 {
     char path[200];
@@ -752,6 +799,7 @@ int main(void)
     test_client_limit();
     test_hangup();
     test_non_root();
+    test_slow_reader();
     test_open_errors(srv);
 
     control_close(srv);
