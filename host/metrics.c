@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,20 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
             }                                                                                      \
     } while (0)
 
+/* A per-domain counter of the agent link's statistics (the uint64_t at `off` in them). */
+static void agent_counter(FILE *f, dom_state *const *doms, size_t nr, const char *name,
+                          const char *help, size_t off)
+{
+    family(f, name, "counter", help);
+    for (size_t i = 0; i < nr; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&doms[i]->guest.stats + off, sizeof(v));
+        fputs(name, f);
+        dom_labels(f, doms[i]);
+        fprintf(f, "} %llu\n", (unsigned long long)v);
+    }
+}
+
 static void render_domains(FILE *f, const topology *t, dom_state *const *doms, size_t nr,
                            double now_mono)
 {
@@ -396,28 +411,16 @@ static void render_domains(FILE *f, const topology *t, dom_state *const *doms, s
         dom_labels(f, doms[i]);
         fprintf(f, "} %.3f\n", age > 0 ? age : 0);
     }
-    family(f, "vnuma_agent_hint_sets_total", "counter",
-           "Valid hint sets received from the guest agent.");
-    for (size_t i = 0; i < nr; i++) {
-        fputs("vnuma_agent_hint_sets_total", f);
-        dom_labels(f, doms[i]);
-        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.hint_sets);
-    }
-    family(f, "vnuma_agent_read_bytes_total", "counter",
-           "Bytes read from the guest agent's channel.");
-    for (size_t i = 0; i < nr; i++) {
-        fputs("vnuma_agent_read_bytes_total", f);
-        dom_labels(f, doms[i]);
-        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.bytes);
-    }
-    family(f, "vnuma_agent_throttled_total", "counter",
-           "Times vnumad stopped reading the guest agent's channel for a second: the guest wrote "
-           "more than 256 KiB a second (past a 256 KiB burst; a hint set is at most 64 KiB).");
-    for (size_t i = 0; i < nr; i++) {
-        fputs("vnuma_agent_throttled_total", f);
-        dom_labels(f, doms[i]);
-        fprintf(f, "} %llu\n", (unsigned long long)doms[i]->guest.stats.throttled);
-    }
+    agent_counter(f, doms, nr, "vnuma_agent_hint_sets_total",
+                  "Valid hint sets received from the guest agent.",
+                  offsetof(agentlink_stats, hint_sets));
+    agent_counter(f, doms, nr, "vnuma_agent_read_bytes_total",
+                  "Bytes read from the guest agent's channel.", offsetof(agentlink_stats, bytes));
+    agent_counter(f, doms, nr, "vnuma_agent_throttled_total",
+                  "Times vnumad stopped reading the guest agent's channel for a second: the guest "
+                  "wrote more than 256 KiB a second (past a 256 KiB burst; a hint set is at most "
+                  "64 KiB).",
+                  offsetof(agentlink_stats, throttled));
     family(f, "vnuma_agent_errors_total", "counter",
            "Input refused from the guest agent, by kind (docs/PROTOCOL.md), entries outside "
            "the domain (out-of-bounds) and error replies (agent-error).");

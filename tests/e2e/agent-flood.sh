@@ -23,14 +23,7 @@ WINDOW=${WINDOW:-10}
 MAX_CPU_PCT=${MAX_CPU_PCT:-5}
 BUDGET=$((256 * 1024))
 e2e_preamble
-out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
-    skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"
-CACHE=$(echo "$out" | tail -n 1)
-DIR=$E2E_TMP/guest
-mkdir -p "$DIR"
-chmod 711 "$E2E_TMP"
-chmod 755 "$DIR"
-cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$DIR/"
+guest_files
 
 G=${E2E_PREFIX}flood
 METRICS=$E2E_TMP/metrics.prom

@@ -15,14 +15,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 # shellcheck disable=SC2119 # every check with its defaults
 e2e_preamble
-out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
-    skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"
-CACHE=$(echo "$out" | tail -n 1)
-DIR=$E2E_TMP/guest
-mkdir -p "$DIR"
-chmod 711 "$E2E_TMP"
-chmod 755 "$DIR"
-cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$DIR/"
+guest_files
 
 
 boot() { # boot NAME CMDLINE: defines and starts, prints nothing

@@ -369,6 +369,21 @@ e2e_at_exit() { E2E_AT_EXIT+=("$1"); }
 trap e2e_cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
+# guest_files: the test guest of vm-images/build-guest.sh (built once, cached; the test is
+# skipped when it cannot be built here): CACHE is its cache, DIR=$E2E_TMP/guest holds its kernel
+# and initramfs, readable by QEMU's user.
+guest_files() {
+    local out
+    out=$(vm-images/build-guest.sh 2>"$E2E_TMP/build.log") ||
+        skip_all "cannot build the test guest: $(tail -n 1 "$E2E_TMP/build.log")"
+    CACHE=$(echo "$out" | tail -n 1)
+    DIR=$E2E_TMP/guest
+    mkdir -p "$DIR"
+    chmod 711 "$E2E_TMP"
+    chmod 755 "$DIR"
+    cp "$CACHE/vmlinuz" "$CACHE/initramfs.cpio.gz" "$DIR/"
+}
+
 # agent_guest_xml NAME DIR CMDLINE CONSOLE CELL_MIB [OPTIN_ATTRS]: the XML of a test guest of
 # vm-images/build-guest.sh (direct kernel boot from DIR/vmlinuz, DIR/initramfs.cpio.gz; 2 vCPUs,
 # 2 cells of CELL_MIB, the org.vnuma.agent.0 channel, the console in CONSOLE), opted in with
