@@ -310,8 +310,11 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
         return;
     }
     r = agentlink_open(path, st->sample.pid, &cb, &st->guest.stats, &st->guest.link);
-    if (r == -ELOOP || r == -ENOTSOCK || r == -EPERM) {
-        st->guest.no_channel_gen = st->sample.xml_gen; /* once per read of the live XML */
+    /* refused: tried again each pass (QEMU's own socket may come back), said once per read of
+     * the live XML */
+    if ((r == -ELOOP || r == -ENOTSOCK || r == -EPERM) &&
+        st->guest.refused_gen != st->sample.xml_gen) {
+        st->guest.refused_gen = st->sample.xml_gen;
         log_warn("Not opening the agent channel of '%s' at %s: %s", LOG_Q(st->name), path,
                  r == -ELOOP ? "a symbolic link is on the way"
                  : r == -EPERM

@@ -231,6 +231,7 @@ typedef struct dom_guest {
     proto_hints *hints_unchecked;
     double unchecked_at_s;
     uint64_t no_channel_gen; /* the read of the live XML that had no open channel (0: none) */
+    uint64_t refused_gen;    /* the read of the live XML whose channel socket was refused */
     bool channel_defined;    /* that XML has the agent's channel (the guest may open it later) */
 } dom_guest;
 

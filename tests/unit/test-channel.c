@@ -131,6 +131,39 @@ static void test_flood(void)
     vn_clock_use(NULL);
 }
 
+/* A peer that never answers the hello (a guest that missed QEMU's "host connected"): the link
+ * is given up after AGENTLINK_REPLY_TIMEOUT_S on the clock, and the owner connects anew. */
+static void test_hello_timeout(void)
+{
+    agentlink_stats stats = {0};
+    bool closed = false;
+    agentlink_callbacks cb = {.closed = on_closed, .opaque = &closed};
+    proto_get_hints g = {.interval_ms = 1000, .max_processes = 8, .scan_budget_mib = 256};
+    agentlink *l = NULL;
+    char path[200];
+    int lfd = listen_at("silent.sock"), srv = -1, r;
+
+    vn_clock_use(&fake_clock);
+    path_of(path, sizeof(path), "silent.sock");
+    r = lfd >= 0 ? agentlink_open(path, getpid(), &cb, &stats, &l) : -1;
+    if (r == 0)
+        srv = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (!CHECK(r == 0 && srv >= 0, "hello: connected to a peer that will not answer (r=%d)", r))
+        return;
+    double sent = (double)fake_ns / 1e9;
+    r = agentlink_request_hints(l, &g, sent + AGENTLINK_REPLY_TIMEOUT_S - 1);
+    CHECK(r == -ENOTCONN && !closed, "hello: still waited for a second before the timeout (r=%d)",
+          r);
+    r = agentlink_request_hints(l, &g, sent + AGENTLINK_REPLY_TIMEOUT_S);
+    CHECK(r == -ETIMEDOUT && closed && strstr(stats.last_error, "no hello reply"),
+          "hello: unanswered for %.0f s, the link is given up (r=%d, %s)",
+          AGENTLINK_REPLY_TIMEOUT_S, r, stats.last_error);
+    agentlink_close(l);
+    close(srv);
+    close(lfd);
+    vn_clock_use(NULL);
+}
+
 int main(void)
 {
     char path[200], target[200];
@@ -206,6 +239,7 @@ int main(void)
 
     close(lfd);
     test_flood();
+    test_hello_timeout();
     snprintf(path, sizeof(path), "rm -rf '%s'", dir);
     CHECK(system(path) == 0, "fixture removed");
     return tap_done();
