@@ -649,7 +649,7 @@ static void test_status_file(void)
 {
     const char *u1 = "11111111-2222-3333-4444-555555555555";
     const char *u2 = "99999999-2222-3333-4444-555555555555";
-    char dir[] = "/tmp/vnuma-test-run-XXXXXX", path[600], text[512], err[256];
+    char dir[] = "/tmp/vnuma-test-run-XXXXXX", path[600], text[512], err[256] = "";
     virt_dom_id a = {.id = 7}, b = {.id = 8};
     pid_t pid = 0;
 
