@@ -210,26 +210,55 @@ const char *const AUTO = "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\"
 
 /* ---- vnumactl ---- */
 
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ctl_sent = PTHREAD_COND_INITIALIZER;
+
+static void ctl_mark_sent(ctl_call *c)
+{
+    pthread_mutex_lock(&ctl_lock);
+    c->sent = true;
+    pthread_cond_broadcast(&ctl_sent);
+    pthread_mutex_unlock(&ctl_lock);
+}
+
 /* vnumactl's side: one request line, the reply until the server closes */
-void *ctl_thread(void *arg)
+static void *ctl_thread(void *arg)
 {
     ctl_call *c = arg;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     size_t len = 0;
     ssize_t n;
+    bool sent;
 
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dm.cfg.socket_path);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        write(fd, c->request, strlen(c->request)) == (ssize_t)strlen(c->request))
-        while (len + 1 < sizeof(c->reply) &&
-               (n = read(fd, c->reply + len, sizeof(c->reply) - len - 1)) > 0)
-            len += (size_t)n;
+    sent = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+           write(fd, c->request, strlen(c->request)) == (ssize_t)strlen(c->request);
+    ctl_mark_sent(c);
+    while (sent && len + 1 < sizeof(c->reply) &&
+           (n = read(fd, c->reply + len, sizeof(c->reply) - len - 1)) > 0)
+        len += (size_t)n;
     c->reply[len] = '\0';
     if (fd >= 0)
         close(fd);
     atomic_store(&c->done, true);
     return NULL;
+}
+
+void ctl_begin(ctl_call *c, pthread_t *t)
+{
+    struct timespec end;
+
+    c->sent = false;
+    atomic_store(&c->done, false);
+    if (pthread_create(t, NULL, ctl_thread, c) != 0)
+        abort();
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += (time_t)WAIT_S;
+    pthread_mutex_lock(&ctl_lock);
+    while (!c->sent && pthread_cond_timedwait(&ctl_sent, &ctl_lock, &end) == 0)
+        ;
+    pthread_mutex_unlock(&ctl_lock);
 }
 
 bool ctl_done(void *arg)
@@ -244,8 +273,7 @@ bool ctl(const char *request, char *reply, size_t len)
     bool ok;
 
     snprintf(c.request, sizeof(c.request), "%s\n", request);
-    if (pthread_create(&t, NULL, ctl_thread, &c) != 0)
-        return false;
+    ctl_begin(&c, &t);
     ok = run_until(ctl_done, &c);
     pthread_join(t, NULL);
     snprintf(reply, len, "%s", c.reply);

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,9 +60,14 @@ bool decision_restored(void *fd);
 typedef struct ctl_call {
     char request[256];
     char reply[65536];
+    bool sent; /* the request is in the socket (or the thread gave up): under ctl_lock */
     atomic_bool done;
 } ctl_call;
-void *ctl_thread(void *arg);
+/* Starts c's client thread and returns once its request line is in the socket, the loop not run
+ * meanwhile: vnumad accepts the connection with the line there already, and its wait for a
+ * client's line (CONTROL_TIMEOUT_MS, real time from the accept) never depends on how soon the
+ * thread ran. The caller runs the loop (run_until(ctl_done, c)) and joins *t. */
+void ctl_begin(ctl_call *c, pthread_t *t);
 bool ctl_done(void *arg);
 /* One request (a JSON object, no newline) and its reply; false when none came. */
 bool ctl(const char *request, char *reply, size_t len);

@@ -512,15 +512,13 @@ static void test_advise(void)
     snprintf(call.request, sizeof(call.request),
              "{\"command\":\"advise\",\"domain\":\"fake-a\"}\n");
     fake_dom_hook(a, FAKE_VCPUS, park_advise, NULL);
-    if (pthread_create(&th, NULL, ctl_thread, &call) != 0)
-        abort();
+    ctl_begin(&call, &th);
     loop_thread = pthread_self();
     CHECK(run_until(parked, NULL) && !atomic_load(&advise_on_loop),
           "advise: its sample reads the domain on a worker, not on the loop");
     ctl_call status = {.request = "{\"command\":\"status\"}\n"};
     pthread_t th2;
-    if (pthread_create(&th2, NULL, ctl_thread, &status) != 0)
-        abort();
+    ctl_begin(&status, &th2);
     CHECK(run_until(ctl_done, &status) && strstr(status.reply, "\"return\"") &&
               !atomic_load(&call.done),
           "advise: while its sample is out the loop answers another client (status)");
@@ -538,8 +536,7 @@ static void test_advise(void)
     snprintf(hung_call.request, sizeof(hung_call.request),
              "{\"command\":\"advise\",\"domain\":\"fake-a\"}\n");
     fake_dom_hang(a, FAKE_VCPUS);
-    if (pthread_create(&th, NULL, ctl_thread, &hung_call) != 0)
-        abort();
+    ctl_begin(&hung_call, &th);
     (void)run_until(hung_dom, a);
     pass();
     CHECK(run_until(ctl_done, &hung_call) && strstr(hung_call.reply, "\"Busy\"") &&

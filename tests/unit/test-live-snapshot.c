@@ -63,8 +63,7 @@ static void test_snapshot(void)
     char pins_u[4][32];
     for (unsigned v = 0; v < 4; v++)
         snprintf(pins_u[v], sizeof(pins_u[v]), "%s", fake_dom_pin(u, v, buf, sizeof(buf)));
-    if (pthread_create(&th, NULL, ctl_thread, &call) != 0)
-        abort();
+    ctl_begin(&call, &th);
     CHECK(run_until(ctl_done, &call) && strstr(call.reply, "\"return\""),
           "snapshot: vnumad answers (%.120s)", call.reply);
     pthread_join(th, NULL);
@@ -120,8 +119,7 @@ static void test_snapshot(void)
     /* a domain that stops while it is read is left out, with the reason, and the rest stand */
     static ctl_call again = {.request = "{\"command\":\"snapshot\"}\n"};
     fake_dom_fail(e, FAKE_VCPUS, -ESRCH);
-    if (pthread_create(&th, NULL, ctl_thread, &again) != 0)
-        abort();
+    ctl_begin(&again, &th);
     CHECK(run_until(ctl_done, &again) &&
               strstr(again.reply, "\"left_out\":[{\"name\":\"fake-equal\"") &&
               strstr(again.reply, "\"name\":\"fake-untracked\""),
@@ -134,8 +132,7 @@ static void test_snapshot(void)
      * stays one vnumad --advise takes */
     static ctl_call third = {.request = "{\"command\":\"snapshot\"}\n"};
     fake_dom_set_pin(e, 0, "6");
-    if (pthread_create(&th, NULL, ctl_thread, &third) != 0)
-        abort();
+    ctl_begin(&third, &th);
     bool answered = run_until(ctl_done, &third);
     pthread_join(th, NULL);
     snapshot s3 = {0};
