@@ -90,6 +90,8 @@ vg() {
         return
     fi
     ok 1 "$desc (exit $rc, $errs memcheck errors$([ $leaked = 1 ] && echo ', leaks'))"
+    # the program's own failures first (a unit test's not-ok lines), then the end of its output
+    grep -m 10 '^not ok' "$tmp/$id/out" | sed 's/^/#   /'
     tail -n 5 "$tmp/$id/out" | sed 's/^/#   /'
     for f in $bad; do
         [ -f "$f" ] && grep -vE '^==[0-9]+== *$' "$f" | sed -n '/ERROR SUMMARY\|Invalid\|uninitialised\|definitely\|indirectly\|Mismatched\|overlap\|by 0x\|at 0x/p' |
