@@ -26,9 +26,11 @@ static bool iothread_saved(const dom_state *st, unsigned id)
 
 /*
  * A domain that arrived from another host (st->arrived) carries that host's pins, live and
- * saved: none may be put back here. Its originals are what this host would have given it
- * at start: the pins of its definition here (`xml`; transient, defined=false: its <vcpu
- * cpuset> only) for the threads vnumad may change (st->cputune_known). Returns 0 or -errno.
+ * saved: none may be put back here; one whose live metadata says a vnumad changed it, with
+ * no record of it (st->def_originals, as for an arrival), may carry that vnumad's. Its originals
+ * are what this host would have given it at start: the pins of its definition here (`xml`;
+ * transient, defined=false: its <vcpu cpuset> only) for the threads vnumad may change
+ * (st->cputune_known). Returns 0 or -errno.
  */
 static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, const char *xml,
                              bool defined)
@@ -71,7 +73,7 @@ static int arrival_originals(virt_dom *d, dom_state *st, const topology *t, cons
 void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent)
 {
     /* a transient arrival's live XML holds the other host's pins, maybe its vnumad's */
-    bool foreign = !persistent && st->arrived;
+    bool foreign = !persistent && st->def_originals;
 
     st->emulator_explicit = x->emulator_pinned && !foreign;
     st->nr_iothread_explicit = 0;
@@ -114,7 +116,7 @@ void act_operator_pins(virt_dom *d, dom_state *st, const topology *t)
             st->emulator_explicit = false; /* vnumad's own pin, from before its restart */
     }
     st->cputune_known = true;
-    r = st->arrived && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
+    r = st->def_originals && !st->orig.saved ? arrival_originals(d, st, t, xml, persistent) : 0;
     if (r < 0) {
         log_debug("Cannot take this host's originals of '%s': %s", LOG_Q(st->name), strerror(-r));
         st->cputune_known = false; /* nothing is changed before they are taken */
@@ -139,9 +141,9 @@ int act_save_originals(virt_dom *d, dom_state *st, const snap_domain *sd)
 
     if (st->orig.saved)
         return 0;
-    /* the operator's pins are not known, or (arrived) this host's originals not taken yet
-     * (act_operator_pins takes them): nothing is changed yet */
-    if (!st->cputune_known || st->arrived)
+    /* the operator's pins are not known, or (arrived, no record) this host's originals not taken
+     * yet (act_operator_pins takes them): nothing is changed yet */
+    if (!st->cputune_known || st->def_originals)
         return -EAGAIN;
     o = calloc(1, sizeof(*o)); /* 1 MiB: not on a stack */
     if (!o)

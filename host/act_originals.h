@@ -34,9 +34,10 @@ void act_explicit_pins(dom_state *st, const domxml_info *x, bool persistent);
 /* Learn which emulator and IOThread pins are the operator's (act_explicit_pins, from the
  * domain's persistent XML, else its live XML), once per QEMU run: those are
  * never changed, saved or restored. For a domain that arrived from another host
- * (st->arrived) without originals yet, it also takes them, from this host's definition of
- * the domain (act.c arrival_originals). Until it succeeds, act_save_originals() refuses with
- * -EAGAIN and act_apply() pins neither. */
+ * (st->arrived), or one vnumad has no record of whose metadata says a vnumad changed it
+ * (st->def_originals covers both), without originals yet, it also takes them, from this host's
+ * definition of the domain (act_originals.c arrival_originals). Until it succeeds,
+ * act_save_originals() refuses with -EAGAIN and act_apply() pins neither. */
 void act_operator_pins(virt_dom *d, dom_state *st, const topology *t);
 
 /*

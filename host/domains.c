@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "metadata.h"
 #include "mover.h"
+#include "origfile.h"
 #include "publish.h"
 #include "ramlayout.h"
 #include "rules.h"
@@ -173,6 +174,7 @@ static void state_reset_run(dom_state *st, int id)
     memset(st->mover.memfd_bound, 0, sizeof(st->mover.memfd_bound));
     st->cputune_known = false;
     st->arrived = false;
+    st->def_originals = false;
     st->sample.bound_logged = false;
     sample_vcpus_stale(&st->sample);
     sample_xml_stale(&st->sample);
@@ -357,7 +359,8 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     }
     log_info("Restored the original pinning and binding of '%s' (%s)", LOG_Q(st->name), why);
     originals_drop(st);
-    st->arrived = false; /* its pins are this host's now */
+    (void)domains_record_originals(dm, st);
+    st->arrived = st->def_originals = false; /* its pins are this host's now */
     publish_record_simple(dm, d, st, "restored", why);
 }
 
@@ -401,25 +404,45 @@ static void consider_reads_free(consider_reads *cr)
     memset(cr, 0, sizeof(*cr));
 }
 
-/*
- * The originals to restore: those in vnumad's own <state> element; while the domain has
- * none (vnumad 0.1.0 never wrote one), those `legacy` found inside the operator's
- * <balancer> (may be NULL). Returns false when the state could not be read; *ret then
- * holds nothing to restore.
- */
-static bool read_originals(const consider_reads *cr, const dom_originals *legacy,
-                           dom_originals *ret)
+int domains_record_originals(vnumad *dm, dom_state *st)
 {
-    _cleanup_free_ dom_originals *o = calloc(1, sizeof(*o)); /* 1 MiB: not on a stack */
+    int r = origfile_write(dm->cfg.state_dir, st->uuid, st->id, &st->orig);
 
-    if (!o)
-        return false;
+    st->orig_recorded = r == 0;
+    if (r < 0) {
+        dm->stats.errors[METRICS_ERR_ORIGINALS]++;
+        log_warn("Cannot %s the record of the originals of '%s' in %s/originals: %s",
+                 st->orig.saved ? "write" : "remove", LOG_Q(st->name), dm->cfg.state_dir,
+                 strerror(-r));
+    }
+    return r;
+}
+
+/*
+ * The originals a restore may put back: vnumad's own record of this QEMU run (origfile.h),
+ * never the metadata, into *ret (ret->saved false: none).
+ */
+static void recorded_originals(vnumad *dm, const consider_reads *cr, dom_originals *ret)
+{
+    int r = origfile_read(dm->cfg.state_dir, cr->id.uuid, cr->id.id, ret);
+
+    if (r < 0 && r != -ENOENT) {
+        dm->stats.errors[METRICS_ERR_ORIGINALS]++;
+        log_warn("Cannot read the record of the originals of '%s' in %s/originals: %s",
+                 LOG_Q(cr->id.name), dm->cfg.state_dir, strerror(-r));
+    }
+}
+
+/*
+ * What the live metadata says of originals, never put back: the <original> of vnumad's <state>
+ * (another host's: the domain arrived; this host's without a record: some vnumad changed it and
+ * its record is gone), into *ret.
+ */
+static void claimed_originals(const consider_reads *cr, dom_originals *ret)
+{
+    memset(ret, 0, sizeof(*ret));
     if (cr->state == 0)
-        (void)meta_parse_state(cr->state_xml, o);
-    else if (cr->state == -ENOENT && legacy)
-        originals_set(o, legacy);
-    originals_set(ret, o);
-    return cr->state == 0 || cr->state == -ENOENT;
+        (void)meta_parse_state(cr->state_xml, ret);
 }
 
 typedef enum arrival {
@@ -448,13 +471,14 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
             LOG_Q(st->name));
         state_reset_run(st, st->id);
         originals_drop(st); /* the other host's <original> goes from the metadata too */
-        st->arrived = true;
+        st->arrived = st->def_originals = true;
     }
     if (!write || st->orig.saved)
         return;
     act_operator_pins(d, st, dm->topo);
     if (!st->orig.saved)
         return; /* the next pass tries again before it changes anything */
+    (void)domains_record_originals(dm, st); /* (else the pass does, before any change) */
     vn_iso_time(time, sizeof(time));
     if (publish_metadata(d, st, dm->pass, time, NULL) < 0)
         dm->stats.errors[METRICS_ERR_METADATA]++;
@@ -468,11 +492,12 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
 {
     virt_dom *d = cr->d;
     vn_balancer cfg;
-    _cleanup_free_ dom_originals *orig = calloc(1, sizeof(*orig)); /* 1 MiB: not on a stack */
+    _cleanup_free_ dom_originals *orig = calloc(1, sizeof(*orig));   /* 1 MiB: not on a stack */
+    _cleanup_free_ dom_originals *claim = calloc(1, sizeof(*claim)); /* (both) */
     dom_state *st = domains_find(dm, uuid);
     bool changed = false;
 
-    if (!orig)
+    if (!orig || !claim)
         return false;
 
     if (st && st->busy) {
@@ -486,14 +511,24 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (!dm->connected || !d)
         return false;
     if (cr->ident < 0) {
-        if (st)
+        if (st) {
+            (void)origfile_remove(dm->cfg.state_dir, st->uuid); /* its run is over */
             domains_forget(dm, st);
+        }
         return false;
     }
+    if (st && st->id != cr->id.id) {
+        /* a new QEMU run: what the last one saved is not this one's */
+        originals_drop(st);
+        st->arrived = st->def_originals = false;
+    }
+    /* what a restore may put back: vnumad's own record of this run, and nothing else */
+    if (!st || !st->orig.saved)
+        recorded_originals(dm, cr, orig);
     if (cr->meta == -ENOENT) {
         /* never opted in, or the element was removed: restore what we changed (also what a
-         * vnumad before us changed, when its originals are in our <state>) */
-        if (!st && dm->nr_doms < MAX_DOMAINS && read_originals(cr, NULL, orig) && orig->saved) {
+         * vnumad before us changed, when it recorded it) */
+        if (!st && dm->nr_doms < MAX_DOMAINS && orig->saved) {
             st = state_new();
             if (st) {
                 snprintf(st->uuid, sizeof(st->uuid), "%s", cr->id.uuid);
@@ -506,9 +541,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         }
         if (st) {
             snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
-            if (how != ARRIVAL_NONE || meta_originals_foreign(&st->orig, dm->host_id))
+            if (how != ARRIVAL_NONE)
                 arrive(dm, d, st, false); /* the restore writes the metadata */
-            if (st->arrived && !st->orig.saved)
+            if (st->def_originals && !st->orig.saved)
                 act_operator_pins(d, st, dm->topo);
             domains_restore(dm, d, st, "opted out: element removed");
             domains_forget(dm, st);
@@ -518,8 +553,12 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     if (cr->meta < 0)
         return false;
-    meta_parse(cr->meta_xml, dm->topo, &cfg, orig);
-    (void)read_originals(cr, orig, orig);
+    meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
+    if (claim->saved)
+        log_warn("The <balancer> element of '%s' holds an <original>: ignored (vnumad puts back "
+                 "only what it recorded itself)",
+                 LOG_Q(cr->id.name));
+    claimed_originals(cr, claim);
     if (!st && cfg.valid && cfg.mode == VN_MODE_OFF && !orig->saved)
         return false; /* mode="off" and nothing of ours to undo */
     if (!st) {
@@ -541,16 +580,27 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
     snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
-    if (how != ARRIVAL_NONE || meta_originals_foreign(orig, dm->host_id)) {
+    /* an arrival: a migration's event, or another host's originals in the live metadata of a
+     * run vnumad has no record of (a vnumad started after the migration, a save image restored
+     * here); with a record of this run the metadata says nothing vnumad does not know */
+    if (how != ARRIVAL_NONE ||
+        (!st->orig.saved && !orig->saved && meta_originals_foreign(claim, dm->host_id))) {
         changed |= !st->arrived;
         arrive(dm, d, st, how != ARRIVAL_MIGRATING);
     }
-    /* a restarted vnumad finds the originals in the live metadata (this host's: an
-     * <original> without a host is from an older vnumad on this host) */
+    /* a restarted vnumad finds the originals in its record */
     if (!st->orig.saved && orig->saved && !st->arrived) {
         originals_set(&st->orig, orig);
-        if (!st->orig.host[0])
-            snprintf(st->orig.host, sizeof(st->orig.host), "%s", dm->host_id);
+        st->orig_recorded = true;
+    } else if (!st->orig.saved && !st->def_originals && claim->saved) {
+        /* the live metadata says a vnumad changed it (this host's <original>, or one without a
+         * host: an older vnumad's), and there is no record: its live pins may be that
+         * vnumad's, so its originals are this host's definition, taken before any change */
+        log_warn("'%s' has originals in its live metadata but vnumad has no record of them: "
+                 "its definition's pins are taken as its originals",
+                 LOG_Q(st->name));
+        st->def_originals = true;
+        st->cputune_known = false;
     }
     if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
         if (!cfg.valid)
@@ -567,6 +617,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (!st->dom && virt_dom_ref(d, &st->dom) < 0)
         st->dom = NULL;
     if (cfg.valid && cfg.mode == VN_MODE_OFF) {
+        if (st->def_originals && !st->orig.saved)
+            act_operator_pins(d, st, dm->topo);
         domains_restore(dm, d, st, "opted out: mode off");
         domains_forget(dm, st);
     } else if (!cfg.valid && st->orig.saved) {
@@ -720,6 +772,21 @@ bool domains_reconsider(vnumad *dm, dom_state *st)
     return consider_now(dm, uuid, how);
 }
 
+typedef struct running_ids {
+    const virt_dom_id *ids;
+    size_t n;
+} running_ids;
+
+static bool uuid_running(const char *uuid, void *arg)
+{
+    const running_ids *ri = arg;
+
+    for (size_t k = 0; k < ri->n; k++)
+        if (strcmp(ri->ids[k].uuid, uuid) == 0)
+            return true;
+    return false;
+}
+
 void domains_resync(vnumad *dm)
 {
     _cleanup_free_ virt_dom_id *ids = NULL;
@@ -742,4 +809,9 @@ void domains_resync(vnumad *dm)
     }
     for (size_t k = 0; k < n; k++)
         (void)domains_consider(dm, ids[k].uuid);
+    /* the records of domains that stopped while vnumad did not watch */
+    running_ids ri = {ids, n};
+    int r = origfile_prune(dm->cfg.state_dir, uuid_running, &ri);
+    if (r < 0)
+        log_warn("Cannot look through %s/originals: %s", dm->cfg.state_dir, strerror(-r));
 }

@@ -42,6 +42,10 @@ bool domains_arrived(vnumad *dm, const char *uuid, bool finished);
 /* After (re)connecting: forget what no longer runs, consider every running domain. */
 void domains_resync(vnumad *dm);
 
+/* Write vnumad's record of st's originals (origfile.h), or remove it when they are not saved;
+ * a failure is logged and counted. 0 or -errno. On the loop. */
+int domains_record_originals(vnumad *dm, dom_state *st);
+
 /* Give the domain its original pinning and binding back (if vnumad changed them) and
  * record "restored" with reason `why`. */
 void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why);

@@ -17,7 +17,11 @@
  * element (read, add its record, write), an opt-out written between its read and its
  * write would be lost. So vnumad writes only its own element, whole, never read back.
  * vnumad 0.1.0 kept <original> and <decision> inside <balancer>: meta_parse() still
- * accepts them, and their originals count only while the domain has no <state>.
+ * accepts them (and returns that <original>, which domains.c logs and ignores).
+ *
+ * <original> in <state> is a copy for readers: what a restore puts back comes from vnumad's
+ * own record (origfile.h), never from the metadata, which anyone who may write metadata can
+ * forge.
  *
  * The live metadata travels with the domain (live migration, a save image restored
  * elsewhere): <original host=...> says which host the originals are of, so that no host

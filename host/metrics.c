@@ -48,6 +48,7 @@ const char *metrics_error_name(metrics_error e)
         [METRICS_ERR_RESTORE] = "restore",
         [METRICS_ERR_RESTORE_BOUNDS] = "restore-out-of-bounds",
         [METRICS_ERR_METADATA] = "metadata",
+        [METRICS_ERR_ORIGINALS] = "originals-record",
         [METRICS_ERR_JOURNAL] = "journal",
         [METRICS_ERR_METRICS_FILE] = "metrics-file",
     };

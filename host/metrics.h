@@ -47,6 +47,7 @@ typedef enum metrics_error {
     METRICS_ERR_RESTORE,        /* putting originals back failed */
     METRICS_ERR_RESTORE_BOUNDS, /* a saved original outside the domain's definition, not put back */
     METRICS_ERR_METADATA,       /* writing the live metadata failed */
+    METRICS_ERR_ORIGINALS,      /* vnumad's record of a domain's originals not written or read */
     METRICS_ERR_JOURNAL,        /* journal.jsonl cannot be opened */
     METRICS_ERR_METRICS_FILE,   /* metrics_file cannot be written */
     METRICS_ERR_MAX,

@@ -37,6 +37,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "mover.h"
+#include "origfile.h"
 #include "pass.h"
 #include "pass_work.h"
 #include "publish.h"
@@ -118,6 +119,7 @@ static void act_run(work *w)
     dom_state *st = dw->st;
     bool first = !st->orig.saved;
     bool job = false;
+    const char *what = "save originals";
     char time[32];
 
     holds_point(HOLD_ACT, dw->pass, st->name); /* a test's: nothing changed yet */
@@ -130,22 +132,33 @@ static void act_run(work *w)
                  "libvirt runs a job on it (migration, save, dump)");
         return;
     }
-    /* the originals go into the live metadata before the first change */
+    /* the originals go into vnumad's record (what a restore puts back) and the live metadata
+     * before the first change: nothing is changed while they cannot be recorded */
     act_operator_pins(dw->d, st, dm->topo);
     dw->r = act_save_originals(dw->d, st, &dw->sd);
+    if (dw->r == 0 && !st->orig_recorded) {
+        dw->r = origfile_write(dm->cfg.state_dir, st->uuid, st->id, &st->orig);
+        st->orig_recorded = dw->r == 0;
+        what = "record originals";
+    }
     if (dw->r == 0 && first) {
         vn_iso_time(time, sizeof(time));
         dw->meta_failed = publish_metadata(dw->d, st, dw->pass, time, NULL) < 0;
     }
     if (dw->r == 0) {
         act_target tg = act_target_of(st);
+        uint64_t memfd = st->orig.memfd_cells;
         tg.movers = dm->movers;
         dw->r =
             act_apply(dw->d, &tg, dm->topo, &dw->sd, &dw->pd, dm->numa, &dm->cfg.decide, &dw->res);
+        /* a shared backend's own policy, saved as it was first given one */
+        if (st->orig.memfd_cells != memfd)
+            st->orig_recorded = origfile_write(dm->cfg.state_dir, st->uuid, st->id, &st->orig) == 0;
     } else {
-        dw->res.kind = act_classify(dw->r);
+        /* a record that cannot be written is the host's to fix (state_dir): tried again */
+        dw->res.kind = st->orig_recorded || !st->orig.saved ? act_classify(dw->r) : ACT_TRANSIENT;
         dw->res.err = dw->r;
-        snprintf(dw->res.error, sizeof(dw->res.error), "save originals: %s", strerror(-dw->r));
+        snprintf(dw->res.error, sizeof(dw->res.error), "%s: %s", what, strerror(-dw->r));
     }
     /* an error while the domain was being torn down is its going away, not a fault */
     if (dw->r < 0 && dw->res.kind == ACT_TRANSIENT && !virt_dom_active(dw->d))

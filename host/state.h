@@ -267,10 +267,15 @@ typedef struct dom_state {
     /* the originals and the operator's pins (act_originals.c) */
     dom_originals orig;
     bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
+    bool orig_recorded;  /* orig is what vnumad's record of them holds (origfile.h) */
     /* This QEMU run came from another host (live migration, or originals another host
      * saved): its live pins are that host's, so its originals are taken from this host's
      * definition of it (act_operator_pins) before any change. Cleared by a restore. */
     bool arrived;
+    /* Its originals are this host's definition of it, taken like an arrival's: it arrived, or
+     * its live metadata says a vnumad changed it and vnumad has no record of it (origfile.h:
+     * the live pins may be that vnumad's). Cleared by a restore. */
+    bool def_originals;
     char host_id[SNAP_UUID_MAX]; /* this host's machine id ("" unknown), for orig.host */
     /* The operator's emulator and IOThread pins in this QEMU run (act_operator_pins): the
      * <cputune> of the persistent XML; vnumad never changes or restores them */
@@ -356,6 +361,7 @@ static inline void originals_take(dom_state *st, const dom_originals *o)
 {
     originals_set(&st->orig, o);
     st->orig_unwritten = true;
+    st->orig_recorded = false;
 }
 
 /* No originals any more (restored, or another host's): <state> is written without them. */
@@ -363,6 +369,7 @@ static inline void originals_drop(dom_state *st)
 {
     originals_clear(&st->orig);
     st->orig_unwritten = true;
+    st->orig_recorded = false;
 }
 
 /* vnumad.conf (docs/operations.md); defaults from daemon_config_defaults(). */

@@ -14,8 +14,8 @@
 #   d. the records: the live metadata's <decision> (virsh metadata), the QOM object and
 #      the journal carry the exact name and uuid;
 #   e. nothing was executed: no vnuma-pwned-* file anywhere a shell could have made it;
-#   f. the state dir holds journal.jsonl only (no file named after a domain), the run dir
-#      the socket only;
+#   f. the state dir holds journal.jsonl and originals/ (records named by uuid: no file named
+#      after a domain), the run dir the socket only;
 #   g. vnumad run with umask 000: socket 0600 (dir 0700), state dir 0700, journal 0600,
 #      metrics file 0644: nothing it writes is world-writable; a world-writable config
 #      file is refused at start.
@@ -309,8 +309,18 @@ pwned=$(find / /root /tmp /run /var/lib/libvirt /var/lib/vnuma /var/log/libvirt 
 ok $? "e: no $PWN* file was created: no shell ran a name ($pwned)"
 
 # ---- f. file names ----
-[ "$(ls -A "$VN_STATE")" = "journal.jsonl" ]
-ok $? "f: the state dir holds journal.jsonl only ($(ls -A "$VN_STATE" | tr '\n' ' '))"
+# state_files_ok: journal.jsonl, and originals/ holding records named by uuid only
+state_files_ok() {
+    local f
+    for f in $(ls -A "$VN_STATE"); do
+        case $f in journal.jsonl | originals) ;; *) return 1 ;; esac
+    done
+    [ -f "$VN_JOURNAL" ] || return 1
+    [ -d "$VN_STATE/originals" ] || return 0
+    ! ls -A "$VN_STATE/originals" | grep -Evq '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+}
+state_files_ok
+ok $? "f: the state dir holds journal.jsonl and originals/ with files named by uuid only ($(cd "$VN_STATE" && find . -mindepth 1 | tr '\n' ' '))"
 [ "$(ls -A "$(dirname "$VN_SOCK")")" = "vnumad.sock" ]
 ok $? "f: the run dir holds the socket only ($(ls -A "$(dirname "$VN_SOCK")" | tr '\n' ' '))"
 [ "$(ls -A "$(dirname "$METRICS")")" = "vnuma.prom" ]
@@ -320,6 +330,9 @@ ok $? "f: the metrics dir holds vnuma.prom only, no temporary file left"
 modes="$(stat -c '%a' "$VN_SOCK") $(stat -c '%a' "$(dirname "$VN_SOCK")") $(stat -c '%a' "$VN_STATE") $(stat -c '%a' "$VN_JOURNAL") $(stat -c '%a' "$METRICS")"
 [ "$modes" = "600 700 700 600 644" ]
 ok $? "g: socket 600, run dir 700, state dir 700, journal 600, metrics 644 (got $modes)"
+bad=$(find "$VN_STATE/originals" \( -type d ! -perm 0700 \) -o \( -type f ! -perm 0600 \) 2>/dev/null)
+[ -z "$bad" ]
+ok $? "g: the records of the originals 600 in a 700 directory ($bad)"
 ww=$(find "$(dirname "$VN_SOCK")" "$VN_STATE" "$(dirname "$METRICS")" -perm -0002 2>/dev/null)
 [ -z "$ww" ]
 ok $? "g: nothing vnumad wrote is world-writable ($ww)"

@@ -174,13 +174,18 @@ set_meta() { $VIRSH metadata "$1" urn:vnuma:balancer:1 --key vnuma --set "$2" --
 
 # start_vnumad [CONFIG LINES...]: a private vnumad in the background (VN_PID, VN_LOG, VN_SOCK,
 # VN_JOURNAL); waits (30 s: an ASan build on a loaded machine) until its control socket exists.
+# Each run has its own directory, journal and log; its state_dir starts with the records of
+# the originals the run before left (state_dir/originals), as a restarted vnumad finds its own.
 start_vnumad() {
-    local dir
+    local dir prev=$VN_STATE
     VN_RUNS=$((VN_RUNS + 1))
     dir=$E2E_TMP/vnumad-$VN_RUNS
     mkdir -p "$dir"
     VN_SOCK=$dir/run/vnumad.sock
     VN_STATE=$dir/state
+    if [ -n "$prev" ] && [ -d "$prev/originals" ]; then
+        mkdir -p -m 0700 "$VN_STATE" && cp -a "$prev/originals" "$VN_STATE/"
+    fi
     VN_JOURNAL=$VN_STATE/journal.jsonl
     VN_LOG=$dir/vnumad.log
     VN_CONF=$dir/vnumad.conf

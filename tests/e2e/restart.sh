@@ -1,8 +1,8 @@
 #!/bin/bash
-# A restarted vnumad finds the originals in the live metadata: vnumad is killed with SIGKILL
-# after it changed a domain's pins (no chance to restore), a new vnumad starts, the domain
-# opts out, and the original pins come back from <original>. The new vnumad does not save
-# the already-changed pins as "originals" again.
+# A restarted vnumad finds the originals in its record (state_dir/originals/UUID, kept across
+# its restarts as on a host): vnumad is killed with SIGKILL after it changed a domain's pins (no
+# chance to restore), a new vnumad starts, the domain opts out, and the original pins come
+# back. The new vnumad does not save the already-changed pins as "originals" again.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
@@ -25,6 +25,8 @@ wait_for 15 bash -c "[ \"\$($(declare -f vcpu_pins); VIRSH='$VIRSH'; vcpu_pins $
 ok $? "vnumad pinned $D to $WIDE (got $(vcpu_pins "$D"))"
 wait_for 10 bash -c "virsh -q metadata $D urn:vnuma:state:1 | grep -q '<original[ >]'"
 ok $? "the originals are in vnumad's live <state> metadata"
+test -f "$VN_STATE/originals/$($VIRSH domuuid "$D")"
+ok $? "and in its record, $VN_STATE/originals/UUID"
 
 kill -KILL "$VN_PID"
 wait "$VN_PID" 2>/dev/null

@@ -3,9 +3,11 @@
  * what the test does to them. The fake libvirt vnumad calls is fakehost_virt.c. */
 #include "fakehost.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +197,15 @@ void fake_host_reset(void)
     fh.down = false;
     fh.nr_events = 0;
     pthread_mutex_unlock(&fh.lock);
+    /* vnumad's records of the originals go with the domains they were of */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/state/originals", fh.root);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
 }
 
 /* ---- domains ---- */

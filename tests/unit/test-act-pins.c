@@ -54,7 +54,7 @@ static void test_explicit_pins(void)
     }
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         memset(st, 0, sizeof(*st));
-        st->arrived = cases[i].arrived;
+        st->arrived = st->def_originals = cases[i].arrived;
         if (cases[i].saved_io2) {
             st->orig.saved = true;
             st->orig.nr_iothreads = 1;

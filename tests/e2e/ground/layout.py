@@ -46,9 +46,7 @@ def main():
     cg_write(f"{CG}/machine", "cpuset.cpus", ",".join(map(str, sorted(guest_cpus))))
     cg_write(f"{CG}/housekeeping", "cpuset.cpus", str(HOUSEKEEPING))
 
-    os.makedirs(S.STATE, exist_ok=True)
-    for f in os.listdir(S.STATE):
-        os.unlink(os.path.join(S.STATE, f))
+    S.clear_state()
     conf = os.path.join(S.R, "vnumad.conf")
     with open(conf, "w") as f:
         f.write(f"interval = 1\nevent_delay = 0.2\nsocket = {S.SOCK}\nstate_dir = {S.STATE}\nlog_level = debug\n")

@@ -21,9 +21,7 @@ CARRIED = ("acted", "moving")
 
 def main():
     num, ev = {}, {}
-    os.makedirs(S.STATE, exist_ok=True)
-    for f in os.listdir(S.STATE):
-        os.unlink(os.path.join(S.STATE, f))
+    S.clear_state()
     conf = os.path.join(S.R, "vnumad.conf")
     with open(conf, "w") as f:
         f.write(f"interval = 2\nevent_delay = 0.2\nsocket = {S.SOCK}\nstate_dir = {S.STATE}\nlog_level = info\n")

@@ -6,7 +6,7 @@ Every verdict rests on what the kernel (numa_maps, thread affinity, node MemFree
 only vnumad self-report used is counters.memory_scans of scenario 3, which the issue names.
 Each scenario writes /results/scenario-NN-NAME.json: {"name", "pass", "numbers", "evidence"}.
 """
-import ctypes, faulthandler, json, mmap, os, re, signal, subprocess, sys, threading, time
+import ctypes, faulthandler, json, mmap, os, re, shutil, signal, subprocess, sys, threading, time
 import probe
 
 R = os.environ.get("GROUND_RESULTS", "/results")
@@ -319,15 +319,24 @@ class Sampler(threading.Thread):
             time.sleep(0.25)
 
 
+def clear_state():
+    """vnumad's state dir, emptied: its journal and its records of the originals (originals/)."""
+    os.makedirs(STATE, exist_ok=True)
+    for f in os.listdir(STATE):
+        p = os.path.join(STATE, f)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+
+
 def main():
     results = []
     results.append(ground_check())
     TIMES["ground_check"] = round(time.monotonic() - T0, 1)
 
     # vnumad: short interval, config and journal in the results dir
-    os.makedirs(STATE, exist_ok=True)
-    for f in os.listdir(STATE):
-        os.unlink(os.path.join(STATE, f))
+    clear_state()
     conf = os.path.join(R, "vnumad.conf")
     with open(conf, "w") as f:
         f.write(f"interval = 1\nevent_delay = 0.2\nsocket = {SOCK}\nstate_dir = {STATE}\nlog_level = debug\n"

@@ -71,9 +71,7 @@ def main():
     shutil.copy(os.path.join(os.environ.get("GROUND_CACHE", "/ground-cache"), "spin.elf"), spin)
     os.chmod(spin, 0o644)
 
-    os.makedirs(S.STATE, exist_ok=True)
-    for f in os.listdir(S.STATE):
-        os.unlink(os.path.join(S.STATE, f))
+    S.clear_state()
     conf = os.path.join(S.R, "vnumad.conf")
     with open(conf, "w") as f:
         f.write(f"interval = 1\nevent_delay = 0.2\nsocket = {S.SOCK}\nstate_dir = {S.STATE}\nlog_level = debug\n")
