@@ -121,6 +121,9 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
     } else if (!strcmp(k, "qmp")) {
         if (parse_bool(v, &c->use_qmp) < 0)
             goto boolean;
+    } else if (!strcmp(k, "balancer_knobs")) {
+        if (parse_bool(v, &c->balancer_knobs) < 0)
+            goto boolean;
     } else if (!strcmp(k, "restore_on_exit")) {
         if (parse_bool(v, &c->restore_on_exit) < 0)
             goto boolean;

@@ -297,11 +297,14 @@ static void reload_config(vnumad *dm)
     memcpy(c.pid_file, dm->cfg.pid_file, sizeof(c.pid_file));
     memcpy(c.uri, dm->cfg.uri, sizeof(c.uri));
     (void)notify_send("RELOADING=1");
+    bool knobs = c.balancer_knobs != dm->cfg.balancer_knobs;
     dm->cfg = c;
     log_set_level(c.log_level);
     holds_enable(c.test_holds);
     mover_set_rate(dm->movers, c.rate_limit_mib);
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
+    if (knobs && dm->connected)
+        domains_resync(dm); /* each element read again under the new balancer_knobs */
     log_info("Reloaded %s", dm->config_path);
     (void)notify_send("READY=1");
 }

@@ -22,6 +22,7 @@
 #include "metadata.h"
 #include "mover.h"
 #include "origfile.h"
+#include "policy.h"
 #include "publish.h"
 #include "ramlayout.h"
 #include "rules.h"
@@ -554,6 +555,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (cr->meta < 0)
         return false;
     meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
+    char dropped[64];
+    bool clipped = policy_balancer_knobs(&cfg, dm->cfg.balancer_knobs, dropped, sizeof(dropped));
     if (claim->saved)
         log_warn("The <balancer> element of '%s' holds an <original>: ignored (vnumad puts back "
                  "only what it recorded itself)",
@@ -608,6 +611,10 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
                      cfg.error);
         else
             log_info("Domain '%s' balancer mode %s", LOG_Q(st->name), mode_name(cfg.mode));
+        if (clipped)
+            log_warn("The <balancer> element of '%s' asks for %s: not applied, the operator's "
+                     "alone (balancer_knobs = yes in vnumad.conf gives the element those)",
+                     LOG_Q(st->name), dropped);
         st->cfg = cfg;
         changed = true;
         if (cfg.mode != VN_MODE_AUTO) /* advise: nothing more of it moves */

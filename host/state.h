@@ -379,6 +379,8 @@ typedef struct daemon_config {
     double heartbeat_s;   /* record_heartbeat = 600: an unchanged record written again; 0 never */
     unsigned rate_limit_mib;    /* rate_limit_mib = 256: host-wide migration, MiB/s */
     bool use_qmp;               /* qmp = yes */
+    bool balancer_knobs;        /* balancer_knobs = no: <balancer>'s priority > 0, realtime="move"
+                                   (policy.h) */
     bool restore_on_exit;       /* restore_on_exit = yes */
     char socket_path[108];      /* socket = /run/vnuma/vnumad.sock */
     char state_dir[256];        /* state_dir = /var/lib/vnuma */

@@ -9,7 +9,9 @@
 #      (vnumad 0.1.0's place for them): vnumad says it ignores it and touches nothing;
 #   b. the same with a forged <state> stamped with this host's machine id: nothing touched;
 #   c. a domain vnumad balances, SIGKILLed vnumad (nothing restored), its <state> forged, a new
-#      vnumad, an opt-out: the recorded originals (CPU 0) come back, not the forged ones.
+#      vnumad, an opt-out: the recorded originals (CPU 0) come back, not the forged ones;
+#   d. an element asking for the operator's knobs (priority 100, realtime="move"): not applied,
+#      and the log says so.
 # Each time libvirt's vCPU and emulator pins and each vCPU thread's affinity are checked. Before
 # the record, vnumad put CPU 1 back in b and c (and in a, pins its definition allowed).
 set -u
@@ -87,5 +89,9 @@ on_cpu0 "$C"
 ok $? "c: the recorded originals are back: $(where "$C") (before: the forged CPU 1)"
 wait_for 10 test ! -e "$VN_STATE/originals/$UUID"
 ok $? "c: and the record is gone"
+# ---- d. the operator's knobs in a tenant-reachable element ----
+set_meta "$A" '<balancer mode="advise" priority="100" realtime="move" rate="8"/>' >/dev/null
+wait_for 30 log_has "The <balancer> element of '$A' asks for priority 100, realtime=\"move\": not applied"
+ok $? "d: priority 100 and realtime=\"move\" from the element are not applied (balancer_knobs = no)"
 stop_vnumad
 finish

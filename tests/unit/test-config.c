@@ -76,6 +76,7 @@ int main(void)
         {"qmp = 2\n", ":1: qmp: expected yes or no, got '2'"},
         {"qmp = YES\n", ":1: qmp: expected yes or no"},
         {"restore_on_exit =\n", ":1: restore_on_exit: expected yes or no, got ''"},
+        {"balancer_knobs = maybe\n", ":1: balancer_knobs: expected yes or no, got 'maybe'"},
         {"Interval = 5\n", ":1: unknown key 'Interval'"},
         {"inter val = 5\n", ":1: unknown key 'inter val'"},
         {" = 5\n", ":1: unknown key ''"},
@@ -104,7 +105,7 @@ int main(void)
     close(fd);
     daemon_config_defaults(&c);
     CHECK(c.interval_s == 5 && c.heartbeat_s == 600 && c.rate_limit_mib == 256 && c.use_qmp &&
-              c.restore_on_exit && !c.test_holds &&
+              c.restore_on_exit && !c.test_holds && !c.balancer_knobs &&
               !strcmp(c.socket_path, "/run/vnuma/vnumad.sock") &&
               !strcmp(c.state_dir, "/var/lib/vnuma") && !strcmp(c.pid_file, "/run/vnumad.pid") &&
               c.journal_max_bytes == 64ULL << 20 && c.journal_files == 4,
@@ -115,11 +116,11 @@ int main(void)
                     "reserve_mib = 512\nreserve_percent = 5\nmin_gain = 10\nswitch_margin = 1\n"
                     "early_passes = 2\ntest_holds = yes\nmove_threads = 8\nrecord_heartbeat = 0\n"
                     "move_threads_max = 12\npid_file = /tmp/v.pid\njournal_max_mib = 8\n"
-                    "journal_files = 0\n",
+                    "journal_files = 0\nbalancer_knobs = yes\n",
                     &c, err, sizeof(err)) == 0,
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
-              !c.restore_on_exit && !strcmp(c.socket_path, "/tmp/x.sock") &&
+              c.balancer_knobs && !c.restore_on_exit && !strcmp(c.socket_path, "/tmp/x.sock") &&
               !strcmp(c.uri, "qemu:///session") && c.log_level == 7 &&
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What a restore puts back comes from vnumad's own record (host/origfile.h), never from the
- * metadata, which whoever may write any metadata namespace can write (a tenant's data through a
- * fleet manager): whole passes on the fake host (fakehost.h). The same against the real
- * libvirtd: tests/e2e/forged-originals.sh.
+ * What a tenant's data in the domain XML can make vnumad do (docs/security.md): whoever may
+ * write any metadata namespace (a tenant's data through a fleet manager) can write vnumad's
+ * <balancer> and <state> elements. Whole passes on the fake host (fakehost.h):
+ *   - what a restore puts back comes from vnumad's own record (host/origfile.h), never from the
+ *     metadata (the same against the real libvirtd: tests/e2e/forged-originals.sh);
+ *   - the operator-only knobs of <balancer> (host/policy.h) are not applied unless vnumad.conf
+ *     says balancer_knobs = yes, and a SIGHUP that says so applies them at once.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "daemon_drive.h"
 #include "domains.h"
 #include "metrics.h"
@@ -267,6 +272,77 @@ static void test_unrecordable(void)
     stop();
 }
 
+static void write_config(bool knobs)
+{
+    FILE *f = fopen(config_path, "we");
+
+    if (!f)
+        abort();
+    fprintf(f,
+            "interval = 3600\nevent_delay = 0\nqmp = no\nlog_level = %s\n"
+            "socket = %s/run/vnumad.sock\nstate_dir = %s/state\n%s",
+            getenv("VN_TEST_DEBUG") ? "debug" : "err", fake_host_root(), fake_host_root(),
+            knobs ? "balancer_knobs = yes\n" : "");
+    if (fclose(f) != 0)
+        abort();
+}
+
+static const vn_balancer *cfg_of(fake_dom *fd)
+{
+    char uuid[64];
+    const dom_state *st;
+
+    return fake_dom_uuid(fd, uuid, sizeof(uuid)) && (st = domains_find(&dm, uuid)) ? &st->cfg
+                                                                                   : NULL;
+}
+
+/* the reload read balancer_knobs = yes, and the domain's element again under it */
+static bool knobs_applied(void *fd)
+{
+    const vn_balancer *c = cfg_of(fd);
+
+    return dm.cfg.balancer_knobs && c && c->priority == 50 && c->move_realtime;
+}
+
+/* A tenant's element asks for priority 50 (ahead of every other domain for the move budget),
+ * realtime="move" and its own rate: by default the first two are not applied, the rate (it only
+ * slows the domain itself) is; with balancer_knobs = yes (a SIGHUP) all three are, at once, and
+ * a priority below 0 always is. Before, all three were applied whoever wrote them. */
+static void test_knobs(void)
+{
+    daemon_config cfg;
+    char err[256] = "";
+    const vn_balancer *c;
+    fake_dom *a, *b;
+
+    snprintf(config_path, sizeof(config_path), "%s/vnumad.conf", fake_host_root());
+    write_config(false);
+    fake_host_config(&cfg);
+    if (!CHECK(daemon_config_load(config_path, false, &cfg, err, sizeof(err)) == 0 &&
+                   !cfg.balancer_knobs,
+               "knobs: balancer_knobs is no unless said (%s)", err))
+        return;
+    a = fake_dom_add("fake-a", 2,
+                     "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\" priority=\"50\" "
+                     "realtime=\"move\" rate=\"8\"/>");
+    b = fake_dom_add("fake-b", 2,
+                     "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"auto\" priority=\"-20\"/>");
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    c = cfg_of(a);
+    CHECK(c && c->valid && c->priority == 0 && !c->move_realtime && c->rate_mib == 8,
+          "knobs: priority 50 and realtime=\"move\" not applied, rate 8 is (priority %d, "
+          "realtime %s, rate %u)",
+          c ? c->priority : -1, c && c->move_realtime ? "move" : "keep", c ? c->rate_mib : 0);
+    c = cfg_of(b);
+    CHECK(c && c->priority == -20, "knobs: a priority below 0 is applied (%d)",
+          c ? c->priority : 0);
+    write_config(true);
+    kill(getpid(), SIGHUP);
+    CHECK(run_until(knobs_applied, a), "knobs: balancer_knobs = yes and a SIGHUP: applied at once");
+    stop();
+}
+
 int main(void)
 {
     fake_host_init(&host);
@@ -276,5 +352,6 @@ int main(void)
     test_stale_record();
     test_prune();
     test_unrecordable();
+    test_knobs();
     return tap_done();
 }
