@@ -420,30 +420,46 @@ int domains_record_originals(vnumad *dm, dom_state *st)
 }
 
 /*
- * The originals a restore may put back: vnumad's own record of this QEMU run (origfile.h),
- * never the metadata, into *ret (ret->saved false: none).
- */
-static void recorded_originals(vnumad *dm, const consider_reads *cr, dom_originals *ret)
-{
-    int r = origfile_read(dm->cfg.state_dir, cr->id.uuid, cr->id.id, ret);
-
-    if (r < 0 && r != -ENOENT) {
-        dm->stats.errors[METRICS_ERR_ORIGINALS]++;
-        log_warn("Cannot read the record of the originals of '%s' in %s/originals: %s",
-                 LOG_Q(cr->id.name), dm->cfg.state_dir, strerror(-r));
-    }
-}
-
-/*
  * What the live metadata says of originals, never put back: the <original> of vnumad's <state>
  * (another host's: the domain arrived; this host's without a record: some vnumad changed it and
- * its record is gone), into *ret.
+ * its record is gone; the same as a record of an earlier run: a save image restored), into *ret.
  */
 static void claimed_originals(const consider_reads *cr, dom_originals *ret)
 {
     memset(ret, 0, sizeof(*ret));
     if (cr->state == 0)
         (void)meta_parse_state(cr->state_xml, ret);
+}
+
+/*
+ * The originals a restore may put back: vnumad's own record of this QEMU run (origfile.h),
+ * never the metadata, into *ret (ret->saved false: none). A record of an earlier run is this
+ * run's when the live metadata carried the same originals along (a save image restored here:
+ * `virsh restore`, a managed save at the next start, also across a reboot); else it goes.
+ */
+static void recorded_originals(vnumad *dm, const consider_reads *cr, dom_originals *ret)
+{
+    int r = origfile_read(dm->cfg.state_dir, cr->id.uuid, cr->id.id, ret);
+
+    if (r == -ESTALE) {
+        _cleanup_free_ dom_originals *claim = calloc(1, sizeof(*claim)); /* 1 MiB */
+        if (claim)
+            claimed_originals(cr, claim);
+        if (claim && origfile_same(ret, claim) && !meta_originals_foreign(claim, dm->host_id)) {
+            log_info("'%s' runs again with the originals vnumad recorded before (a save image "
+                     "restored): taken over",
+                     LOG_Q(cr->id.name));
+            r = origfile_write(dm->cfg.state_dir, cr->id.uuid, cr->id.id, ret);
+        } else {
+            memset(ret, 0, sizeof(*ret));
+            r = origfile_remove(dm->cfg.state_dir, cr->id.uuid);
+        }
+    }
+    if (r < 0 && r != -ENOENT) {
+        dm->stats.errors[METRICS_ERR_ORIGINALS]++;
+        log_warn("Cannot read the record of the originals of '%s' in %s/originals: %s",
+                 LOG_Q(cr->id.name), dm->cfg.state_dir, strerror(-r));
+    }
 }
 
 typedef enum arrival {
@@ -512,10 +528,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (!dm->connected || !d)
         return false;
     if (cr->ident < 0) {
-        if (st) {
-            (void)origfile_remove(dm->cfg.state_dir, st->uuid); /* its run is over */
+        if (st) /* (its record stays for a save image restored: origfile.h) */
             domains_forget(dm, st);
-        }
         return false;
     }
     if (st && st->id != cr->id.id) {
@@ -780,18 +794,29 @@ bool domains_reconsider(vnumad *dm, dom_state *st)
 }
 
 typedef struct running_ids {
+    vnumad *dm;
     const virt_dom_id *ids;
     size_t n;
 } running_ids;
 
-static bool uuid_running(const char *uuid, void *arg)
+/* A record worth keeping: of a running domain, or of one libvirt still knows (a managed save) */
+static bool uuid_known(const char *uuid, void *arg)
 {
     const running_ids *ri = arg;
+    virt_dom *d;
 
     for (size_t k = 0; k < ri->n; k++)
         if (strcmp(ri->ids[k].uuid, uuid) == 0)
             return true;
-    return false;
+    switch (virt_dom_open(ri->dm->conn, uuid, &d)) {
+    case 0:
+        virt_dom_free(d);
+        return true;
+    case -ESRCH: /* no such domain */
+        return false;
+    default: /* libvirtd cannot tell now: kept until it can */
+        return true;
+    }
 }
 
 void domains_resync(vnumad *dm)
@@ -816,9 +841,9 @@ void domains_resync(vnumad *dm)
     }
     for (size_t k = 0; k < n; k++)
         (void)domains_consider(dm, ids[k].uuid);
-    /* the records of domains that stopped while vnumad did not watch */
-    running_ids ri = {ids, n};
-    int r = origfile_prune(dm->cfg.state_dir, uuid_running, &ri);
+    /* the records of domains libvirt no longer knows */
+    running_ids ri = {dm, ids, n};
+    int r = origfile_prune(dm->cfg.state_dir, uuid_known, &ri);
     if (r < 0)
         log_warn("Cannot look through %s/originals: %s", dm->cfg.state_dir, strerror(-r));
 }

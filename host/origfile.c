@@ -182,15 +182,24 @@ int origfile_read(const char *state_dir, const char *uuid, int id, dom_originals
     if (strncmp(text, ORIGFILE_MAGIC " ", sizeof(ORIGFILE_MAGIC)) != 0 ||
         !(xml = strchr(text, '\n')))
         return -EINVAL;
-    if (strncmp(text, want, strlen(want)) != 0 || !boot[0]) {
-        /* another QEMU run's, or another boot's: what it saved is not what this run had */
-        (void)unlinkat(dir, uuid, 0);
-        return -ENOENT;
-    }
     r = meta_parse_state(xml + 1, ret);
-    if (r < 0)
+    if (r < 0 || !ret->saved) {
+        memset(ret, 0, sizeof(*ret));
         return -EINVAL;
-    return ret->saved ? 0 : -EINVAL;
+    }
+    /* another QEMU run's, or another boot's: what it saved may not be what this run had */
+    if (strncmp(text, want, strlen(want)) != 0 || !boot[0])
+        return -ESTALE;
+    return 0;
+}
+
+bool origfile_same(const dom_originals *a, const dom_originals *b)
+{
+    _cleanup_free_ char *x = NULL;
+    _cleanup_free_ char *y = NULL;
+
+    return a->saved && b->saved && meta_format_state(a, 0, NULL, NULL, &x) == 0 &&
+           meta_format_state(b, 0, NULL, NULL, &y) == 0 && strcmp(x, y) == 0;
 }
 
 int origfile_prune(const char *state_dir, bool (*keep)(const char *uuid, void *arg), void *arg)

@@ -7,8 +7,11 @@
  * for telling an arrival from another host, and whoever may write metadata can write it.
  *
  * A record is of one QEMU run on one boot: it names the host's boot id and the domain's running
- * id, and a record of another run (the domain stopped and started while vnumad was not running,
- * the host rebooted) is stale: it is removed when read, never applied.
+ * id. A record of another run (the domain stopped and started, the host rebooted) is stale: it
+ * is applied to the new run only when that run is the old one brought back (a save image
+ * restored here: the live metadata it carried holds the same originals, origfile_same), and
+ * removed otherwise (domains.c). A stopped domain's record stays while libvirt knows the domain
+ * (a managed save is restored at the next start); origfile_prune removes the others.
  *
  * The file:
  *   vnuma-originals 1 boot=<boot id> id=<running id>
@@ -34,17 +37,21 @@
 int origfile_write(const char *state_dir, const char *uuid, int id, const dom_originals *o);
 
 /*
- * The record of domain `uuid`'s run `id` into *ret (ret->saved). 0; -ENOENT: none, or one of
- * another run or boot (removed); -EPERM: a file or directory that is not vnumad's own (a link,
- * another owner, writable by others: left as it is); -EINVAL: not a record (left as it is).
+ * The record of domain `uuid`'s run `id` into *ret (ret->saved). 0; -ESTALE: a record of another
+ * run or boot, in *ret (left in place); -ENOENT: none; -EPERM: a file or directory that is not
+ * vnumad's own (a link, another owner, writable by others: left as it is); -EINVAL: not a record
+ * (left as it is).
  */
 int origfile_read(const char *state_dir, const char *uuid, int id, dom_originals *ret);
+
+/* Whether two sets of originals are the same (as a record or a <state> would write them). */
+bool origfile_same(const dom_originals *a, const dom_originals *b);
 
 /* Remove the record of domain `uuid` (0 also when there was none). */
 int origfile_remove(const char *state_dir, const char *uuid);
 
-/* Remove every record (and temporary file) whose domain keep(uuid, arg) says is not running. The
- * number removed, or -errno. */
+/* Remove every record (and temporary file) of a domain keep(uuid, arg) says is gone, and every
+ * file that is not a record. The number removed, or -errno. */
 int origfile_prune(const char *state_dir, bool (*keep)(const char *uuid, void *arg), void *arg);
 
 /* Whether s is a canonical lower-case uuid (8-4-4-4-12 hex digits), the only names used. */

@@ -212,6 +212,64 @@ static void test_stale_record(void)
     stop();
 }
 
+/* The domain saved (its QEMU gone, its live metadata in the image) and restored: a new run
+ * that brings back the same <state> takes over the record of the run before, and the opt-out
+ * puts back the pins from before vnumad (vCPU 0 on CPU 1, vCPU 1 on CPU 0). A restore whose
+ * <state> is not the record's (written meanwhile) gets no record: the definition's pins. */
+static void test_save_restore(void)
+{
+    daemon_config cfg;
+    char *saved, p0[32], p1[32], forged[512];
+    fake_dom *a;
+
+    for (int forge = 0; forge <= 1; forge++) {
+        const char *tag = forge ? "restore, <state> changed" : "restore";
+        fake_host_config(&cfg);
+        a = fake_dom_add("fake-a", 2, AUTO);
+        fake_dom_set_busy(a, 1.0);
+        fake_dom_set_pin(a, 0, "1");
+        fake_dom_set_pin(a, 1, "0");
+        start(&cfg);
+        if (!CHECK(run_until(pinned_to_one_node, a), "%s: balanced first", tag)) {
+            stop();
+            return;
+        }
+        (void)run_until(settled, NULL);
+        saved = fake_dom_state(a);
+        (void)fake_dom_pin(a, 0, p0, sizeof(p0));
+        (void)fake_dom_pin(a, 1, p1, sizeof(p1));
+        fake_dom_stop(a);
+        fake_event_lifecycle(a, VIRT_EVENT_STOPPED, false);
+        CHECK(run_until(not_tracked, a), "%s: saved, no longer tracked", tag);
+        fake_dom_start(a);
+        forged_state(forged, sizeof(forged), dm.host_id);
+        fake_dom_set_state(a, forge ? forged : saved);
+        free(saved);
+        fake_dom_set_pin(a, 0, p0);
+        fake_dom_set_pin(a, 1, p1);
+        fake_event_lifecycle(a, VIRT_EVENT_STARTED, false);
+        CHECK(run_until(is_tracked, a), "%s: tracked again (a new run, pins %s %s)", tag, p0, p1);
+        (void)run_until(settled, NULL);
+        fake_dom_set_balancer(a, "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"off\"/>");
+        fake_event_metadata(a);
+        CHECK(run_until(decision_restored, a), "%s: the opt-out restores", tag);
+        char now0[32], now1[32];
+        (void)fake_dom_pin(a, 0, now0, sizeof(now0));
+        (void)fake_dom_pin(a, 1, now1, sizeof(now1));
+        if (!forge)
+            CHECK(!strcmp(now0, "1") && !strcmp(now1, "0"),
+                  "%s: the record of the run before is taken over: the pins from before vnumad "
+                  "(%s %s)",
+                  tag, now0, now1);
+        else
+            CHECK(!strcmp(now0, "0-3") && !strcmp(now1, "0-3"),
+                  "%s: the record goes, the definition's pins come back (%s %s), not the "
+                  "metadata's CPU 1",
+                  tag, now0, now1);
+        stop();
+    }
+}
+
 /* Records of domains that do not run, and what is not a record, go when vnumad starts. */
 static void test_prune(void)
 {
@@ -350,6 +408,7 @@ int main(void)
     test_never_opted_in();
     test_no_record();
     test_stale_record();
+    test_save_restore();
     test_prune();
     test_unrecordable();
     test_knobs();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vnumad's record of the originals (host/origfile.h) on the real file system: what it writes is
- * read back whole; a record of another run or boot is removed, never returned; a name that is not
+ * read back whole; a record of another run or boot is said to be stale; a name that is not
  * a uuid, a link, a file or directory someone else may write, and what is not a record are
  * refused and left as they are.
  */
@@ -76,8 +76,12 @@ static void test_round_trip(void)
           "the file starts with its run: %s", text);
     if (f)
         fclose(f);
-    CHECK(origfile_read(dir, UUID, 8, &got) == -ENOENT && !got.saved && access(path, F_OK) < 0,
-          "another run (8): none, and the stale record is removed");
+    CHECK(origfile_read(dir, UUID, 8, &got) == -ESTALE && same(&o, &got) &&
+              origfile_same(&o, &got) && access(path, F_OK) == 0,
+          "another run (8): stale, what it holds returned for the caller to judge, left in place");
+    o.nr_vcpus = 2;
+    CHECK(!origfile_same(&o, &got), "origfile_same tells a vCPU fewer");
+    o.nr_vcpus = 3;
     o.saved = false;
     CHECK(origfile_write(dir, UUID, 7, &o) == 0 && origfile_write(dir, UUID, 7, &o) == 0 &&
               access(path, F_OK) < 0,
@@ -91,8 +95,8 @@ static void test_other_boot(void)
                "vnuma-originals 1 boot=00000000-0000-4000-8000-000000000000 id=7\n"
                "<state><original><vcpupin vcpu=\"0\" cpuset=\"1\"/></original></state>\n",
                0600);
-    CHECK(origfile_read(dir, UUID, 7, &got) == -ENOENT && access(path, F_OK) < 0,
-          "another boot's record of the same id: none, removed");
+    CHECK(origfile_read(dir, UUID, 7, &got) == -ESTALE && got.saved && access(path, F_OK) == 0,
+          "another boot's record of the same id: stale");
 }
 
 static void test_refused(void)
@@ -115,7 +119,8 @@ static void test_refused(void)
               origfile_read(dir, UUID, 7, &got) == -EPERM,
           "a record group-writable: refused");
     write_text(path, "vnuma-originals 1 boot=x id=7\n<notstate/>\n", 0600);
-    CHECK(origfile_read(dir, UUID, 7, &got) == -ENOENT, "a header of another boot: none");
+    CHECK(origfile_read(dir, UUID, 7, &got) == -EINVAL && !got.saved,
+          "a header and no <state>: not a record");
     write_text(path, "<state><original/></state>\n", 0600);
     CHECK(origfile_read(dir, UUID, 7, &got) == -EINVAL && access(path, F_OK) == 0,
           "not a record: refused and left");
