@@ -49,6 +49,19 @@ static bool decided(void *fd)
     return last_decision(fd, action, sizeof(action), reason, sizeof(reason));
 }
 
+/* vnumad started on the fake host and the busy domain `a` balanced (pinned to one node, every
+ * work in); false, vnumad stopped, when it never was (the check says `what`). */
+static bool start_balanced(const daemon_config *cfg, fake_dom *a, const char *what)
+{
+    start(cfg);
+    if (!CHECK(run_until(pinned_to_one_node, a), "%s", what)) {
+        stop();
+        return false;
+    }
+    (void)run_until(settled, NULL);
+    return true;
+}
+
 /* A forged <state> on a domain vnumad balances: the opt-out puts back what vnumad recorded (all
  * 4 CPUs), not the forged CPU 1. Before the record, vnumad put the forged pins back. */
 static void test_forged_state(void)
@@ -61,12 +74,8 @@ static void test_forged_state(void)
     fake_host_config(&cfg);
     a = fake_dom_add("fake-a", 2, AUTO);
     fake_dom_set_busy(a, 1.0);
-    start(&cfg);
-    if (!CHECK(run_until(pinned_to_one_node, a), "forged <state>: balanced first")) {
-        stop();
+    if (!start_balanced(&cfg, a, "forged <state>: balanced first"))
         return;
-    }
-    (void)run_until(settled, NULL);
     record_path(a, path, sizeof(path));
     snprintf(dir, sizeof(dir), "%s/originals", dm.cfg.state_dir);
     CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
@@ -144,12 +153,8 @@ static void test_no_record(void)
     cfg.restore_on_exit = false;
     a = fake_dom_add("fake-a", 2, AUTO);
     fake_dom_set_busy(a, 1.0);
-    start(&cfg);
-    if (!CHECK(run_until(pinned_to_one_node, a), "no record: balanced first")) {
-        stop();
+    if (!start_balanced(&cfg, a, "no record: balanced first"))
         return;
-    }
-    (void)run_until(settled, NULL);
     char pin0[32], pin1[32];
     (void)fake_dom_pin(a, 0, pin0, sizeof(pin0));
     (void)fake_dom_pin(a, 1, pin1, sizeof(pin1));
@@ -195,12 +200,8 @@ static void test_stale_record(void)
     (void)mkdir(cfg.state_dir, 0700);
     CHECK(origfile_write(cfg.state_dir, uuid, 999999, &o) == 0,
           "stale record: one of another run (id 999999) written");
-    start(&cfg);
-    if (!CHECK(run_until(pinned_to_one_node, a), "stale record: balanced")) {
-        stop();
+    if (!start_balanced(&cfg, a, "stale record: balanced"))
         return;
-    }
-    (void)run_until(settled, NULL);
     id = domains_find(&dm, uuid) ? domains_find(&dm, uuid)->id : -1;
     CHECK(origfile_read(cfg.state_dir, uuid, id, &got) == 0 && got.nr_vcpus == 2 &&
               cpuset_weight(&got.vcpu_pin[0]) == 4,
@@ -229,12 +230,10 @@ static void test_save_restore(void)
         fake_dom_set_busy(a, 1.0);
         fake_dom_set_pin(a, 0, "1");
         fake_dom_set_pin(a, 1, "0");
-        start(&cfg);
-        if (!CHECK(run_until(pinned_to_one_node, a), "%s: balanced first", tag)) {
-            stop();
+        char what[64];
+        snprintf(what, sizeof(what), "%s: balanced first", tag);
+        if (!start_balanced(&cfg, a, what))
             return;
-        }
-        (void)run_until(settled, NULL);
         saved = fake_dom_state(a);
         (void)fake_dom_pin(a, 0, p0, sizeof(p0));
         (void)fake_dom_pin(a, 1, p1, sizeof(p1));
