@@ -478,8 +478,12 @@ static int decide_tiered(const topology *t, const snap_domain *d, const vn_confi
     rule_migrate_verdict shared =
         rule_migrate_filter(d->age_passes, c->early_passes, d->preferred_node,
                             cv->cell->last_candidate, (int)target, true);
-    int r = dtier_plan(t, c, ps, cv, target, tv, shared != MIGRATE_WAIT,
-                       d->age_passes < c->early_passes, mr, pc, home_after);
+    /* Rule 3's first observations of heat are the first hint sets: a cold start waits for
+     * the agent (hints-pending), and a hot range the second set reports first must not wait
+     * for a third because the wait used up the domain's early passes. */
+    bool early =
+        d->age_passes < c->early_passes || (d->hint_passes && d->hint_passes <= c->early_passes);
+    int r = dtier_plan(t, c, ps, cv, target, tv, shared != MIGRATE_WAIT, early, mr, pc, home_after);
     if (r < 0)
         return r;
     pc->batch_pages = rule_lock_hold_walk(cv->bytes / cv->cell->page_size).window_pages;

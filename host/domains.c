@@ -153,6 +153,7 @@ static void state_reset_run(dom_state *st, int id)
     memset(st->down_at, 0, sizeof(st->down_at));
     st->sample.nr_hint_prev = 0;
     st->sample.hints_seq = 0;
+    st->sample.hints_first_pass = 0;
     st->sample.ram_for_id = -1;
     st->sample.nr_ram = 0;
     st->sample.ram_failures = 0;

@@ -135,6 +135,9 @@ typedef struct snap_domain {
     int preferred_node;       /* node index it settled on, -1 none yet (rule 3) */
     bool busy_unmeasured;     /* no CPU time window behind the vCPUs' busy: nothing is decided */
     bool hints_pending;       /* its guest agent's first hint set is awaited: no memory moves */
+    /* passes since the first hint set of its QEMU run, that pass counted (1: this pass brought
+     * it; 0: none yet): rule 3's early passes for hot ranges count from it */
+    unsigned hint_passes;
     unsigned nr_cells;
     snap_cell *cells;
 } snap_domain;

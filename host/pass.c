@@ -393,6 +393,11 @@ static void sample_hints(vnumad *dm, dom_work *dw)
         r = sample_hot_pages(dm->numa, dm->topo, &st->sample,
                              st->count.passes * 0x9e3779b97f4a7c15ULL, &dw->sd, &q);
     st->count.memory_scans += q;
+    if (r == 0) { /* rule 3's early passes for hot ranges count from the run's first hint set */
+        if (!st->sample.hints_first_pass)
+            st->sample.hints_first_pass = dw->sd.age_passes + 1;
+        dw->sd.hint_passes = dw->sd.age_passes + 2 - st->sample.hints_first_pass;
+    }
     if (r < 0) {
         dw->hints_err = r;
         for (unsigned k = 0; k < dw->sd.nr_cells; k++) {

@@ -467,9 +467,10 @@ static int parse_balancer(snap_ctx *c, struct json_object *obj, snap_domain *d)
 /* One domain; *d is zeroed by the caller and owned by the snapshot being built. */
 static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
 {
-    static const char *const known[] = {"name",           "uuid",     "balancer", "age_passes",
-                                        "preferred_node", "numatune", "cells",    "busy_unmeasured",
-                                        "hints_pending",  NULL};
+    static const char *const known[] = {
+        "name",           "uuid",        "balancer", "age_passes",
+        "preferred_node", "numatune",    "cells",    "busy_unmeasured",
+        "hints_pending",  "hint_passes", NULL};
     uint64_t cell_seen[(SNAP_MAX_CELL_ID + 1) / 64] = {0};
     uint64_t vcpu_seen[(SNAP_MAX_VCPU_ID + 1) / 64] = {0};
     vn_mem_binding binding = {.mode = VN_MEM_NONE};
@@ -513,6 +514,10 @@ static int parse_domain(snap_ctx *c, struct json_object *obj, snap_domain *d)
     if (r < 0)
         return r;
     d->age_passes = (unsigned)age;
+    r = snap_field_uint(c, obj, "hint_passes", false, SNAP_MAX_AGE_PASSES, &age);
+    if (r < 0)
+        return r;
+    d->hint_passes = (unsigned)age;
     r = snap_field_node(c, obj, "preferred_node", false, true, &d->preferred_node);
     if (r < 0)
         return r;

@@ -161,6 +161,8 @@ static struct json_object *domain(const topology *t, const snap_domain *d, char 
         add(o, "busy_unmeasured", json_object_new_boolean(true));
     if (d->hints_pending)
         add(o, "hints_pending", json_object_new_boolean(true));
+    if (d->hint_passes)
+        add(o, "hint_passes", json_object_new_int64(d->hint_passes));
     cells = json_object_new_array();
     for (unsigned i = 0; cells && i < d->nr_cells; i++)
         json_object_array_add(cells, cell(t, &d->cells[i], buf));

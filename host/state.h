@@ -183,6 +183,8 @@ typedef struct dom_sample_cache {
     /* the hot ranges of the hint set the cells followed last (hints_follow): rule 3's two
      * observations of a range before it changes tier */
     uint64_t hints_seq; /* that hint set's seq, 0 none */
+    /* age_passes + 1 of the pass that followed the QEMU run's first hint set (0: none yet) */
+    unsigned hints_first_pass;
     unsigned nr_hint_prev;
     hint_prev hint_prev[HINT_PREV_MAX];
 } dom_sample_cache;

@@ -83,7 +83,7 @@ static bool same(const topology *t, const snapshot *a, const snapshot *b, char *
             x->priority != y->priority || !nodeset_equal(&x->allowed_nodes, &y->allowed_nodes) ||
             x->age_passes != y->age_passes || x->preferred_node != y->preferred_node ||
             x->busy_unmeasured != y->busy_unmeasured || x->hints_pending != y->hints_pending ||
-            x->tier != y->tier || x->nr_cells != y->nr_cells) {
+            x->hint_passes != y->hint_passes || x->tier != y->tier || x->nr_cells != y->nr_cells) {
             snprintf(why, len, "domain %.64s", x->name);
             return false;
         }
@@ -100,7 +100,7 @@ static const char every_field[] =
     "{\"version\":1,\"pass\":7,\"nodes\":[{\"node\":1,\"free_bytes\":1048576,"
     "\"free_hugepages\":{\"2097152\":12,\"1073741824\":1}}],\"domains\":[{\"name\":\"rt\","
     "\"balancer\":{\"mode\":\"advise\",\"tier\":\"cold-first\"},\"busy_unmeasured\":true,"
-    "\"hints_pending\":true,\"numatune\":{\"mode\":"
+    "\"hints_pending\":true,\"hint_passes\":2,\"numatune\":{\"mode\":"
     "\"preferred\",\"nodes\":[1]},\"cells\":[{\"id\":0,\"page_size\":2097152,"
     "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"down_ago\":4,\"order_left\":8388608,\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
     "\"length\":4096,\"heat\":1}],\"hot_pages\":{\"1\":1}},\"vcpus\":[{\"id\":0,\"busy\":0.1,"

@@ -303,14 +303,15 @@ def vnctl(*a):
                           capture_output=True, text=True).stdout
 
 
-def vnumad_start():
+def vnumad_start(run):
+    """vnumad with a fresh state directory; its log is vnumad-RUN.log (each run's kept)"""
     state = os.path.join(R, "vnumad-state")
     shutil.rmtree(state, ignore_errors=True)
     os.makedirs(state)
     conf = os.path.join(R, "vnumad.conf")
     with open(conf, "w") as f:
         f.write(f"socket = {VNUMACTL_SOCK}\nstate_dir = {state}\nlog_level = debug\ninterval = 5\n")
-    log = open(os.path.join(R, "vnumad.log"), "w")
+    log = open(os.path.join(R, f"vnumad-{run.replace('@', '-')}.log"), "w")
     p = subprocess.Popen([os.path.join(BUILD, "vnumad"), "--foreground", "--config", conf],
                          stdout=log, stderr=subprocess.STDOUT)
 
@@ -347,7 +348,7 @@ def run(name):
     name = KIND.get(name, name)
     stop = lambda: None  # noqa: E731
     if name == "plain":
-        stop = vnumad_start()
+        stop = vnumad_start(r["name"])
         r["warm_up_s"] = warm_up(dom, d["agent"])
         if r["warm_up_s"] is None:
             stop()
@@ -360,7 +361,7 @@ def run(name):
     if name in ("agent", "plain"):
         virsh("metadata", dom, "urn:vnuma:balancer:1", "--key", "vnuma", "--set", '<balancer mode="auto"/>', "--live")
     if name == "agent":
-        stop = vnumad_start()
+        stop = vnumad_start(r["name"])
     elif name == "kernel":
         open("/sys/kernel/mm/numa/demotion_enabled", "w").write("1")
         subprocess.run(["sysctl", "-q", "-w", "kernel.numa_balancing=2"], check=True)
