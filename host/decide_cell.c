@@ -42,6 +42,18 @@ uint64_t dcell_room(const topology *t, const vn_config *c, const pass_state *ps,
     return ps->free_left[n] > floor ? ps->free_left[n] - floor : 0;
 }
 
+/* How far node n's free memory is below its reserve and slack (0 for a hugetlb cell: its pool
+ * has no reserve). */
+uint64_t dcell_deficit(const topology *t, const vn_config *c, const pass_state *ps,
+                       const snap_cell *cell, unsigned n)
+{
+    uint64_t floor = dcell_node_reserve(t, c, n) + RESERVE_SLACK_BYTES;
+
+    if (topo_huge_slot(ps->huge[n], cell->page_size) >= 0)
+        return 0;
+    return ps->free_left[n] < floor ? floor - ps->free_left[n] : 0;
+}
+
 /* Promise `bytes` of node n to the cell's move. */
 void dcell_take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes)
 {

@@ -55,6 +55,8 @@ uint64_t dcell_node_free(const topology *t, const snapshot *s, unsigned n);
 uint64_t dcell_room(const topology *t, const vn_config *c, const pass_state *ps,
                     const snap_cell *cell, unsigned n);
 /* Promise `bytes` of node n to the cell's move. */
+uint64_t dcell_deficit(const topology *t, const vn_config *c, const pass_state *ps,
+                       const snap_cell *cell, unsigned n);
 void dcell_take_room(pass_state *ps, const snap_cell *cell, unsigned n, uint64_t bytes);
 /* The CPUs decide may pin a vCPU to (allowed less isolated; a fixed vCPU's own pin). */
 void dcell_vcpu_usable(const topology *t, const snap_vcpu *v, vn_cpuset *out);

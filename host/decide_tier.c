@@ -144,7 +144,7 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
                plan_cell *pc, uint64_t *home_after)
 {
     const snap_cell *cell = cv->cell;
-    uint64_t psz = cell->page_size, b = cv->bytes, demote = 0, to_home = 0, down = 0;
+    uint64_t psz = cell->page_size, b = cv->bytes, demote = 0, to_home = 0, down = 0, short_t = 0;
     uint64_t room_t = whole(dcell_room(t, c, ps, cell, target), psz), left_t, left_l;
     uint64_t cold_t = tv->home > tv->hot_home ? tv->home - tv->hot_home : 0;
     uint64_t hot_off = tv->hot > tv->hot_home ? tv->hot - tv->hot_home : 0;
@@ -172,10 +172,14 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
     pc->rules |= RULE_BIT(RULE_LOWER_TIER);
 
     /* 1. cold memory down from home: what the hot memory that is not home needs (all of it
-     * for cold-first). Never while a shared hot range waits (rule 3): its pages would count
-     * as cold; nor on the first hint set (cold_known). */
+     * for cold-first), and what home is below its reserve (the mover stops moving into it
+     * there: the hot ranges would wait for another pass). Never while a shared hot range
+     * waits (rule 3): its pages would count as cold; nor on the first hint set (cold_known). */
     if (hints && !hot_wait && cold_known && why != TIER_WHY_SETTLING) {
-        demote = why == TIER_WHY_COLD_FIRST ? cold_t : hot_off > room_t ? hot_off - room_t : 0;
+        short_t = dcell_deficit(t, c, ps, cell, target);
+        demote = why == TIER_WHY_COLD_FIRST ? cold_t
+                 : hot_off > room_t         ? hot_off - room_t + short_t
+                                            : 0;
         demote = whole(VN_MIN(VN_MIN(demote, cold_t), room_l), psz);
     }
     if (demote)
@@ -187,7 +191,7 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
                                  .rules = tier_rules});
     /* 2. the hot ranges home, when more than one percent of the hot set is not (what a sampled
      * count cannot tell from all of it) */
-    left_t = room_t + demote;
+    left_t = room_t + demote - VN_MIN(demote, short_t); /* (what home was short of stays free) */
     if (hints && hot_off * 100 > tv->hot) {
         for (unsigned i = 0; i < cell->nr_hot; i++) {
             const snap_hot_range *h = &cell->hot[i];

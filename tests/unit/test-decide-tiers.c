@@ -402,6 +402,22 @@ int main(void)
     plan_clear(&p);
     snapshot_clear(&s);
 
+    /* 13b. home below its reserve (other memory grew there, or the last order filled it to the
+     * mover's floor): the cold memory that goes down covers that too, else the mover stops the
+     * hot ranges at the floor and they wait for another pass; nothing else comes home */
+    c = one_cell(&s, 1000, 500, 300, 400, 200, 0);
+    s.free_bytes[n1] = floor_of(n1) - 20 * MIB;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    mv = find_move(pc, n1, n4, false);
+    CHECK(mv && mv->bytes == 220 * MIB && find_move(pc, -1, n1, true) &&
+              !find_move(pc, n2, n1, false),
+          "home 20 MiB below its reserve, 200 MiB of the hot set away: 220 MiB down, the hot "
+          "ranges up, nothing from node 2 home (%llu MiB down)",
+          mv ? (unsigned long long)(mv->bytes / MIB) : 0ULL);
+    plan_clear(&p);
+    snapshot_clear(&s);
+
     /* 14. hugetlb (2 MiB pages): room is each node's free huge pages, moves are whole pages.
      * 500 MiB home, 300 down, 100 MiB hot (60 home); home has 9 free huge pages, the tier 200 */
     c = one_cell(&s, 500, 300, 0, 100, 60, 0);
