@@ -47,17 +47,24 @@ static unsigned hot_inside(const plan_cell *pc, uint64_t lo, uint64_t hi, gpa_iv
 }
 
 /* A cold bulk move over RAM range r: a span for each stretch between the plan's hot ranges,
- * page-aligned inward. Returns the spans added at out[0..max-1]. */
+ * page-aligned inward, and next to a hot range aligned inward to what the kernel migrates at
+ * once (r->granule). Returns the spans added at out[0..max-1]. */
 static unsigned cold_pieces(const plan_cell *pc, const ram_range *r, const move_span *proto,
                             move_span *out, unsigned max)
 {
     gpa_iv iv[2 * SNAP_MAX_HOT_RANGES];
     uint64_t ps = proto->page_size, at = r->gpa, end = r->gpa + r->size;
+    /* what moves at once (a transparent huge page): one a hot byte is in stays whole */
+    uint64_t g = VN_MAX(ps, r->granule);
     unsigned nr = hot_inside(pc, r->gpa, end, iv), n = 0;
 
     for (unsigned i = 0; i <= nr && n < max; i++) {
         uint64_t stop = i < nr ? iv[i].start : end;
         uint64_t s = (at - r->gpa + ps - 1) / ps * ps, e = (stop - r->gpa) / ps * ps;
+        if (i > 0) /* after a hot range: from the next granule on (in QEMU's addresses) */
+            s = VN_MIN((r->hva + s + g - 1) / g * g - r->hva, r->size);
+        if (i < nr) /* before one: up to the last granule that ends before it */
+            e = (r->hva + e) / g * g > r->hva ? (r->hva + e) / g * g - r->hva : 0;
         if (e > s) {
             out[n] = *proto;
             out[n].hva = r->hva + s;

@@ -139,6 +139,28 @@ static uint64_t whole(uint64_t bytes, uint64_t ps)
     return bytes / ps * ps;
 }
 
+/*
+ * What `bytes` of the cell's hot ranges take when they move: with a granule above the page
+ * size (THP), each range rounded out to whole granules, in the share of the whole hot set.
+ */
+static uint64_t granule_need(const snap_cell *cell, uint64_t bytes)
+{
+    uint64_t g = cell->granule, len = 0, wide = 0;
+
+    if (g <= cell->page_size || !bytes)
+        return bytes;
+    for (unsigned i = 0; i < cell->nr_hot; i++) {
+        const snap_hot_range *h = &cell->hot[i];
+        if (h->length > UINT64_MAX - h->gpa - g)
+            continue;
+        len += h->length;
+        wide += (h->gpa + h->length + g - 1) / g * g - h->gpa / g * g;
+    }
+    if (!len)
+        return bytes;
+    return (uint64_t)((unsigned __int128)bytes * wide / len);
+}
+
 int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell_view *cv,
                unsigned target, const tier_view *tv, bool shared_ok, bool early, vn_rules base,
                plan_cell *pc, uint64_t *home_after)
@@ -160,6 +182,8 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
         hot_wait |= cell->hot[i].shared && !shared_ok;
         cold_known |= cell->hot[i].agree > 0 || cell->hot[i].fading;
     }
+    /* the room the hot memory away takes at home: whole transparent huge pages */
+    uint64_t hot_need = granule_need(cell, hot_off);
     /* every hot range, moving or not, fading too: what the cold moves leave alone */
     if (cell->nr_hot && !(pc->hot = calloc(cell->nr_hot, sizeof(*pc->hot))))
         return -ENOMEM;
@@ -178,7 +202,7 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
     if (hints && !hot_wait && cold_known && why != TIER_WHY_SETTLING) {
         short_t = dcell_deficit(t, c, ps, cell, target);
         demote = why == TIER_WHY_COLD_FIRST ? cold_t
-                 : hot_off > room_t         ? hot_off - room_t + short_t
+                 : hot_need > room_t        ? hot_need - room_t + short_t
                                             : 0;
         demote = whole(VN_MIN(VN_MIN(demote, cold_t), room_l), psz);
     }
@@ -207,7 +231,7 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
                                      .gain_points = 100.0 * (double)h->length / (double)b,
                                      .rules = base | RULE_BIT(RULE_HOT_FIRST)});
         }
-        to_home = VN_MIN(hot_off, left_t);
+        to_home = VN_MIN(hot_need, left_t);
         left_t -= to_home;
     }
     /* 3. what is on other nodes: home up to the room left (cold-first: down, as cold memory,

@@ -104,6 +104,9 @@ typedef struct snap_cell {
     unsigned nr_vcpus;
     snap_vcpu *vcpus;
     uint64_t page_size; /* bytes per page of the backend */
+    /* bytes the kernel migrates at once (0: page_size): a transparent huge page for anonymous
+     * memory on a host with THP; a move of one base page in it takes the whole of it */
+    uint64_t granule;
     /* resident pages on each node index: nr_nodes entries, the topology's (snap_cell_nodes) */
     unsigned nr_nodes;
     uint64_t *pages;

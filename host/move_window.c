@@ -19,12 +19,14 @@ typedef struct move_req {
 
 /* Pages of the window the target has room for: free huge pages of the size, or MemFree
  * above the reserve and its slack. Sets *hit when it is fewer than k. */
-static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, bool *hit)
+static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, bool *hit,
+                           uint64_t *free_now)
 {
     if (m->hugetlb) {
         long long free_p = ops->node_free_huge ? ops->node_free_huge(m->to, m->page_size) : -1;
         if (free_p >= 0 && (uint64_t)free_p < k) {
             *hit = true;
+            *free_now = (uint64_t)free_p * m->page_size;
             return (unsigned)free_p;
         }
         return k;
@@ -36,6 +38,7 @@ static unsigned room_pages(const numa_ops *ops, const move_req *m, unsigned k, b
     if (free_b >= 0 && (uint64_t)free_b < floor + (uint64_t)k * m->page_size) {
         uint64_t room = (uint64_t)free_b > floor ? (uint64_t)free_b - floor : 0;
         *hit = true;
+        *free_now = (uint64_t)free_b;
         return (unsigned)VN_MIN((uint64_t)k, room / m->page_size);
     }
     return k;
@@ -82,7 +85,7 @@ int move_window_run(const numa_ops *ops, const move_window *w, uint64_t *pos, ui
         nodes[k] = w->to;
         k++;
     }
-    fit = k ? room_pages(ops, &req, k, &hit) : 0;
+    fit = k ? room_pages(ops, &req, k, &hit, &res->target_free) : 0;
     res->reserve_hit = hit;
     if (fit < k) {
         cut = at[fit];

@@ -56,6 +56,7 @@ typedef struct move_window_result {
     uint64_t pages_walked;    /* pages of the span the window covered */
     bool wanted_more;         /* pages to move were found beyond max_bytes */
     bool reserve_hit;         /* the target had no room for all it found */
+    uint64_t target_free;     /* ... and its free bytes then (MemFree, or free huge pages') */
 } move_window_result;
 
 /*

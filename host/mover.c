@@ -569,6 +569,15 @@ static void *mover_thread(void *arg)
             if (res.reserve_hit) {
                 /* the target has no room: what goes there waits for the next pass's order;
                  * spans to another node (a lower tier) go on */
+                if (!nodeset_isset(&c->full, (unsigned)sp.to))
+                    log_debug("Mover: node %u has no room left for cell %u of '%s' (%llu MiB "
+                              "free, the floor %llu MiB): its spans there wait for the next "
+                              "order",
+                              m->t->nodes[sp.to].os_index, c->cell_id, LOG_Q(name),
+                              (unsigned long long)(res.target_free >> 20),
+                              (unsigned long long)(sp.hugetlb
+                                                       ? 0
+                                                       : (sp.reserve + RESERVE_SLACK_BYTES) >> 20));
                 c->took.reserve_hit = true;
                 nodeset_set(&c->full, (unsigned)sp.to);
             }

@@ -39,6 +39,7 @@
 typedef struct page_size_of {
     uint64_t *ret;
     bool *hugetlb;
+    bool anon;
 } page_size_of;
 
 static int map_page_size(const proc_map *m, void *opaque)
@@ -46,8 +47,10 @@ static int map_page_size(const proc_map *m, void *opaque)
     page_size_of *ps = opaque;
     struct statfs sf;
 
-    if (m->inode == 0)
-        return 1; /* anonymous */
+    if (m->inode == 0) {
+        ps->anon = true;
+        return 1;
+    }
     if (statfs(m->map_file, &sf) < 0)
         return -errno;
     if ((unsigned long)sf.f_type == (unsigned long)HUGETLBFS_MAGIC && sf.f_bsize > 0 &&
@@ -58,15 +61,52 @@ static int map_page_size(const proc_map *m, void *opaque)
     return 1;
 }
 
-int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb)
+int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb,
+                        uint64_t *granule)
 {
     page_size_of ps = {.ret = ret, .hugetlb = hugetlb};
     int r;
 
     *ret = RAM_BASE_PAGE_SIZE;
     *hugetlb = false;
+    *granule = RAM_BASE_PAGE_SIZE;
     r = procmaps_walk(root, pid, hva, 1, map_page_size, &ps);
-    return r < 0 ? r : 0;
+    if (r < 0)
+        return r;
+    *granule = *ret;
+    if (ps.anon) /* QEMU asks for THP on guest RAM (MADV_HUGEPAGE) */
+        *granule = VN_MAX(*ret, ramlayout_thp_size(root));
+    return 0;
+}
+
+/* The first line of root/sys/kernel/mm/transparent_hugepage/NAME, without its newline. */
+static int thp_line(const char *root, const char *name, char *buf, size_t len)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage/%s", root, name);
+
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    if (!fgets(buf, (int)len, f))
+        return -ENODATA;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+uint64_t ramlayout_thp_size(const char *root)
+{
+    char buf[128];
+    uint64_t size;
+
+    if (thp_line(root, "enabled", buf, sizeof(buf)) < 0 || strstr(buf, "[never]") ||
+        thp_line(root, "hpage_pmd_size", buf, sizeof(buf)) < 0 ||
+        vn_parse_u64(buf, RAM_BASE_PAGE_SIZE, 1ULL << 30, &size) < 0 || (size & (size - 1)))
+        return 0;
+    return size;
 }
 
 /*

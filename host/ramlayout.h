@@ -38,8 +38,14 @@ int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom
                           const domxml_info *x, bool say);
 
 /* Page size of the backend mapped at hva in process pid (its maps under root; hugetlbfs: its
- * pool's, and *hugetlb set; anything else the base page size). 0 or -errno. */
-int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb);
+ * pool's, and *hugetlb set; anything else the base page size), and *granule, the bytes the
+ * kernel migrates at once there: a transparent huge page for anonymous memory on a host with
+ * THP (ramlayout_thp_size), else the page size. 0 or -errno. */
+int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret, bool *hugetlb,
+                        uint64_t *granule);
+/* The host's transparent huge page size under root, 0 when THP is off ("[never]") or it
+ * cannot be read. */
+uint64_t ramlayout_thp_size(const char *root);
 
 /* Passes at most between two tries to find a domain's guest memory after a failure. */
 #define RAMLAYOUT_RETRY_MAX 32

@@ -331,7 +331,7 @@ static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range
 
     if (rr->page_size)
         return 0;
-    r = ramlayout_page_size(h->root, sc->pid, rr->hva, &rr->page_size, &rr->hugetlb);
+    r = ramlayout_page_size(h->root, sc->pid, rr->hva, &rr->page_size, &rr->hugetlb, &rr->granule);
     if (r == -ESRCH) {
         rr->page_size = 0;
         return r;
@@ -467,8 +467,10 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
             r = range_page_size(h, sc, rr, ident->name);
             if (r == -ESRCH)
                 return vn_fail(err, errlen, r, "its QEMU process is gone");
-            if (!seen++)
-                cell->page_size = rr->page_size; /* the cell's: its first range's */
+            if (!seen++) { /* the cell's: its first range's */
+                cell->page_size = rr->page_size;
+                cell->granule = rr->granule;
+            }
             nr_pages = rr->size / rr->page_size;
             all_refused &= ri < 64 && (refused & (1ULL << ri));
             if (binding_pins_memory(&cell->binding)) {

@@ -296,9 +296,8 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
                       uint64_t *cell_seen, uint64_t *vcpu_seen, snap_cell *out)
 {
     static const char *const known[] = {
-        "id",    "numatune", "page_size",     "pages",    "last_candidate",
-        "vcpus", "hints",    "memory_pinned", "down_ago", "order_left",
-        NULL};
+        "id",    "numatune",      "page_size", "pages",      "last_candidate", "vcpus",
+        "hints", "memory_pinned", "down_ago",  "order_left", "move_granule",   NULL};
     struct json_object *v = NULL;
     uint64_t id = 0;
     size_t n, mark;
@@ -334,6 +333,16 @@ static int parse_cell(snap_ctx *c, struct json_object *obj, const vn_mem_binding
         (void)vn_path_push_key(c, "page_size");
         return snap_fail(c, -EINVAL, "expected a power of two from %u to %llu, got %" PRIu64,
                          SNAP_PAGE_SIZE_MIN, SNAP_PAGE_SIZE_MAX, out->page_size);
+    }
+    out->granule = out->page_size;
+    r = snap_field_uint(c, obj, "move_granule", false, SNAP_PAGE_SIZE_MAX, &out->granule);
+    if (r < 0)
+        return r;
+    if (out->granule < out->page_size || (out->granule & (out->granule - 1))) {
+        (void)vn_path_push_key(c, "move_granule");
+        return snap_fail(c, -EINVAL,
+                         "expected a power of two from the page size to %llu, got %" PRIu64,
+                         SNAP_PAGE_SIZE_MAX, out->granule);
     }
     r = snap_field_enter(c, obj, "pages", false, &v, &mark);
     if (r > 0)

@@ -115,6 +115,8 @@ static struct json_object *cell(const topology *t, const snap_cell *c, char *buf
         add(o, "numatune", binding(t, &c->binding));
     if (c->page_size != 4096)
         add(o, "page_size", json_object_new_uint64(c->page_size));
+    if (c->granule > c->page_size)
+        add(o, "move_granule", json_object_new_uint64(c->granule));
     if (c->mem_pinned != MEM_PIN_NONE)
         add(o, "memory_pinned", json_object_new_string(mem_pin_name(c->mem_pinned)));
     add(o, "pages", node_pages(t, c->pages));

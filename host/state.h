@@ -46,6 +46,9 @@ typedef struct ram_range {
     bool shared;        /* memfd / share=on backend */
     uint64_t page_size; /* bytes per page (sample.c reads it from the mapping); 0 not yet */
     bool hugetlb;       /* hugetlbfs (file or memfd hugetlb=on): huge pages from the pools */
+    /* bytes the kernel migrates at once (sample.c with page_size): a transparent huge page for
+     * anonymous memory on a host with THP, else page_size */
+    uint64_t granule;
 } ram_range;
 
 /* What vnumad changed, as it was before the first change (restored on opt-out/exit). */

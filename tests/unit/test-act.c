@@ -397,6 +397,23 @@ static void test_move_plan(void)
     CHECK(n == 4 && sp[0].cold && sp[0].hva == 0x10000000 && sp[0].len == 32 << 20 &&
               sp[1].hva == 0x10000000 + (48 << 20) && sp[1].len == 16 << 20,
           "cold: the hot list's 32-48 MiB is left out of the boot RAM's cold spans (%u spans)", n);
+    /* anonymous RAM the kernel migrates in 2 MiB transparent huge pages: a cold stretch next
+     * to a hot range leaves the huge page the hot bytes are in alone (moving one base page of
+     * it would take the hot bytes down too) */
+    ram_range thp[4];
+    memcpy(thp, ram, sizeof(thp));
+    thp[0].granule = 2 << 20;
+    tm[2].gpa = 1 << 20;
+    tm[2].length = 2 << 20;
+    tm[1].gpa = 9 << 20;
+    tm[1].length = 3 << 20;
+    n = act_move_plan(&tc, thp, 4, 0, sp, 16);
+    CHECK(n == 7 && sp[0].cold && sp[0].hva == 0x10000000 + (4 << 20) && sp[0].len == 4 << 20 &&
+              sp[1].cold && sp[1].hva == 0x10000000 + (16 << 20) && sp[1].len == 48 << 20 &&
+              sp[2].hot,
+          "cold, THP: hot 1-3 MiB and 9-16 MiB leave 4-8 MiB and 16-64 MiB, none of 0-1 or "
+          "3-4 MiB (%u spans; %llx +%llu)",
+          n, n ? (unsigned long long)sp[0].hva : 0ULL, n ? (unsigned long long)sp[0].len : 0ULL);
 }
 
 int main(void)

@@ -418,6 +418,24 @@ int main(void)
     plan_clear(&p);
     snapshot_clear(&s);
 
+    /* 13c. anonymous RAM moved in 2 MiB transparent huge pages: 4 hot ranges of 1 MiB, each
+     * astride two huge pages, all on the tier, take 16 MiB at home when they come: that much
+     * cold memory leaves first (4 MiB, were they counted in base pages) */
+    c = one_cell(&s, 1000, 500, 0, 4, 0, 0);
+    c->granule = 2 * MIB;
+    c->hot = realloc(c->hot, 4 * sizeof(*c->hot));
+    for (unsigned i = 0; i < 4; i++)
+        c->hot[i] = (snap_hot_range){
+            .gpa = (1ULL << 30) + i * 8 * MIB + 3 * MIB / 2, .length = MIB, .heat = 1, .agree = 1};
+    c->nr_hot = 4;
+    run(t, &s, &p);
+    pc = find_cell(&p, "vm", 0);
+    mv = find_move(pc, n1, n4, false);
+    CHECK(mv && mv->bytes == 16 * MIB, "THP: 4 MiB of hot ranges away take 16 MiB (%llu MiB down)",
+          mv ? (unsigned long long)(mv->bytes / MIB) : 0ULL);
+    plan_clear(&p);
+    snapshot_clear(&s);
+
     /* 14. hugetlb (2 MiB pages): room is each node's free huge pages, moves are whole pages.
      * 500 MiB home, 300 down, 100 MiB hot (60 home); home has 9 free huge pages, the tier 200 */
     c = one_cell(&s, 500, 300, 0, 100, 60, 0);

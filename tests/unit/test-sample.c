@@ -627,6 +627,39 @@ static void test_thread(void)
     CHECK(system(cmd) == 0, "fixture removed");
 }
 
+/* ramlayout_page_size: what the kernel migrates at once. Anonymous guest RAM moves in whole
+ * transparent huge pages on a host whose THP is not "never"; the size is the kernel's. */
+static void test_granule(void)
+{
+    char root[] = "/tmp/vnuma-thp-XXXXXX", cmd[256];
+    uint64_t ps = 0, g = 0;
+    bool huge = true;
+    int r;
+
+    if (!CHECK(mkdtemp(root), "fixture directory"))
+        return;
+    put(root, "/proc/4242/maps", "7f0000000000-7f0004000000 rw-p 00000000 00:00 0 \n");
+    put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    put(root, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+    r = ramlayout_page_size(root, 4242, 0x7f0000000000ULL, &ps, &huge, &g);
+    CHECK(r == 0 && ps == 4096 && !huge && g == 2 << 20,
+          "anonymous RAM, THP madvise: 4 KiB pages moved in 2 MiB (r=%d, %llu, %llu)", r,
+          (unsigned long long)ps, (unsigned long long)g);
+    put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
+    r = ramlayout_page_size(root, 4242, 0x7f0000000000ULL, &ps, &huge, &g);
+    CHECK(r == 0 && ps == 4096 && g == 4096, "THP never: moved in 4 KiB pages (%llu)",
+          (unsigned long long)g);
+    put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n");
+    put(root, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "3000000\n");
+    CHECK(ramlayout_thp_size(root) == 0, "a size that is no power of two: none");
+    put(root, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "536870912\n");
+    CHECK(ramlayout_thp_size(root) == 512 << 20, "512 MiB (arm64, 64 KiB pages)");
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/sys", root);
+    CHECK(system(cmd) == 0 && ramlayout_thp_size(root) == 0, "no THP in sysfs: none");
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+    CHECK(system(cmd) == 0, "fixture removed");
+}
+
 /* status file `name`.xml in dir/qemu with text, mode */
 static void put_status(const char *dir, const char *name, const char *text, mode_t mode)
 {
@@ -732,6 +765,7 @@ int main(void)
     test_thread_of();
     test_cgroup_cpus();
     test_thread();
+    test_granule();
     test_mems_allowed();
     test_ram_backoff();
 

@@ -237,6 +237,12 @@ static const bad_case bad_cases[] = {
      -EINVAL, "domains[0].cells[0].numatune.nodes[0]: unknown host node 1"},
     {"page_size not a power of two", CELLF("\"page_size\":6144"), 0, -EINVAL,
      "domains[0].cells[0].page_size: expected a power of two from 4096 to 1073741824, got 6144"},
+    {"move_granule below the page size", CELLF("\"page_size\":2097152,\"move_granule\":4096"), 0,
+     -EINVAL,
+     "domains[0].cells[0].move_granule: expected a power of two from the page size to "
+     "1073741824, got 4096"},
+    {"move_granule not a power of two", CELLF("\"move_granule\":6144"), 0, -EINVAL,
+     "move_granule: expected a power of two from the page size to 1073741824, got 6144"},
     {"page_size below 4096", CELLF("\"page_size\":2048"), 0, -EINVAL,
      "page_size: expected a power of two from 4096 to 1073741824, got 2048"},
     {"page_size above 1 GiB", CELLF("\"page_size\":2147483648"), 0, -EINVAL,

@@ -19,8 +19,8 @@
 static bool same_cell(const snap_cell *a, const snap_cell *b, unsigned nr_nodes, char *why,
                       size_t len)
 {
-    if (a->id != b->id || a->page_size != b->page_size || a->mem_pinned != b->mem_pinned ||
-        a->binding.mode != b->binding.mode ||
+    if (a->id != b->id || a->page_size != b->page_size || a->granule != b->granule ||
+        a->mem_pinned != b->mem_pinned || a->binding.mode != b->binding.mode ||
         !nodeset_equal(&a->binding.nodes, &b->binding.nodes) ||
         a->last_candidate != b->last_candidate || a->down_ago != b->down_ago ||
         a->order_left != b->order_left || a->nr_vcpus != b->nr_vcpus || a->nr_hot != b->nr_hot ||
@@ -104,7 +104,7 @@ static const char every_field[] =
     "\"preferred\",\"nodes\":[1]},\"cells\":[{\"id\":0,\"page_size\":2097152,"
     "\"memory_pinned\":\"vfio\",\"pages\":{\"1\":3},\"down_ago\":4,\"order_left\":8388608,\"hints\":{\"hot_ranges\":[{\"gpa\":0,"
     "\"length\":4096,\"heat\":1}],\"hot_pages\":{\"1\":1}},\"vcpus\":[{\"id\":0,\"busy\":0.1,"
-    "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,"
+    "\"allowed\":\"0-3\",\"pinned\":\"2\",\"cpu\":2,\"fixed\":true}]},{\"id\":3,\"move_granule\":2097152,"
     "\"numatune\":{\"mode\":\"interleave\",\"nodes\":[0,1]},\"vcpus\":[]}]}]}";
 
 /* Node numbers past 64 on a host of 1024 nodes: the balancer's nodes, bindings, pages, free

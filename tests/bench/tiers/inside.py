@@ -100,7 +100,7 @@ def vmstat():
     out = {}
     for line in open("/proc/vmstat"):
         k, v = line.split()
-        if k.startswith(("numa_", "pgmigrate", "pgdemote", "pgpromote")):
+        if k.startswith(("numa_", "pgmigrate", "pgdemote", "pgpromote", "thp_migration", "thp_split")):
             out[k] = int(v)
     return out
 
