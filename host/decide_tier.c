@@ -196,11 +196,15 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
     pc->rules |= RULE_BIT(RULE_LOWER_TIER);
 
     /* 1. cold memory down from home: what the hot memory that is not home needs (all of it
-     * for cold-first), and what home is below its reserve (the mover stops moving into it
-     * there: the hot ranges would wait for another pass). Never while a shared hot range
-     * waits (rule 3): its pages would count as cold; nor on the first hint set (cold_known). */
+     * for cold-first), what home is below its reserve, and a margin of the reserve's slack
+     * for what others allocate there until the hot ranges have come (the mover stops moving
+     * into home at the same floor: they would wait for another pass). Never while a shared
+     * hot range waits (rule 3): its pages would count as cold; nor on the first hint set
+     * (cold_known). */
     if (hints && !hot_wait && cold_known && why != TIER_WHY_SETTLING) {
-        short_t = dcell_deficit(t, c, ps, cell, target);
+        if (hot_need > room_t && topo_huge_slot(ps->huge[target], psz) < 0) /* (not a pool) */
+            short_t = dcell_deficit(t, c, ps, cell, target) +
+                      VN_MIN((uint64_t)RESERVE_SLACK_BYTES, hot_need);
         demote = why == TIER_WHY_COLD_FIRST ? cold_t
                  : hot_need > room_t        ? hot_need - room_t + short_t
                                             : 0;
@@ -215,7 +219,8 @@ int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell
                                  .rules = tier_rules});
     /* 2. the hot ranges home, when more than one percent of the hot set is not (what a sampled
      * count cannot tell from all of it) */
-    left_t = room_t + demote - VN_MIN(demote, short_t); /* (what home was short of stays free) */
+    /* (what home was short of and the margin stay free) */
+    left_t = room_t + demote - VN_MIN(demote, short_t);
     if (hints && hot_off * 100 > tv->hot) {
         for (unsigned i = 0; i < cell->nr_hot; i++) {
             const snap_hot_range *h = &cell->hot[i];

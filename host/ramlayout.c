@@ -79,31 +79,16 @@ int ramlayout_page_size(const char *root, pid_t pid, uint64_t hva, uint64_t *ret
     return 0;
 }
 
-/* The first line of root/sys/kernel/mm/transparent_hugepage/NAME, without its newline. */
-static int thp_line(const char *root, const char *name, char *buf, size_t len)
-{
-    _cleanup_fclose_ FILE *f = NULL;
-    char path[4096];
-    int n = snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage/%s", root, name);
-
-    if (n < 0 || (size_t)n >= sizeof(path))
-        return -ENAMETOOLONG;
-    f = fopen(path, "re");
-    if (!f)
-        return -errno;
-    if (!fgets(buf, (int)len, f))
-        return -ENODATA;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
 uint64_t ramlayout_thp_size(const char *root)
 {
     char buf[128];
     uint64_t size;
 
-    if (thp_line(root, "enabled", buf, sizeof(buf)) < 0 || strstr(buf, "[never]") ||
-        thp_line(root, "hpage_pmd_size", buf, sizeof(buf)) < 0 ||
+    if (sample_read_line(root, "/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <
+            0 ||
+        strstr(buf, "[never]") ||
+        sample_read_line(root, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf,
+                         sizeof(buf)) < 0 ||
         vn_parse_u64(buf, RAM_BASE_PAGE_SIZE, 1ULL << 30, &size) < 0 || (size & (size - 1)))
         return 0;
     return size;

@@ -66,8 +66,7 @@ int sample_mems_allowed(const char *root, pid_t pid, const topology *t, vn_nodes
     return -ENOENT;
 }
 
-/* <root>/<path> as one line into buf (newline cut). Returns 0 or -errno. */
-static int read_line(const char *root, const char *path, char *buf, size_t len)
+int sample_read_line(const char *root, const char *path, char *buf, size_t len)
 {
     _cleanup_fclose_ FILE *f = NULL;
     char full[4096];
@@ -104,7 +103,7 @@ int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_
     if (!root || pid <= 0 || !ret)
         return -EINVAL;
     /* the file found last time for this process: an idle pass reads only it */
-    if (cached && cached[0] && read_line(root, cached, cpus, sizeof(cpus)) == 0 &&
+    if (cached && cached[0] && sample_read_line(root, cached, cpus, sizeof(cpus)) == 0 &&
         cpuset_parse(cpus, ret) == 0 && !cpuset_empty(ret))
         return 0;
     if (cached && cached_len)
@@ -149,7 +148,7 @@ int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_
         n = snprintf(line, sizeof(line), file, path);
         if (n < 0 || (size_t)n >= sizeof(line))
             return -ENAMETOOLONG;
-        r = read_line(root, line, cpus, sizeof(cpus));
+        r = sample_read_line(root, line, cpus, sizeof(cpus));
         if (r != -ENOENT || !path[0])
             break;
         slash = strrchr(path, '/');
@@ -181,12 +180,12 @@ int sample_thread(const char *proc, pid_t tid, uint64_t *cpu_ns, int *cpu, vn_cp
         return -ESRCH;
     /* run time in ns (CONFIG_SCHED_INFO): finer than stat's clock ticks */
     snprintf(path, sizeof(path), "/%d/schedstat", (int)tid);
-    if (read_line(proc, path, line, sizeof(line)) == 0) {
+    if (sample_read_line(proc, path, line, sizeof(line)) == 0) {
         line[strcspn(line, " ")] = '\0';
         have_ns = vn_parse_u64(line, 0, UINT64_MAX, cpu_ns) == 0;
     }
     snprintf(path, sizeof(path), "/%d/stat", (int)tid);
-    r = read_line(proc, path, line, sizeof(line));
+    r = sample_read_line(proc, path, line, sizeof(line));
     if (r < 0)
         return r == -ENOENT ? -ESRCH : r;
     /* fields after the command, which may hold spaces and parentheses: the last ')' ends it */

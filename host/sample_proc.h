@@ -12,6 +12,9 @@
 #include "cpuset.h"
 #include "topology.h"
 
+/* <root><path> as one line into buf (newline cut). Returns 0 or -errno. */
+int sample_read_line(const char *root, const char *path, char *buf, size_t len);
+
 /*
  * The CPUs the cgroup of process pid may use (cpuset.cpus.effective on cgroup v2,
  * cpuset.effective_cpus on v1), one level above libvirt's per-thread groups: for a QEMU
