@@ -151,14 +151,15 @@ static uint64_t granule_need(const snap_cell *cell, uint64_t bytes)
         return bytes;
     for (unsigned i = 0; i < cell->nr_hot; i++) {
         const snap_hot_range *h = &cell->hot[i];
-        if (h->length > UINT64_MAX - h->gpa - g)
+        if (h->gpa + h->length > UINT64_MAX - g) /* (a snapshot's: gpa + length fits) */
             continue;
         len += h->length;
         wide += (h->gpa + h->length + g - 1) / g * g - h->gpa / g * g;
     }
     if (!len)
         return bytes;
-    return (uint64_t)((unsigned __int128)bytes * wide / len);
+    unsigned __int128 need = (unsigned __int128)bytes * wide / len;
+    return need > UINT64_MAX ? UINT64_MAX : (uint64_t)need;
 }
 
 int dtier_plan(const topology *t, const vn_config *c, pass_state *ps, const cell_view *cv,
