@@ -23,6 +23,7 @@
 #include "live_snapshot.h"
 #include "log.h"
 #include "mover.h"
+#include "place.h"
 #include "publish.h"
 #include "record.h"
 #include "rules.h"
@@ -760,5 +761,6 @@ const control_command commands_table[] = {
     {.name = "stop", .fn = ctl_stop},
     {.name = "stop-keep", .fn = ctl_stop_keep},
     {.name = "snapshot", .fn = live_snapshot_command},
+    {.name = "place", .fn = place_command, .takes_xml = true},
     {.name = NULL},
 };

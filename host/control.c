@@ -36,8 +36,8 @@ typedef struct control_client {
     int watch;
     int timer;
     bool deferred; /* the handler answers later (control_reply_done) */
-    size_t len;
-    char buf[CONTROL_REQUEST_MAX];
+    size_t len, cap;
+    char *buf; /* CONTROL_REQUEST_MAX bytes, grown up to CONTROL_XML_LINE_MAX for a long line */
     /* the reply, sent as fast as the client reads it, never waited for on the loop */
     char *out;
     size_t out_len, out_off;
@@ -160,6 +160,7 @@ static void client_free(control_client *c)
     if (c->srv && c->srv->clients[c->slot] == c)
         c->srv->clients[c->slot] = NULL;
     free(c->out);
+    free(c->buf);
     free(c);
 }
 
@@ -267,7 +268,7 @@ static void client_handle(control_client *c, const char *line, size_t n)
 {
     _cleanup_json_ struct json_object *req = NULL, *result = NULL;
     const control_command *cmd = NULL;
-    const char *command = NULL, *domain = NULL, *stage = NULL;
+    const char *command = NULL, *domain = NULL, *stage = NULL, *xml = NULL;
     control_request args;
     char errclass[CONTROL_ERRCLASS_MAX] = "", err[CONTROL_ERR_MAX] = "", echo[CONTROL_ECHO_MAX + 1];
     vn_json_doc doc;
@@ -296,7 +297,8 @@ static void client_handle(control_client *c, const char *line, size_t n)
     json_object_object_foreach(req, key, val)
     {
         bool is_command = strcmp(key, "command") == 0, is_stage = strcmp(key, "stage") == 0;
-        if (!is_command && !is_stage && strcmp(key, "domain") != 0) {
+        bool is_xml = strcmp(key, "xml") == 0;
+        if (!is_command && !is_stage && !is_xml && strcmp(key, "domain") != 0) {
             bad_request(c->fd, "unknown key '%s' in request", echo_str(key, echo, sizeof(echo)));
             return;
         }
@@ -313,6 +315,8 @@ static void client_handle(control_client *c, const char *line, size_t n)
             command = json_object_get_string(val);
         else if (is_stage)
             stage = json_object_get_string(val);
+        else if (is_xml)
+            xml = json_object_get_string(val);
         else
             domain = json_object_get_string(val);
     }
@@ -327,6 +331,20 @@ static void client_handle(control_client *c, const char *line, size_t n)
         }
     if (!cmd) {
         bad_request(c->fd, "unknown command '%s'", echo_str(command, echo, sizeof(echo)));
+        return;
+    }
+    /* only the commands that take an XML may be longer than CONTROL_REQUEST_MAX */
+    if (!cmd->takes_xml && n + 1 > CONTROL_REQUEST_MAX) {
+        bad_request(c->fd, "request longer than %d bytes", CONTROL_REQUEST_MAX);
+        return;
+    }
+    if (xml && !cmd->takes_xml) {
+        bad_request(c->fd, "command '%s' takes no xml", cmd->name);
+        return;
+    }
+    if (cmd->takes_xml && (!xml || !*xml || strlen(xml) > CONTROL_XML_MAX)) {
+        bad_request(c->fd, "command '%s' needs an xml of 1 to %d bytes", cmd->name,
+                    CONTROL_XML_MAX);
         return;
     }
     if (domain && (!*domain || strlen(domain) >= SNAP_NAME_MAX)) {
@@ -352,6 +370,7 @@ static void client_handle(control_client *c, const char *line, size_t n)
     }
     args.domain = domain;
     args.stage = stage;
+    args.xml = xml;
     args.client = c;
 
     r = cmd->fn(c->srv->opaque, &args, &result, errclass, sizeof(errclass), err, sizeof(err));
@@ -388,8 +407,22 @@ static void client_readable(int watch, int fd, int events, void *opaque)
     (void)watch;
     (void)events; /* hang-ups and errors show up as read() results */
     for (;;) {
-        ssize_t n = read(fd, c->buf + c->len, sizeof(c->buf) - c->len);
+        ssize_t n;
         char *nl;
+
+        if (c->len == c->cap) {
+            /* a line longer than the short requests': the place command's XML (the bound is
+             * checked again against the command once it is known) */
+            size_t cap = c->cap * 4 < CONTROL_XML_LINE_MAX ? c->cap * 4 : CONTROL_XML_LINE_MAX;
+            char *nb = c->cap < CONTROL_XML_LINE_MAX ? realloc(c->buf, cap) : NULL;
+            if (!nb) {
+                bad_request(fd, "request longer than %d bytes", CONTROL_XML_LINE_MAX);
+                break;
+            }
+            c->buf = nb;
+            c->cap = cap;
+        }
+        n = read(fd, c->buf + c->len, c->cap - c->len);
 
         if (n < 0) {
             if (errno == EINTR)
@@ -413,10 +446,6 @@ static void client_readable(int watch, int fd, int events, void *opaque)
                 c->watch = c->timer = -1;
                 return;
             }
-            break;
-        }
-        if (c->len == sizeof(c->buf)) {
-            bad_request(fd, "request longer than %d bytes", CONTROL_REQUEST_MAX);
             break;
         }
     }
@@ -484,10 +513,15 @@ static void server_add_client(control_server *s, int fd)
         return;
     }
     c = calloc(1, sizeof(*c));
+    if (c && !(c->buf = malloc(CONTROL_REQUEST_MAX))) {
+        free(c);
+        c = NULL;
+    }
     if (!c) {
         (void)close(fd);
         return;
     }
+    c->cap = CONTROL_REQUEST_MAX;
     c->srv = s;
     c->slot = slot;
     c->fd = fd;

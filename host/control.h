@@ -16,7 +16,10 @@
 
 struct json_object;
 
-#define CONTROL_REQUEST_MAX  4096 /* bytes of one request line, newline included */
+#define CONTROL_REQUEST_MAX 4096 /* bytes of one request line, newline included */
+/* ... of a command that takes an "xml" (the qemu hook's place): the XML, JSON-escaped */
+#define CONTROL_XML_MAX      (1024 * 1024)         /* bytes of the XML itself */
+#define CONTROL_XML_LINE_MAX (4 * CONTROL_XML_MAX) /* bytes of such a line */
 #define CONTROL_MAX_CLIENTS  16   /* connections served at once; more are refused */
 #define CONTROL_TIMEOUT_MS   2000 /* a client that has not sent its line by then is dropped */
 #define CONTROL_ERRCLASS_MAX 32
@@ -27,6 +30,7 @@ struct json_object;
 typedef struct control_request {
     const char *domain;            /* NULL when none; never NULL when the command needs_domain */
     const char *stage;             /* NULL when none; only for a command that takes_stage */
+    const char *xml;               /* never NULL for a command that takes_xml; else NULL */
     struct control_client *client; /* the server's (control_defer) */
 } control_request;
 
@@ -47,6 +51,8 @@ typedef struct control_command {
     control_handler fn;
     bool needs_domain;
     bool takes_stage; /* {"stage": NAME} and an optional domain (vnumactl hold) */
+    bool takes_xml;   /* {"xml": TEXT} (at most CONTROL_XML_MAX bytes), the line up to
+                       * CONTROL_XML_LINE_MAX (the qemu hook's place) */
 } control_command;
 
 typedef struct control_server control_server;

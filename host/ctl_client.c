@@ -49,6 +49,14 @@ int ctl_call_stage(const char *socket_path, const char *command, const char *dom
                    const char *stage, int timeout_ms, struct json_object **ret, char *err_buf,
                    size_t err_len)
 {
+    return ctl_call_xml(socket_path, command, domain, stage, NULL, timeout_ms, ret, err_buf,
+                        err_len);
+}
+
+int ctl_call_xml(const char *socket_path, const char *command, const char *domain,
+                 const char *stage, const char *xml, int timeout_ms, struct json_object **ret,
+                 char *err_buf, size_t err_len)
+{
     _cleanup_json_ struct json_object *req = json_object_new_object(), *reply = NULL;
     _cleanup_close_ int fd = -1;
     _cleanup_free_ char *buf = NULL, *line = NULL;
@@ -68,6 +76,8 @@ int ctl_call_stage(const char *socket_path, const char *command, const char *dom
         json_object_object_add(req, "domain", json_object_new_string(domain));
     if (stage)
         json_object_object_add(req, "stage", json_object_new_string(stage));
+    if (xml)
+        json_object_object_add(req, "xml", json_object_new_string(xml));
     s = json_object_to_json_string_length(
         req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
     if (!s || !(line = malloc(len + 1))) {
@@ -76,9 +86,9 @@ int ctl_call_stage(const char *socket_path, const char *command, const char *dom
     }
     memcpy(line, s, len);
     line[len++] = '\n';
-    if (len > CONTROL_REQUEST_MAX) {
-        snprintf(err_buf, err_len, "the request is longer than %d bytes (domain name too long)",
-                 CONTROL_REQUEST_MAX);
+    if (len > (xml ? CONTROL_XML_LINE_MAX : CONTROL_REQUEST_MAX)) {
+        snprintf(err_buf, err_len, "the request is longer than %d bytes (%s too long)",
+                 xml ? CONTROL_XML_LINE_MAX : CONTROL_REQUEST_MAX, xml ? "xml" : "domain name");
         return -1;
     }
     if (strlen(socket_path) >= sizeof(sa.sun_path)) {

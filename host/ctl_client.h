@@ -24,6 +24,11 @@ int ctl_call_stage(const char *socket_path, const char *command, const char *dom
                    const char *stage, int timeout_ms, struct json_object **ret, char *err_buf,
                    size_t err_len);
 
+/* The same with an "xml" too (NULL: none), for the qemu hook's place. */
+int ctl_call_xml(const char *socket_path, const char *command, const char *domain,
+                 const char *stage, const char *xml, int timeout_ms, struct json_object **ret,
+                 char *err_buf, size_t err_len);
+
 /* Control characters of s (C0 but the newline, DEL, C1 as UTF-8) replaced by '?' in place:
  * true when something was replaced. */
 bool ctl_printable_inplace(char *s);

@@ -9,7 +9,7 @@
  *
  *   1. rule 2 (cpuset skip): memory bound to one node -> bring the vCPUs there
  *      or leave the cell alone; its memory is never touched;
- *   2. every feasible node gets a cost (cell_cost(), one screen), the cheapest
+ *   2. every feasible node gets a cost (dplace_cost(), one screen), the cheapest
  *      wins, and the current home keeps the cell unless another node wins by
  *      more than the switch margin (hysteresis);
  *   3. vCPUs are pinned to their allowed CPUs on the target node;
@@ -116,9 +116,8 @@ static double min_other_load(const pass_state *ps, const least_loaded *l, unsign
  * CPU-less nodes, nodes outside the domain's allowed nodes or memory binding,
  * nodes where a vCPU has no allowed CPU.
  */
-static void cell_cost(const topology *t, const snap_domain *d, const vn_config *c,
-                      const cell_view *cv, const pass_state *ps, const int placed_node[],
-                      node_cost costs[])
+void dplace_cost(const topology *t, const snap_domain *d, const vn_config *c, const cell_view *cv,
+                 const pass_state *ps, const int placed_node[], node_cost costs[])
 {
     for (unsigned n = 0; n < t->nr_nodes; n++) {
         node_cost *nc = &costs[n];
@@ -212,8 +211,7 @@ static double total_cost(const node_cost *nc)
 }
 
 /* Append pins moving every vCPU of the cell onto its allowed CPUs of node n. */
-static int plan_pins(const topology *t, const snap_cell *cell, unsigned n, vn_rules rules,
-                     plan_cell *pc)
+int dplace_pins(const topology *t, const snap_cell *cell, unsigned n, vn_rules rules, plan_cell *pc)
 {
     pc->pins = calloc(cell->nr_vcpus, sizeof(*pc->pins));
     if (!pc->pins)
@@ -328,7 +326,7 @@ static bool vcpus_can_follow(const topology *t, const snap_cell *cell, unsigned 
     return true;
 }
 
-static void account_load(const topology *t, const cell_view *cv, int target, pass_state *ps)
+void dplace_account_load(const topology *t, const cell_view *cv, int target, pass_state *ps)
 {
     if (target >= 0) {
         ps->load[target] += cv->busy;
@@ -367,14 +365,14 @@ static int decide_cpuset_skip(const topology *t, const snap_domain *d, const cel
     pc->candidate_node = bound;
     pc->locality_after = pc->locality_before;
     if (v == CPUSET_MOVE_VCPUS) {
-        int r = plan_pins(t, cell, (unsigned)bound,
-                          RULE_BIT(RULE_CPUSET_SKIP) | RULE_BIT(RULE_ALLOWED_CPUS), pc);
+        int r = dplace_pins(t, cell, (unsigned)bound,
+                            RULE_BIT(RULE_CPUSET_SKIP) | RULE_BIT(RULE_ALLOWED_CPUS), pc);
         if (r < 0)
             return r;
         pc->locality_after = 100.0 * cv->mem_frac[bound];
-        account_load(t, cv, bound, ps);
+        dplace_account_load(t, cv, bound, ps);
     } else {
-        account_load(t, cv, vcpus_outside(t, cell, (unsigned)bound) ? -1 : bound, ps);
+        dplace_account_load(t, cv, vcpus_outside(t, cell, (unsigned)bound) ? -1 : bound, ps);
     }
     pc->reason = pc->nr_pins ? REASON_NONE : REASON_CPUSET_SKIP;
     return 0;
@@ -520,13 +518,13 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         return r;
     }
 
-    cell_cost(t, d, c, cv, ps, placed_node, costs);
+    dplace_cost(t, d, c, cv, ps, placed_node, costs);
     for (unsigned n = 0; n < t->nr_nodes; n++)
         nr_feasible += costs[n].feasible;
     best = pick_node(t, costs, (cost_mask){0});
     if (best < 0) {
         pc->reason = REASON_NO_FEASIBLE_NODE;
-        account_load(t, cv, -1, ps);
+        dplace_account_load(t, cv, -1, ps);
         return 0;
     }
 
@@ -582,7 +580,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
     pc->rules |= why;
     placed_node[cell_idx] = target;
 
-    r = plan_pins(t, cell, (unsigned)target, why, pc);
+    r = dplace_pins(t, cell, (unsigned)target, why, pc);
     if (r < 0)
         return r;
 
@@ -639,7 +637,7 @@ static int decide_cell(const topology *t, const snap_domain *d, const vn_config 
         : tv.why != TIER_WHY_NONE
             ? 100.0 * (double)moved_total / (double)cv->bytes
             : 100.0 * (cv->mem_frac[target] + (double)moved_total / (double)cv->bytes);
-    account_load(t, cv, target, ps);
+    dplace_account_load(t, cv, target, ps);
 
     if (pc->nr_pins == 0 && pc->nr_moves == 0 && pc->reason == REASON_NONE) {
         if (!cv->bytes)
@@ -702,7 +700,7 @@ static void decide_unmeasured(const topology *t, const snap_domain *d, const vn_
         pc->reason = REASON_UNMEASURED;
         pc->busy_vcpus = -1;
         if (d->mode == VN_MODE_AUTO) /* an advised domain's load is in already (decide()) */
-            account_load(t, &cv, -1, ps);
+            dplace_account_load(t, &cv, -1, ps);
     }
 }
 
@@ -805,7 +803,7 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
             for (unsigned k = 0; k < d->nr_cells; k++) {
                 cell_view cv;
                 dcell_view_init(t, &d->cells[k], c, &cv);
-                account_load(t, &cv, -1, &ps);
+                dplace_account_load(t, &cv, -1, &ps);
             }
         }
     }

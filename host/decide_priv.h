@@ -45,6 +45,18 @@ typedef struct node_cost {
     double mem, vcpu, share, imbalance;
 } node_cost;
 
+/* ---- decide.c: the parts of one cell's placement that decide_incoming.c shares ---- */
+
+/* The placement objective's terms for the cell on every node (costs: the topology's nr_nodes
+ * entries); placed_node: node index of each of the domain's cells placed so far, -1 not yet. */
+void dplace_cost(const topology *t, const snap_domain *d, const vn_config *c, const cell_view *cv,
+                 const pass_state *ps, const int placed_node[], node_cost costs[]);
+/* Pins of every vCPU of the cell onto its usable CPUs of node n (those not there already). */
+int dplace_pins(const topology *t, const snap_cell *cell, unsigned n, vn_rules rules,
+                plan_cell *pc);
+/* The cell's busy vCPUs counted on node target (-1: where they run now). */
+void dplace_account_load(const topology *t, const cell_view *cv, int target, pass_state *ps);
+
 /* ---- decide_cell.c ---- */
 
 /* Free memory node n keeps (max of the reserve and its fraction of the node). */

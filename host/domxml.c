@@ -297,6 +297,31 @@ static int xml_memory(const xmlNode *root, domxml_info *info, char *err, size_t 
     return 0;
 }
 
+/* <vcpu>N</vcpu> and <memoryBacking><hugepages><page size unit>. */
+static int xml_vcpus_huge(const xmlNode *root, domxml_info *info, char *err, size_t errlen)
+{
+    const xmlNode *vcpu = xml_child(root, "vcpu");
+    const xmlNode *huge = xml_child(xml_child(root, "memoryBacking"), "hugepages");
+
+    if (vcpu) {
+        _cleanup_xmlchar_ xmlChar *text = xmlNodeGetContent(vcpu);
+        uint64_t v;
+        if (!text || vn_parse_u64((const char *)text, 1, DOMXML_MAX_VCPUS, &v) < 0)
+            return vn_fail(err, errlen, -EINVAL, "bad <vcpu> count (1 to %u handled)",
+                           DOMXML_MAX_VCPUS);
+        info->nr_vcpus = (unsigned)v;
+    }
+    info->hugepages = huge != NULL;
+    const xmlNode *page = xml_child(huge, "page");
+    if (page) {
+        _cleanup_xmlchar_ xmlChar *size = xmlGetProp(page, (const xmlChar *)"size");
+        _cleanup_xmlchar_ xmlChar *unit = xmlGetProp(page, (const xmlChar *)"unit");
+        if (xml_size((const char *)size, (const char *)unit, &info->huge_page_bytes) < 0)
+            return vn_fail(err, errlen, -EINVAL, "bad <hugepages><page size>");
+    }
+    return 0;
+}
+
 /* <vcpu cpuset>, <numatune><memnode>, pinned memory, <cputune> pins, cells and sizes. */
 int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err, size_t errlen)
 {
@@ -355,6 +380,9 @@ int domxml_parse(const char *xml, const topology *t, domxml_info *ret, char *err
     if (r < 0)
         return r;
     r = xml_memory(root, &info, err, errlen);
+    if (r < 0)
+        return r;
+    r = xml_vcpus_huge(root, &info, err, errlen);
     if (r < 0)
         return r;
     *ret = info;

@@ -55,6 +55,11 @@ typedef struct domxml_info {
     uint8_t vcpu_cell[DOMXML_MAX_VCPUS];
     uint64_t memory_bytes;
     uint64_t device_bytes;
+    unsigned nr_vcpus; /* <vcpu>N</vcpu>: the most vCPUs (0: absent) */
+    /* <memoryBacking><hugepages>: the guest RAM is hugetlbfs; its first <page size> (0: the
+     * host's default size) */
+    bool hugepages;
+    uint64_t huge_page_bytes;
 } domxml_info;
 
 /* <vcpu cpuset>, <numatune><memory> and <memnode>, pinned memory, the <cputune> emulator and

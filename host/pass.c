@@ -751,6 +751,28 @@ static int pass_decide(vnumad *dm, const snapshot *s, plan *p)
     return r;
 }
 
+/* The busy CPUs of each node once the plan is carried out (vnumad.node_load): the other load,
+ * and each cell's busy vCPUs on its target (or where it is; a wide cell's over its span). */
+static void pass_node_load(vnumad *dm, const snapshot *s, const plan *p)
+{
+    memcpy(dm->node_load, s->other_busy, sizeof(dm->node_load));
+    for (unsigned i = 0; i < p->nr_domains; i++)
+        for (unsigned k = 0; k < p->domains[i].nr_cells; k++) {
+            const plan_cell *pc = &p->domains[i].cells[k];
+            int n = pc->target_node >= 0 ? pc->target_node : pc->current_node;
+            unsigned span = nodeset_weight(&pc->span);
+            if (pc->busy_vcpus <= 0)
+                continue;
+            if (span > 1) {
+                for (int m = nodeset_next(&pc->span, -1); m >= 0; m = nodeset_next(&pc->span, m))
+                    if ((unsigned)m < dm->topo->nr_nodes)
+                        dm->node_load[m] += (double)pc->busy_vcpus / span;
+            } else if (n >= 0 && (unsigned)n < dm->topo->nr_nodes) {
+                dm->node_load[n] += pc->busy_vcpus;
+            }
+        }
+}
+
 /* The pass's holds on its domains released, its handles dropped. */
 static void pass_end(vnumad *dm, pass_set *set)
 {
@@ -777,6 +799,7 @@ static void run_pass_stages(vnumad *dm)
     double sampled = vn_mono_s(), decided = sampled;
     if (pass_decide(dm, &set->s, &p) == 0) {
         decided = vn_mono_s();
+        pass_node_load(dm, &set->s, &p);
         pass_act_all(dm, set, &p); /* act, then record: each domain's plan, on the workers */
     }
     /* where a pass's time goes (the first move's delay is the sum of these) */

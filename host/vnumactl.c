@@ -38,6 +38,7 @@
 #include "version.h"
 #include "vnumactl_common.h"
 #include "vnumactl_history.h"
+#include "vnumactl_hook.h"
 #include "vnumactl_snapshot.h"
 #include "vnumactl_top.h"
 
@@ -67,6 +68,7 @@ static int cmd_top(int argc, char **argv);
 static int cmd_history(int argc, char **argv);
 static int cmd_stop(int argc, char **argv);
 static int cmd_snapshot(int argc, char **argv);
+static int cmd_hook(int argc, char **argv);
 
 static const vnumactl_cmd vnumactl_cmds[] = {
     {"topology", "[--input FILE.xml | --synthetic STRING] [--json]",
@@ -115,6 +117,9 @@ static const vnumactl_cmd vnumactl_cmds[] = {
      cmd_hold},
     {"release", "[--json] [--socket PATH]", "tests only: let every held pass go on", cmd_release},
     {"holds", "[--json] [--socket PATH]", "tests only: the stages armed and held", cmd_holds},
+    {"hook", "NAME OPERATION SUB-OPERATION EXTRA",
+     "libvirt's qemu hook (the domain XML on stdin): an incoming migration placed by vnumad",
+     cmd_hook},
     {"help", "", "show this help", cmd_help},
 };
 
@@ -170,6 +175,13 @@ static int cmd_snapshot(int argc, char **argv)
     vnumactl_ctx ctx = cmd_ctx("snapshot");
 
     return vnumactl_snapshot(argc, argv, &ctx);
+}
+
+static int cmd_hook(int argc, char **argv)
+{
+    vnumactl_ctx ctx = cmd_ctx("hook");
+
+    return vnumactl_hook(argc, argv, &ctx);
 }
 
 static int cmd_history(int argc, char **argv)

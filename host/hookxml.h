@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The domain XML of an incoming live migration, as libvirt's qemu hook hands it over
+ * (`migrate begin`, docs/fleet.md): what vnumad takes from it to place the domain's cells
+ * before its memory arrives (hookxml_read), and the same XML with the placement written in
+ * (hookxml_write): live <vcpupin>s, a <memnode mode='preferred'> per cell and a <placed>
+ * child of vnumad's <state>, so that the arriving domain is recognised as placed. Untrusted
+ * text (the source host's, and whatever its tenants and operator wrote into it), parsed with
+ * libxml2 with no network, no entities and no DTD.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "topology.h"
+
+/* Largest domain XML the hook passes on to vnumad (a bigger one passes through unchanged). */
+#define HOOKXML_MAX (1024u * 1024)
+
+/* An incoming domain, as decide_incoming() takes it. */
+typedef struct hook_domain {
+    snap_domain d; /* its cells and vCPUs (hookxml_clear) */
+    uint64_t cell_bytes[SNAP_MAX_CELLS_PER_DOMAIN];
+    bool guest_cells; /* <cpu><numa> cells; else one cell 0 of every vCPU and the boot RAM */
+} hook_domain;
+
+/*
+ * Read an incoming domain's XML. Returns 1 and fills *ret when vnumad is to place it; 0 when
+ * it passes unchanged, with the reason in why (it did not opt in with mode="auto", its
+ * <numatune> or its <vcpupin>s are the operator's, it has no vCPU this host may run, ...);
+ * -EINVAL when the XML is broken (why says how), -ENOMEM.
+ */
+int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why, size_t whylen);
+
+/*
+ * The XML with the placement pd (decide_incoming on hd) written in: every <vcpupin> replaced
+ * by pd's pins, the <numatune> by a <memnode cellid mode='preferred' nodeset> per cell with a
+ * memory move (a <memory mode='preferred'> without guest cells), and <placed host=host_id>
+ * with each cell's node in vnumad's <state> (created when missing). 0 and a malloc'd XML in
+ * *ret; 0 with *ret NULL when the plan places nothing; -EINVAL, -ENOMEM.
+ */
+int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, const plan_domain *pd,
+                  const char *host_id, char **ret);
+
+/* Frees what hookxml_read allocated. NULL-safe. */
+void hookxml_clear(hook_domain *hd);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Placement of an incoming domain before its memory arrives (place.h). */
+#include "place.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "decide_incoming.h"
+#include "hookxml.h"
+#include "log.h"
+#include "util.h"
+
+/* Each cell's decision, for the reply and the log. */
+static struct json_object *cells_json(const topology *t, const plan_domain *pd, char *line,
+                                      size_t len)
+{
+    struct json_object *a = json_object_new_array();
+    size_t used = 0;
+
+    line[0] = '\0';
+    for (unsigned k = 0; a && k < pd->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        struct json_object *o = json_object_new_object();
+        int node = pc->target_node >= 0 ? (int)t->nodes[pc->target_node].os_index : -1;
+        if (!o)
+            break;
+        json_object_object_add(o, "cell", json_object_new_int((int)pc->cell_id));
+        json_object_object_add(o, "node", node >= 0 ? json_object_new_int(node) : NULL);
+        json_object_object_add(o, "memory", json_object_new_boolean(pc->nr_moves > 0));
+        json_object_object_add(o, "pins", json_object_new_int((int)pc->nr_pins));
+        json_object_object_add(o, "reason", json_object_new_string(reason_name(pc->reason)));
+        json_object_array_add(a, o);
+        if (used < len)
+            used += (size_t)snprintf(line + used, len - used, "%scell %u on node %d%s",
+                                     k ? ", " : "", pc->cell_id, node,
+                                     pc->nr_moves ? "" : " (its memory where the kernel puts it)");
+    }
+    return a;
+}
+
+int place_command(void *opaque, const control_request *req, struct json_object **ret,
+                  char *errclass, size_t classlen, char *err, size_t errlen)
+{
+    vnumad *dm = opaque;
+    hook_domain hd;
+    plan_domain pd = {0};
+    snapshot s = {0};
+    _cleanup_free_ char *out = NULL;
+    char why[512] = "", line[1024];
+    struct json_object *o, *cells = NULL;
+    int r;
+
+    (void)errclass;
+    (void)classlen;
+    /* the free memory of now (a pass's own reading stands while it runs: its workers read it) */
+    if (!dm->in_pass)
+        (void)topo_refresh_free(dm->topo, dm->root);
+    r = hookxml_read(req->xml, dm->topo, &hd, why, sizeof(why));
+    if (r == -ENOMEM)
+        return vn_fail(err, errlen, r, "out of memory");
+    if (r > 0 && dm->host_paused) {
+        snprintf(why, sizeof(why), "vnumad is paused (vnumactl pause --all)");
+        r = 0;
+    }
+    if (r > 0) {
+        for (unsigned n = 0; n < dm->topo->nr_nodes; n++)
+            s.other_busy[n] = dm->node_load[n];
+        r = decide_incoming(dm->topo, &s, &dm->cfg.decide, &hd.d, hd.cell_bytes, &pd);
+        if (r == 0)
+            r = hookxml_write(req->xml, dm->topo, &hd, &pd, dm->host_id, &out);
+        if (r == 0 && !out)
+            snprintf(why, sizeof(why), "no node of this host may hold its cells");
+        if (r == 0)
+            cells = cells_json(dm->topo, &pd, line, sizeof(line));
+        if (r == 0 && out)
+            log_info("Placed incoming domain '%s' (%s): %s", LOG_Q(hd.d.name), hd.d.uuid, line);
+        plan_domain_clear(&pd);
+        hookxml_clear(&hd);
+        if (r < 0) {
+            json_object_put(cells);
+            return vn_fail(err, errlen, r, "cannot place the domain: %s", strerror(-r));
+        }
+    }
+    if (!out)
+        log_debug("An incoming domain passes unchanged: %s", why);
+    o = json_object_new_object();
+    if (!o) {
+        json_object_put(cells);
+        return vn_fail(err, errlen, -ENOMEM, "out of memory");
+    }
+    json_object_object_add(o, "placed", json_object_new_boolean(out != NULL));
+    json_object_object_add(o, "why", out ? NULL : json_object_new_string(why));
+    json_object_object_add(o, "cells", cells ? cells : json_object_new_array());
+    json_object_object_add(o, "xml", out ? json_object_new_string(out) : NULL);
+    *ret = o;
+    return 0;
+}
