@@ -313,13 +313,16 @@ LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 PROMDIR    := $(DATADIR)/vnuma/prometheus
 # bash-completion's directory for completions loaded on demand (pkg-config bash-completion)
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+# libvirt's directory of qemu hooks run after /etc/libvirt/hooks/qemu (libvirt >= 6.5)
+HOOKDIR    ?= $(SYSCONFDIR)/libvirt/hooks/qemu.d
 CONF       := $(DESTDIR)$(SYSCONFDIR)/vnuma/vnumad.conf
 UNIT_SED   := -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma \
-	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(LOGROTATEDIR)
+	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(LOGROTATEDIR) \
+	    $(DESTDIR)$(HOOKDIR)
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
@@ -334,6 +337,8 @@ install: all
 	install -m 0644 $(addprefix dist/prometheus/,$(PROM_RULES)) $(DESTDIR)$(PROMDIR)/
 	install -m 0644 dist/bash-completion/vnumactl $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	install -m 0644 dist/logrotate/vnuma $(DESTDIR)$(LOGROTATEDIR)/vnuma
+	sed $(UNIT_SED) dist/libvirt/vnuma-hook.in > $(DESTDIR)$(HOOKDIR)/vnuma.tmp && \
+	    chmod 0755 $(DESTDIR)$(HOOKDIR)/vnuma.tmp && mv $(DESTDIR)$(HOOKDIR)/vnuma.tmp $(DESTDIR)$(HOOKDIR)/vnuma
 	@if [ ! -e $(CONF) ]; then \
 	    echo "install -m 0644 dist/vnumad.conf $(CONF)"; \
 	    install -m 0644 dist/vnumad.conf $(CONF); \
@@ -352,6 +357,8 @@ uninstall:
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	rm -f $(DESTDIR)$(LOGROTATEDIR)/vnuma
 	rmdir $(DESTDIR)$(LOGROTATEDIR) 2>/dev/null || true
+	rm -f $(DESTDIR)$(HOOKDIR)/vnuma
+	rmdir $(DESTDIR)$(HOOKDIR) $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks $(DESTDIR)$(SYSCONFDIR)/libvirt 2>/dev/null || true
 	@if [ -e $(CONF) ] && ! cmp -s dist/vnumad.conf $(CONF); then \
 	    echo "note: keeping $(CONF): it was changed after install"; \
 	else \

@@ -178,6 +178,7 @@ static void state_reset_run(dom_state *st, int id)
     st->arrived = false;
     st->def_originals = false;
     st->sample.bound_logged = false;
+    memset(&st->placed, 0, sizeof(st->placed));
     sample_vcpus_stale(&st->sample);
     sample_xml_stale(&st->sample);
     virt_dom_free(st->dom);
@@ -471,6 +472,29 @@ typedef enum arrival {
 } arrival;
 
 /*
+ * The qemu hook's placement of this QEMU run on this host (the <placed> of its live <state>,
+ * stamped with this host's machine id: place.c wrote it into the XML the run started from),
+ * kept in st->placed (and so in the <state> vnumad writes), logged once.
+ */
+static void adopt_placed(vnumad *dm, dom_state *st, const consider_reads *cr)
+{
+    dom_placed p;
+    char line[512] = "";
+    size_t used = 0;
+
+    if (st->placed.valid || cr->state != 0 || !dm->host_id[0] ||
+        meta_parse_placed(cr->state_xml, &p) < 0 || !p.valid || strcmp(p.host, dm->host_id) != 0)
+        return;
+    st->placed = p;
+    for (unsigned k = 0; k < p.nr && used < sizeof(line); k++)
+        used += (size_t)snprintf(line + used, sizeof(line) - used, "%scell %u on node %u%s",
+                                 k ? ", " : "", p.cells[k].cell, p.cells[k].node,
+                                 p.cells[k].memory ? "" : " (its vCPUs)");
+    log_info("Domain '%s' came placed by the qemu hook (arrival-placed): %s", LOG_Q(st->name),
+             line);
+}
+
+/*
  * A domain that came from another host: by live migration, or with originals another host
  * saved (a vnumad started after the migration, a save image restored here). Its live pins
  * are the other host's, chosen for that host's CPUs, and so are the originals it carried:
@@ -479,7 +503,7 @@ typedef enum arrival {
  * and, when `write`, written into the live metadata at once, so that an opt-out or a
  * vnumad stop gives it the pins it would have had had it started here.
  */
-static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
+static void arrive(vnumad *dm, virt_dom *d, dom_state *st, const consider_reads *cr, bool write)
 {
     char time[32];
 
@@ -491,6 +515,7 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, bool write)
         originals_drop(st); /* the other host's <original> goes from the metadata too */
         st->arrived = st->def_originals = true;
     }
+    adopt_placed(dm, st, cr);
     if (!write || st->orig.saved)
         return;
     act_operator_pins(d, st, dm->topo);
@@ -558,7 +583,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         if (st) {
             snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
             if (how != ARRIVAL_NONE)
-                arrive(dm, d, st, false); /* the restore writes the metadata */
+                arrive(dm, d, st, cr, false); /* the restore writes the metadata */
             if (st->def_originals && !st->orig.saved)
                 act_operator_pins(d, st, dm->topo);
             domains_restore(dm, d, st, "opted out: element removed");
@@ -604,8 +629,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     if (how != ARRIVAL_NONE ||
         (!st->orig.saved && !orig->saved && meta_originals_foreign(claim, dm->host_id))) {
         changed |= !st->arrived;
-        arrive(dm, d, st, how != ARRIVAL_MIGRATING);
+        arrive(dm, d, st, cr, how != ARRIVAL_MIGRATING);
     }
+    adopt_placed(dm, st, cr); /* (a vnumad started after it arrived placed) */
     /* a restarted vnumad finds the originals in its record */
     if (!st->orig.saved && orig->saved && !st->arrived) {
         originals_set(&st->orig, orig);

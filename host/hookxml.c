@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "domxml.h"
+#include "json.h"
 #include "metadata.h"
 #include "util.h"
 
@@ -112,17 +113,58 @@ static bool originals_unpinned(const dom_originals *o, const domxml_info *info)
     return !info->has_cpuset || cpuset_equal(&o->vcpu_pin[0], &info->cpuset);
 }
 
-/* vnumad's <state> the domain carries: its originals, and whether it holds <placed>. */
-static int carried_state(xmlDoc *doc, const xmlNode *root, dom_originals *o, bool *placed)
+/*
+ * The busy vCPUs of each cell the source's last decision record counted (the <decision> in the
+ * <state> it carries: docs/records.md), into busy[cell id]; -1 where it says nothing. A record
+ * that does not parse says nothing.
+ */
+static void carried_busy(const xmlNode *st, int busy[SNAP_MAX_CELLS_PER_DOMAIN])
+{
+    _cleanup_(xchar_freep) xmlChar *text = NULL;
+    _cleanup_json_ struct json_object *root = NULL;
+    struct json_object *cells;
+    vn_json_doc doc;
+
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        busy[k] = -1;
+    text = child(st, "decision") ? xmlNodeGetContent(child(st, "decision")) : NULL;
+    if (!text || strlen((const char *)text) > META_MAX_BYTES ||
+        vn_json_parse((const char *)text, strlen((const char *)text), 8, &doc) != VN_JSON_OK)
+        return;
+    root = doc.root;
+    if (!json_object_object_get_ex(root, "cells", &cells) ||
+        !json_object_is_type(cells, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(cells) && i < SNAP_MAX_CELLS_PER_DOMAIN; i++) {
+        struct json_object *c = json_object_array_get_idx(cells, i), *id, *b;
+        int64_t vid, vb;
+        if (!json_object_object_get_ex(c, "cell", &id) ||
+            !json_object_object_get_ex(c, "busy_vcpus", &b) ||
+            !json_object_is_type(id, json_type_int) || !json_object_is_type(b, json_type_int))
+            continue;
+        vid = json_object_get_int64(id);
+        vb = json_object_get_int64(b);
+        if (vid >= 0 && vid < SNAP_MAX_CELLS_PER_DOMAIN && vb >= 0 && vb <= SNAP_MAX_VCPUS_PER_CELL)
+            busy[vid] = (int)vb;
+    }
+}
+
+/* vnumad's <state> the domain carries: its originals, whether it holds <placed>, and the busy
+ * vCPUs per cell of its last decision. */
+static int carried_state(xmlDoc *doc, const xmlNode *root, dom_originals *o, bool *placed,
+                         int busy[SNAP_MAX_CELLS_PER_DOMAIN])
 {
     xmlNode *st = meta_element(root, STATE_NS);
     _cleanup_free_ char *text = NULL;
 
     *placed = false;
     memset(o, 0, sizeof(*o));
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        busy[k] = -1;
     if (!st)
         return 0;
     *placed = child(st, "placed") != NULL;
+    carried_busy(st, busy);
     text = element_text(doc, st);
     if (!text)
         return -ENOMEM;
@@ -153,7 +195,7 @@ static int opted_in(xmlDoc *doc, const xmlNode *root, const topology *t, vn_bala
 
 /* The cells and vCPUs of the domain, as decide_incoming() takes them. */
 static int build_cells(const topology *t, const domxml_info *info, const vn_balancer *cfg,
-                       const vn_cpuset *allowed, hook_domain *hd)
+                       const vn_cpuset *allowed, const int busy[], hook_domain *hd)
 {
     snap_domain *d = &hd->d;
     unsigned nr = info->nr_cells ? info->nr_cells : 1;
@@ -190,7 +232,9 @@ static int build_cells(const topology *t, const domxml_info *info, const vn_bala
                 continue;
             sv = &c->vcpus[c->nr_vcpus++];
             sv->id = v;
-            sv->busy = 1.0; /* nobody here measured it: taken as busy */
+            /* as many busy as the source counted; all of them when it said nothing */
+            sv->busy = busy[id] < 0 || c->nr_vcpus <= (unsigned)busy[id] ? 1.0 : 0.0;
+            hd->busy_known |= busy[id] >= 0;
             sv->allowed = *allowed;
             cpuset_zero(&sv->pinned);
             sv->cpu = -1;
@@ -213,6 +257,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     vn_balancer cfg;
     vn_cpuset host, allowed;
     bool placed = false, pins = false;
+    int busy[SNAP_MAX_CELLS_PER_DOMAIN];
     char err[256];
     int r;
 
@@ -234,7 +279,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     info = calloc(1, sizeof(*info));
     if (!orig || !info)
         return -ENOMEM;
-    r = carried_state(doc, root, orig, &placed);
+    r = carried_state(doc, root, orig, &placed, busy);
     if (r < 0)
         return r;
     /* never the operator's memory policy or pins: only what a vnumad placed or pinned */
@@ -274,7 +319,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     ret->d.tier = cfg.tier;
     ret->d.allowed_nodes = cfg.allowed_nodes;
     ret->d.preferred_node = -1;
-    r = build_cells(t, info, &cfg, &allowed, ret);
+    r = build_cells(t, info, &cfg, &allowed, busy, ret);
     if (r < 0) {
         hookxml_clear(ret);
         return r;

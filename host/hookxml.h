@@ -25,6 +25,8 @@ typedef struct hook_domain {
     snap_domain d; /* its cells and vCPUs (hookxml_clear) */
     uint64_t cell_bytes[SNAP_MAX_CELLS_PER_DOMAIN];
     bool guest_cells; /* <cpu><numa> cells; else one cell 0 of every vCPU and the boot RAM */
+    bool busy_known;  /* the source's last decision said how many vCPUs of a cell were busy
+                       * (its <decision> in the <state> it carries); else every vCPU is */
 } hook_domain;
 
 /*

@@ -381,6 +381,55 @@ static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuse
     return 0;
 }
 
+/* <placed host><cell id node memory/>...</placed>: nothing of it when anything is off. */
+static void parse_placed(xmlNodePtr pl, dom_placed *p)
+{
+    _cleanup_(xml_freep) xmlChar *host = xmlGetProp(pl, (const xmlChar *)"host");
+    dom_placed v = {.valid = true};
+
+    if (!host || !host_id_ok((const char *)host))
+        return;
+    snprintf(v.host, sizeof(v.host), "%s", (const char *)host);
+    for (xmlNodePtr n = pl->children; n; n = n->next) {
+        long id, node, mem;
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        _cleanup_(xml_freep) xmlChar *a = xmlGetProp(n, (const xmlChar *)"id");
+        _cleanup_(xml_freep) xmlChar *b = xmlGetProp(n, (const xmlChar *)"node");
+        _cleanup_(xml_freep) xmlChar *c = xmlGetProp(n, (const xmlChar *)"memory");
+        if (strcmp((const char *)n->name, "cell") || v.nr >= SNAP_MAX_CELLS_PER_DOMAIN || !a ||
+            !b || !c || !parse_int((const char *)a, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &id) ||
+            !parse_int((const char *)b, 0, VN_MAX_NODES - 1, &node) ||
+            !parse_int((const char *)c, 0, 1, &mem))
+            return;
+        for (unsigned k = 0; k < v.nr; k++)
+            if (v.cells[k].cell == (unsigned)id)
+                return;
+        v.cells[v.nr].cell = (unsigned)id;
+        v.cells[v.nr].node = (unsigned)node;
+        v.cells[v.nr].memory = mem == 1;
+        v.nr++;
+    }
+    *p = v;
+}
+
+int meta_parse_placed(const char *xml, dom_placed *ret)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    xmlNodePtr root;
+
+    memset(ret, 0, sizeof(*ret));
+    if (!doc || !(root = xmlDocGetRootElement(doc)) || strcmp((const char *)root->name, "state") ||
+        (root->ns && (!root->ns->href || strcmp((const char *)root->ns->href, META_STATE_NS))))
+        return -EINVAL;
+    for (xmlNodePtr n = root->children; n; n = n->next)
+        if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "placed")) {
+            parse_placed(n, ret);
+            break;
+        }
+    return 0;
+}
+
 int meta_parse_state(const char *xml, dom_originals *ret_orig)
 {
     _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
@@ -398,8 +447,29 @@ int meta_parse_state(const char *xml, dom_originals *ret_orig)
     return 0;
 }
 
-int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time,
-                      const char *record_json, char **ret)
+/* <placed host><cell id node memory/>...</placed> under root. */
+static int format_placed(xmlNodePtr root, const dom_placed *p)
+{
+    xmlNodePtr pl = xmlNewChild(root, NULL, (const xmlChar *)"placed", NULL);
+    char num[16];
+
+    if (!pl || !xmlNewProp(pl, (const xmlChar *)"host", (const xmlChar *)p->host))
+        return -ENOMEM;
+    for (unsigned k = 0; k < p->nr && k < SNAP_MAX_CELLS_PER_DOMAIN; k++) {
+        xmlNodePtr c = xmlNewChild(pl, NULL, (const xmlChar *)"cell", NULL);
+        if (!c)
+            return -ENOMEM;
+        snprintf(num, sizeof(num), "%u", p->cells[k].cell);
+        xmlNewProp(c, (const xmlChar *)"id", (const xmlChar *)num);
+        snprintf(num, sizeof(num), "%u", p->cells[k].node);
+        xmlNewProp(c, (const xmlChar *)"node", (const xmlChar *)num);
+        xmlNewProp(c, (const xmlChar *)"memory", (const xmlChar *)(p->cells[k].memory ? "1" : "0"));
+    }
+    return 0;
+}
+
+int meta_format_state(const dom_originals *orig, const dom_placed *placed, uint64_t pass,
+                      const char *time, const char *record_json, char **ret)
 {
     _cleanup_(xml_doc_freep) xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
     xmlNodePtr root, n;
@@ -441,6 +511,9 @@ int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time
         if (r < 0)
             return r;
     }
+    if (placed && placed->valid && host_id_ok(placed->host) &&
+        (r = format_placed(root, placed)) < 0)
+        return r;
     if (record_json) {
         /* xmlNewTextChild escapes the JSON text */
         n = xmlNewTextChild(root, NULL, (const xmlChar *)"decision", (const xmlChar *)record_json);

@@ -50,11 +50,20 @@
 int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_originals *ret_orig);
 
 /*
- * vnumad's <state> element: `orig` (when saved) and, when record_json is not NULL, a
- * <decision> holding it. Returns 0 and a malloc'd string in *ret, or -ENOMEM.
+ * vnumad's <state> element: `orig` (when saved), `placed` (when valid; NULL: none) and, when
+ * record_json is not NULL, a <decision> holding it. Returns 0 and a malloc'd string in *ret, or
+ * -ENOMEM.
  */
-int meta_format_state(const dom_originals *orig, uint64_t pass, const char *time,
-                      const char *record_json, char **ret);
+int meta_format_state(const dom_originals *orig, const dom_placed *placed, uint64_t pass,
+                      const char *time, const char *record_json, char **ret);
+
+/*
+ * The <placed> child of vnumad's <state> (the qemu hook's placement, hookxml.h) into *ret:
+ * ret->valid false when there is none or it is broken (a host that is not a machine id, a
+ * cell or node out of range, a cell twice, another child). 0, or -EINVAL when the element is
+ * not vnumad's state.
+ */
+int meta_parse_placed(const char *xml, dom_placed *ret);
 
 /*
  * Parse vnumad's <state> element (as written by meta_format_state(), or broken: then

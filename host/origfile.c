@@ -101,7 +101,7 @@ int origfile_write(const char *state_dir, const char *uuid, int id, const dom_or
         return -EINVAL;
     if (!o->saved)
         return origfile_remove(state_dir, uuid);
-    r = meta_format_state(o, 0, NULL, NULL, &xml);
+    r = meta_format_state(o, NULL, 0, NULL, NULL, &xml);
     if (r < 0)
         return r;
     dir = open_dir(state_dir, true);
@@ -198,8 +198,8 @@ bool origfile_same(const dom_originals *a, const dom_originals *b)
     _cleanup_free_ char *x = NULL;
     _cleanup_free_ char *y = NULL;
 
-    return a->saved && b->saved && meta_format_state(a, 0, NULL, NULL, &x) == 0 &&
-           meta_format_state(b, 0, NULL, NULL, &y) == 0 && strcmp(x, y) == 0;
+    return a->saved && b->saved && meta_format_state(a, NULL, 0, NULL, NULL, &x) == 0 &&
+           meta_format_state(b, NULL, 0, NULL, NULL, &y) == 0 && strcmp(x, y) == 0;
 }
 
 int origfile_prune(const char *state_dir, bool (*keep)(const char *uuid, void *arg), void *arg)

@@ -241,7 +241,8 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
                       .pass = dm->pass,
                       .time = time,
                       .action = pass_action(st, pd, res, acted, r),
-                      .reason = reason};
+                      .reason = reason,
+                      .placed = &st->placed};
     publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted || moved ? res : NULL);
 }
 

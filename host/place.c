@@ -51,6 +51,7 @@ int place_command(void *opaque, const control_request *req, struct json_object *
     _cleanup_free_ char *out = NULL;
     char why[512] = "", line[1024];
     struct json_object *o, *cells = NULL;
+    bool source_busy = false;
     int r;
 
     (void)errclass;
@@ -75,8 +76,12 @@ int place_command(void *opaque, const control_request *req, struct json_object *
             snprintf(why, sizeof(why), "no node of this host may hold its cells");
         if (r == 0)
             cells = cells_json(dm->topo, &pd, line, sizeof(line));
+        source_busy = hd.busy_known;
         if (r == 0 && out)
-            log_info("Placed incoming domain '%s' (%s): %s", LOG_Q(hd.d.name), hd.d.uuid, line);
+            log_info("Placed incoming domain '%s' (%s): %s; busy vCPUs %s", LOG_Q(hd.d.name),
+                     LOG_Q(hd.d.uuid), line,
+                     hd.busy_known ? "as the source's last decision counted them"
+                                   : "unknown: every vCPU taken as busy");
         plan_domain_clear(&pd);
         hookxml_clear(&hd);
         if (r < 0) {
@@ -94,6 +99,7 @@ int place_command(void *opaque, const control_request *req, struct json_object *
     json_object_object_add(o, "placed", json_object_new_boolean(out != NULL));
     json_object_object_add(o, "why", out ? NULL : json_object_new_string(why));
     json_object_object_add(o, "cells", cells ? cells : json_object_new_array());
+    json_object_object_add(o, "source_busy", json_object_new_boolean(source_busy));
     json_object_object_add(o, "xml", out ? json_object_new_string(out) : NULL);
     *ret = o;
     return 0;

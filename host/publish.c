@@ -221,7 +221,7 @@ int publish_metadata(virt_dom *d, dom_state *st, uint64_t pass, const char *time
     _cleanup_free_ char *out = NULL;
     int r;
 
-    if (meta_format_state(&st->orig, pass, time, json, &out) < 0)
+    if (meta_format_state(&st->orig, &st->placed, pass, time, json, &out) < 0)
         return 0;
     r = virt_state_set(d, out);
     if (r == -ESRCH)
@@ -306,7 +306,8 @@ void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *a
                      .pass = dm->pass,
                      .time = time,
                      .action = action,
-                     .reason = reason};
+                     .reason = reason,
+                     .placed = &st->placed};
 
     vn_iso_time(time, sizeof(time));
     publish_record(dm, d, st, &rc, NULL, NULL);

@@ -315,8 +315,13 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         rc->span = pc->span;
         rc->cpu_overcommit = pc->cpu_overcommit;
         rc->tier = pc->tier;
+        rc->placed_node = -1;
+        for (unsigned i = 0; c->placed && c->placed->valid && i < c->placed->nr; i++)
+            if (c->placed->cells[i].cell == pc->cell_id)
+                rc->placed_node = topo_node_index(t, c->placed->cells[i].node);
         out->bytes_moved += rc->bytes_moved;
     }
+    out->placed = c->placed && c->placed->valid;
     out->has_error = res && res->kind != ACT_OK;
     if (out->has_error)
         snprintf(out->error, sizeof(out->error), "%s", res->error);
@@ -337,6 +342,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
     json_object_object_add(o, "mode", json_object_new_string(mode_name(r->mode)));
     json_object_object_add(o, "action", json_object_new_string(r->action));
     json_object_object_add(o, "reason", json_object_new_string(r->reason));
+    if (r->placed)
+        json_object_object_add(o, "arrival", json_object_new_string("placed"));
     cells = json_object_new_array();
     if (!cells)
         return NULL;
@@ -377,6 +384,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
         }
         if (rc->cpu_overcommit)
             json_object_object_add(j, "cpu_overcommit", json_object_new_boolean(true));
+        if (r->placed && rc->placed_node >= 0)
+            json_object_object_add(j, "placed_node", node_json(t, rc->placed_node));
         json_object_array_add(cells, j);
     }
     json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));

@@ -31,9 +31,10 @@ typedef struct record_ctx {
     const char *uuid;
     vn_mode mode;
     uint64_t pass;
-    const char *time;   /* ISO 8601 UTC */
-    const char *action; /* "acted", "moving", "advised", "none", "skipped", "error" */
-    const char *reason; /* domain level: "ok", "paused", "invalid-config: ...", ... */
+    const char *time;         /* ISO 8601 UTC */
+    const char *action;       /* "acted", "moving", "advised", "none", "skipped", "error" */
+    const char *reason;       /* domain level: "ok", "paused", "invalid-config: ...", ... */
+    const dom_placed *placed; /* the qemu hook's placement of its arrival here; NULL: none */
 } record_ctx;
 
 /* A record's limits: its strings are copies, so a record outlives the pass that made it. */
@@ -61,6 +62,7 @@ typedef struct record_cell {
     vn_nodeset span;     /* wide cell: topology node indexes it spans, else empty */
     bool cpu_overcommit; /* no node it may use had cores to spare for its busy vCPUs */
     plan_tier tier;      /* its memory on two tiers (tier.why TIER_WHY_NONE: one) */
+    int placed_node;     /* topology node index the qemu hook placed it on, -1 none */
 } record_cell;
 
 /* The decision record of one domain in one pass (docs/records.md), as typed values. */
@@ -76,6 +78,7 @@ typedef struct record_decision {
     bool has_error; /* the act stage failed: error says how */
     char error[STATE_ERROR_MAX];
     uint64_t bytes_moved; /* sum over the cells */
+    bool placed;          /* it arrived placed by the qemu hook ("arrival": "placed") */
     unsigned nr_cells;
     record_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];
 } record_decision;

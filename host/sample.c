@@ -308,6 +308,25 @@ static vn_mem_binding cell_binding(const domxml_info *x, vn_mem_binding dom, uns
     return dom;
 }
 
+/*
+ * A cell's binding as decide takes it: the <memnode mode='preferred'> of the node the qemu
+ * hook placed the cell's memory on is vnumad's own (hookxml.h), not the operator's wish that
+ * memory never leaves it: none.
+ */
+static vn_mem_binding placed_binding(const topology *t, const dom_placed *p, unsigned id,
+                                     vn_mem_binding b)
+{
+    if (!p || !p->valid || b.mode != VN_MEM_PREFERRED)
+        return b;
+    for (unsigned k = 0; k < p->nr; k++) {
+        int n = topo_node_index(t, p->cells[k].node);
+        if (p->cells[k].cell == id && p->cells[k].memory && n >= 0 &&
+            rule_binding_single_node(&b) == n)
+            return (vn_mem_binding){.mode = VN_MEM_NONE};
+    }
+    return b;
+}
+
 /* sc->pid, found when not known yet: libvirt's status file of this run (host/domstatus.h). 0 or
  * -errno, why in err. */
 static int find_qemu_pid(const virt_dom_id *ident, dom_sample_cache *sc, char *err, size_t errlen)
@@ -677,7 +696,8 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
         if (in->down_at && in->down_at[cell_ids[c]] &&
             in->age_passes + 1 >= in->down_at[cell_ids[c]])
             cell->down_ago = in->age_passes + 1 - in->down_at[cell_ids[c]] + 1;
-        cell->binding = cell_binding(&x, dom_bind, cell_ids[c]);
+        cell->binding =
+            placed_binding(t, in->placed, cell_ids[c], cell_binding(&x, dom_bind, cell_ids[c]));
 
         for (unsigned i = 0; i < nr_vcpus; i++) {
             const virt_vcpu *v = &vcpus[i];

@@ -91,6 +91,23 @@ static inline void originals_clear(dom_originals *o)
     memset(o, 0, offsetof(dom_originals, vcpu_pin) + old * sizeof(o->vcpu_pin[0]));
 }
 
+/*
+ * Where the qemu hook placed an incoming domain's cells on this host before its memory
+ * arrived (hookxml.h: <placed host> in vnumad's <state>): read on its arrival, kept in the
+ * <state> vnumad writes. A cell listed with its memory has a <memnode mode='preferred'> of
+ * that node in its live XML that is vnumad's, not the operator's (sample.c).
+ */
+typedef struct dom_placed {
+    bool valid;
+    char host[SNAP_UUID_MAX]; /* machine id of the host that placed it */
+    unsigned nr;
+    struct {
+        unsigned cell; /* guest cell id */
+        unsigned node; /* the kernel's node number */
+        bool memory;   /* its memory was placed there (a preferred memnode) */
+    } cells[SNAP_MAX_CELLS_PER_DOMAIN];
+} dom_placed;
+
 typedef struct dom_counters {
     uint64_t passes;       /* passes that sampled the domain */
     uint64_t memory_scans; /* move_pages status queries issued */
@@ -271,6 +288,7 @@ typedef struct dom_state {
 
     /* the originals and the operator's pins (act_originals.c) */
     dom_originals orig;
+    dom_placed placed;   /* the qemu hook's placement of its arrival here (valid: there was one) */
     bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
     bool orig_recorded;  /* orig is what vnumad's record of them holds (origfile.h) */
     /* This QEMU run came from another host (live migration, or originals another host
@@ -340,6 +358,7 @@ typedef struct sample_input {
     uint64_t mem_refused;      /* the mover's refused ranges (bit per ram[] index) ... */
     unsigned mem_refused_gen;  /* ... of this RAM layout (dom_sample_cache.ram_gen) */
     uint64_t passes;           /* the domain's passes: seeds the sampled page queries */
+    const dom_placed *placed;  /* the qemu hook's placement here (its memnodes are vnumad's) */
 } sample_input;
 
 static inline sample_input sample_input_of(const dom_state *st)
@@ -353,7 +372,8 @@ static inline sample_input sample_input_of(const dom_state *st)
                           .down_at = st->down_at,
                           .mem_refused = st->mover.mem_refused,
                           .mem_refused_gen = st->mover.ram_gen,
-                          .passes = st->count.passes};
+                          .passes = st->count.passes,
+                          .placed = &st->placed};
 }
 
 /* What an event makes stale (domains_stale): the live XML, the vCPU threads, the RAM layout. */

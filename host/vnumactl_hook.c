@@ -69,7 +69,8 @@ int vnumactl_hook(int argc, char **argv, const vnumactl_ctx *ctx)
     /* NAME OPERATION SUB-OPERATION EXTRA, as libvirt passes them: never parsed as options (a
      * domain name may begin with '-') */
     xml = read_all(CONTROL_XML_MAX);
-    if (argc != 5 || strcmp(argv[2], "migrate") != 0 || strcmp(argv[3], "begin") != 0)
+    if (argc != 5 || (strcmp(argv[2], "migrate") != 0 && strcmp(argv[2], "restore") != 0) ||
+        strcmp(argv[3], "begin") != 0)
         return VNUMACTL_EXIT_OK;
     if (!xml || !*xml || strlen(xml) > CONTROL_XML_MAX) {
         fprintf(stderr, "vnuma hook: the incoming XML passes unchanged: %s\n",

@@ -39,7 +39,7 @@ expect() {
     ok $? "'$1<Tab>' offers: $2${got:+ (got: $got)}$([ -s "$tmp/err" ] && echo "; stderr: $(head -c 200 "$tmp/err")")"
 }
 
-expect "vnumactl " "advise decisions explain help history hold holds list metrics pause release resume snapshot status stop top topology"
+expect "vnumactl " "advise decisions explain help history hold holds hook list metrics pause release resume snapshot status stop top topology"
 expect "vnumactl hold " "act move record sample"
 expect "vnumactl st" "status stop"
 expect "vnumactl t" "top topology"

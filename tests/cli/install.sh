@@ -15,6 +15,7 @@ inst install
 ok $? "make install PREFIX=/opt/vn DESTDIR=... succeeds"
 (cd "$tmp/root" && find . -type f | sort) >"$tmp/files"
 cat >"$tmp/want" <<EOW
+./etc/libvirt/hooks/qemu.d/vnuma
 ./etc/logrotate.d/vnuma
 ./etc/vnuma/vnumad.conf
 ./opt/vn/lib/systemd/system/vnuma-agent.service

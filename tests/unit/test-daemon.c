@@ -217,7 +217,7 @@ static void test_arrival(void)
     snprintf(foreign.host, sizeof(foreign.host), "%s", OTHER_HOST);
     cpuset_set(&foreign.vcpu_pin[0], 1);
     cpuset_set(&foreign.vcpu_pin[1], 1);
-    if (meta_format_state(&foreign, 0, NULL, NULL, &state) < 0)
+    if (meta_format_state(&foreign, NULL, 0, NULL, NULL, &state) < 0)
         abort();
     fake_dom_set_state(a, state);
     free(state);

@@ -223,6 +223,29 @@ static void test_place(const topology *t)
     free(out);
     plan_domain_clear(&pd);
 
+    /* the source's last decision: both cells idle; then both busy */
+    host_snap(t, &s);
+    s.other_busy[0] = 1.5;
+    const char *idle = "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><decision pass='9' time='t'>"
+                       "{&quot;cells&quot;:[{&quot;cell&quot;:0,&quot;busy_vcpus&quot;:0},"
+                       "{&quot;cell&quot;:1,&quot;busy_vcpus&quot;:0}]}</decision></vnumad:state>";
+    r = place(t, &s, dom_xml("auto", NULL, idle), &pd, &out, why, sizeof(why));
+    CHECK(r == 1 && pd.cells[0].busy_vcpus == 0 && pd.cells[1].busy_vcpus == 0 &&
+              target_of(t, &pd, 0) == target_of(t, &pd, 1),
+          "the source's record says both cells idle: no CPU to find, they stay together (%d, %d)",
+          target_of(t, &pd, 0), target_of(t, &pd, 1));
+    free(out);
+    plan_domain_clear(&pd);
+    const char *broken =
+        "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><decision>{&quot;cells&quot;:"
+        "[{&quot;cell&quot;:0,&quot;busy_vcpus&quot;:99999}]</decision></vnumad:state>";
+    r = place(t, &s, dom_xml("auto", NULL, broken), &pd, &out, why, sizeof(why));
+    CHECK(r == 1 && pd.cells[0].busy_vcpus == 2 && pd.cells[1].busy_vcpus == 2,
+          "a record that does not parse (or out of range) says nothing: every vCPU busy (%d, %d)",
+          pd.cells[0].busy_vcpus, pd.cells[1].busy_vcpus);
+    free(out);
+    plan_domain_clear(&pd);
+
     /* carried originals of no pins: the live pins are the source vnumad's, replaced */
     const char *carried =
         "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><original host='aa'>"

@@ -366,7 +366,7 @@ static void test_roundtrip(const topology *t)
     o.memfd_cells = (1ULL << 3) | (1ULL << 5);
     o.memfd_policy[3].mode = 2 /* MPOL_BIND */ | (1 << 15) /* MPOL_F_STATIC_NODES */;
     (void)cpuset_parse("1", &o.memfd_policy[3].nodes);
-    r = meta_format_state(&o, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
+    r = meta_format_state(&o, NULL, 42, "2026-11-30T00:00:00Z", "{\"a\":\"<&>\"}", &out);
     CHECK(r == 0 && out, "format succeeds");
     if (!out)
         return;
@@ -397,7 +397,7 @@ static void test_roundtrip(const topology *t)
     free(out);
     out = NULL;
     memset(&o, 0, sizeof(o));
-    r = meta_format_state(&o, 1, "t", NULL, &out);
+    r = meta_format_state(&o, NULL, 1, "t", NULL, &out);
     CHECK(r == 0 && out && !strstr(out, "original"), "restored originals are removed: %s",
           out ? out : "(null)");
     CHECK(out && meta_parse_state(out, &back) == 0 && !back.saved,
@@ -467,14 +467,14 @@ static void test_original_host(void)
     o.nr_vcpus = 1;
     (void)cpuset_parse("3", &o.vcpu_pin[0]);
     snprintf(o.host, sizeof(o.host), "%s", HOST_A);
-    CHECK(meta_format_state(&o, 1, "t", NULL, &out) == 0 && out &&
+    CHECK(meta_format_state(&o, NULL, 1, "t", NULL, &out) == 0 && out &&
               strstr(out, "<original host=\"" HOST_A "\">") && meta_parse_state(out, &back) == 0 &&
               strcmp(back.host, HOST_A) == 0,
           "the host is written on <original> and reads back: %s", out ? out : "(null)");
     free(out);
     out = NULL;
     o.host[0] = '\0';
-    CHECK(meta_format_state(&o, 1, "t", NULL, &out) == 0 && out && !strstr(out, "host="),
+    CHECK(meta_format_state(&o, NULL, 1, "t", NULL, &out) == 0 && out && !strstr(out, "host="),
           "unknown host: no attribute (read as this host's)");
     free(out);
 }
@@ -552,6 +552,45 @@ static void test_many_nodes(void)
     topo_free(t);
 }
 
+/* The qemu hook's <placed> in vnumad's <state>: written, read back, and refused when off. */
+static void test_placed(void)
+{
+    dom_placed p = {.valid = true, .nr = 2}, q;
+    char *out = NULL;
+    static const char *const broken[] = {
+        "<state><placed host='not-hex!'><cell id='0' node='1' memory='1'/></placed></state>",
+        "<state><placed host='ab'><cell id='0' node='99999' memory='1'/></placed></state>",
+        "<state><placed host='ab'><cell id='0' node='1' memory='1'/>"
+        "<cell id='0' node='2' memory='1'/></placed></state>",
+        "<state><placed host='ab'><cell id='0' node='1' memory='2'/></placed></state>",
+        "<state><placed host='ab'><cell id='-1' node='1' memory='1'/></placed></state>",
+        "<state><placed host='ab'><other/></placed></state>",
+        "<state><placed><cell id='0' node='1' memory='1'/></placed></state>",
+    };
+
+    snprintf(p.host, sizeof(p.host), "5e1f0c2a9d8b4c7e8f6a5b4c3d2e1f0a");
+    p.cells[0].cell = 0;
+    p.cells[0].node = 3;
+    p.cells[0].memory = true;
+    p.cells[1].cell = 1;
+    p.cells[1].node = 2;
+    CHECK(meta_format_state(NULL, &p, 1, "t", NULL, &out) == 0 && out &&
+              meta_parse_placed(out, &q) == 0 && q.valid && q.nr == 2 && !strcmp(q.host, p.host) &&
+              q.cells[0].node == 3 && q.cells[0].memory && q.cells[1].cell == 1 &&
+              q.cells[1].node == 2 && !q.cells[1].memory,
+          "<placed> written and read back: %s", out ? out : "(none)");
+    free(out);
+    out = NULL;
+    CHECK(meta_format_state(NULL, NULL, 1, "t", NULL, &out) == 0 && out && !strstr(out, "placed") &&
+              meta_parse_placed(out, &q) == 0 && !q.valid,
+          "no <placed> without a placement");
+    free(out);
+    for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++)
+        CHECK(meta_parse_placed(broken[i], &q) == 0 && !q.valid, "a broken <placed> gives none: %s",
+              broken[i]);
+    CHECK(meta_parse_placed("<balancer/>", &q) == -EINVAL && !q.valid, "not a <state>: -EINVAL");
+}
+
 int main(void)
 {
     topology *t = two_nodes();
@@ -565,6 +604,7 @@ int main(void)
     test_original_host();
     test_defined_originals();
     test_many_nodes();
+    test_placed();
     topo_free(t);
     return tap_done();
 }

@@ -1,0 +1,186 @@
+#!/bin/bash
+# The qemu hook on a real live migration between two libvirtds on this machine (host B as
+# tests/e2e/hostb.sh sets it up): vnuma's hook is installed in B's /etc/libvirt/hooks/qemu.d
+# beside an operator's own /etc/libvirt/hooks/qemu (which adds a <description>), before B's
+# libvirtd starts. Checked (TCG; VN_ACCEL=kvm makes the domains type='kvm'):
+#   - an opted-in domain migrated A -> B arrives placed: the operator's hook ran first and its
+#     XML reached vnuma's (its <description> arrives), B's live XML has a <vcpupin> per vCPU,
+#     a <memnode mode='preferred'> per cell on the node vnumad B chose and <placed host=B> in
+#     vnumad's <state>; vnumad B logged the placement and the arrival (arrival-placed), its
+#     records say "arrival": "placed", and it moves no memory after the arrival;
+#   - the source's last decision travelled: the placement took its busy vCPUs per cell;
+#   - opting out on B restores B's originals (the pins), the <placed> stays in <state>;
+#   - a domain that did not opt in passes unchanged (no <placed>, no <numatune>);
+#   - with vnumad B stopped, and with vnumad B stopped by SIGSTOP (the hook times out after
+#     5 s), the migration completes and the domain arrives unchanged;
+#   - the hook itself: any other operation prints nothing and exits 0, a domain name that
+#     begins with '-' is not taken for an option.
+# One host node here: where the cells go is proven in the proving ground (ground scenario 31).
+# Prints "ok N - ..." lines and "N passed, N failed"; exit 77 when it cannot run here.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+T=tests/data/domains/e2e-two-cell.xml.in
+
+e2e_preamble --built vnumad --built vnumactl \
+    --tool unshare "a mount namespace for the second libvirtd" \
+    --tool nsenter "the second vnumad runs in that namespace"
+
+. tests/e2e/hostb.sh
+
+# vnuma's hook as make install writes it, with this build's vnumactl and B's vnumad socket
+HOOK=$E2E_TMP/vnuma-hook
+sed -e "s|@SBINDIR@/vnumactl|$PWD/$BUILD/vnumactl|g" -e "s|@SYSCONFDIR@|/etc|g" \
+    -e "s|/run/vnuma/vnumad.sock|$E2E_TMP/vnumad-b/run/vnumad.sock|" \
+    dist/libvirt/vnuma-hook.in >"$HOOK" && chmod 0755 "$HOOK"
+mkdir -p "$HB/etc/hooks"
+# the operator's own hook: marks the incoming XML, and says it ran
+cat >"$HB/etc/hooks/qemu" <<EOF
+#!/bin/sh
+if [ "\$2" = migrate ] && [ "\$3" = begin ]; then
+    echo "\$1" >>"$E2E_TMP/operator-hook.ran"
+    sed 's|<name>|<description>operator-hook</description><name>|'
+else
+    cat >/dev/null
+fi
+exit 0
+EOF
+chmod 0755 "$HB/etc/hooks/qemu"
+
+hostb_start "$HOOK"
+ok $? "host B: a second libvirtd with vnuma's qemu hook and the operator's answers on $B_SOCK"
+[ $fail -eq 0 ] || finish
+start_vnumad "restore_on_exit = yes"
+ok $? "vnumad A started"
+start_vnumad_b
+ok $? "vnumad B started in host B's namespace"
+[ $fail -eq 0 ] || finish
+
+# live_xml_b DOM: B's live XML of DOM
+live_xml_b() { $VIRSH_B dumpxml "$1" 2>/dev/null; }
+# placed_ok DOM: B's live XML has a <vcpupin> per vCPU, a preferred <memnode> per cell and
+# <placed host=B_ID> naming each cell's node, the memnode's
+placed_ok() {
+    live_xml_b "$1" | python3 -c '
+import sys, xml.etree.ElementTree as E
+d = E.fromstring(sys.stdin.read())
+pins = d.findall("cputune/vcpupin")
+mem = {m.get("cellid"): m for m in d.findall("numatune/memnode")}
+st = [e for e in d.find("metadata") if e.tag == "{urn:vnuma:state:1}state"]
+pl = st[0].find("{urn:vnuma:state:1}placed") if st else None
+cells = {c.get("id"): c for c in pl} if pl is not None else {}
+ok = (len(pins) == 2 and len(mem) == 2 and pl is not None and pl.get("host") == sys.argv[1]
+      and all(m.get("mode") == "preferred" and cells.get(k) is not None
+              and cells[k].get("node") == m.get("nodeset") for k, m in mem.items()))
+sys.exit(0 if ok else 1)' "$B_ID"
+}
+unplaced() {
+    ! live_xml_b "$1" | grep -Eq '<numatune>|placed host='
+}
+b_records() { "$BUILD/vnumactl" --socket "$B_VNSOCK" decisions "$1" --json 2>/dev/null; }
+# b_moved DOM: bytes vnumad B moved of DOM, by its records
+b_moved() {
+    b_records "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+r = r.get("return", r)
+print(sum(d.get("bytes_moved", 0) for d in r["decisions"]))'
+}
+b_arrival_placed() {
+    b_records "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+r = r.get("return", r)
+sys.exit(0 if r["decisions"] and all(d.get("arrival") == "placed" for d in r["decisions"]) else 1)'
+}
+migrate_to_b() {
+    $VIRSH migrate --live "$1" "qemu+unix:///system?socket=$B_SOCK" \
+        --migrateuri tcp://127.0.0.1 --listen-address 127.0.0.1 2>&1
+}
+b_done() {
+    local d=$1
+    $VIRSH_B destroy "$d" >/dev/null 2>&1
+    wait_for 10 b_log_has "Domain '$d' stopped"
+}
+
+# ---- an opted-in domain ----
+D=$(define_domain hook "$T" "$(optin_sed 'mode="auto"')")
+ok $? "domain $D defined and started on A, opted in"
+wait_for 30 bash -c "virsh -q metadata '$D' urn:vnuma:state:1 2>/dev/null | grep -q busy_vcpus"
+ok $? "vnumad A recorded a decision with the cells' busy vCPUs in its <state>"
+out=$(migrate_to_b "$D")
+ok $? "virsh migrate --live $D to host B${out:+: $out}"
+grep -qx "$D" "$E2E_TMP/operator-hook.ran" 2>/dev/null
+ok $? "the operator's own hook ran first"
+live_xml_b "$D" | grep -q '<description>operator-hook</description>'
+ok $? "... and its XML went through vnuma's hook: its <description> arrived"
+placed_ok "$D"
+ok $? "B's live XML: a <vcpupin> per vCPU, a preferred <memnode> per cell, <placed host=\"$B_ID\"> ($(live_xml_b "$D" | grep -oE '<(vcpupin|memnode|vnumad:cell|cell id)[^>]*>' | paste -sd' '))"
+b_log_has "Placed incoming domain '$D'.*busy vCPUs as the source's last decision counted them"
+ok $? "vnumad B placed it with the source's busy vCPUs ($(grep -m1 "Placed incoming domain '$D'" "$B_LOG" | sed 's/^<[0-9]>//' | cut -c1-160))"
+wait_for 15 b_log_has "Domain '$D' came placed by the qemu hook \(arrival-placed\)"
+ok $? "vnumad B recognised the arrival as placed"
+wait_for 15 b_arrival_placed "$D"
+ok $? "its records on B say \"arrival\": \"placed\""
+b_wait_passes 3
+[ "$(b_moved "$D")" = 0 ]
+ok $? "vnumad B moved no memory after the arrival ($(b_moved "$D") bytes, pass $(b_pass))"
+placed_ok "$D"
+ok $? "vnumad B's own writes of its <state> keep the <placed>"
+on_b set_meta "$D" '<balancer mode="off"/>' >/dev/null
+wait_for 15 b_log_has "Restored the original pinning and binding of '$D'"
+ok $? "opt-out on B restores B's originals"
+on_b pins_are "$D" "0:0-1 1:0-1"
+ok $? "... the pins of a transient domain here: every vCPU within <vcpu cpuset> ($(on_b vcpu_pins "$D"))"
+b_done "$D"
+
+# ---- a domain that did not opt in ----
+N=$(define_domain nohook "$T")
+ok $? "domain $N defined and started on A, not opted in"
+out=$(migrate_to_b "$N")
+ok $? "virsh migrate --live $N to host B${out:+: $out}"
+unplaced "$N"
+ok $? "it arrives unchanged: no <numatune>, no <placed>"
+b_log_has "An incoming domain passes unchanged: it did not opt in"
+ok $? "vnumad B said why"
+b_done "$N"
+
+# ---- vnumad B stopped, then stopped by SIGSTOP: the migration goes on unchanged ----
+$VIRSH domstate "$D" 2>/dev/null | grep -q running || $VIRSH start "$D" >/dev/null
+stop_vnumad_b
+out=$(migrate_to_b "$D")
+ok $? "vnumad B stopped: virsh migrate --live $D completes${out:+: $out}"
+unplaced "$D"
+ok $? "... and it arrives unchanged"
+b_done "$D"
+$VIRSH start "$D" >/dev/null 2>&1
+start_vnumad_b
+ok $? "vnumad B started again"
+kill -STOP "$B_VN"
+t0=$(date +%s)
+out=$(migrate_to_b "$D")
+rc=$?
+t1=$(date +%s)
+kill -CONT "$B_VN"
+ok $rc "vnumad B stopped by SIGSTOP: virsh migrate --live $D completes after the hook's timeout ($((t1 - t0)) s)${out:+: $out}"
+unplaced "$D"
+ok $? "... and it arrives unchanged"
+b_done "$D"
+
+# ---- the hook by itself ----
+out=$(echo '<domain/>' | "$HOOK" "$D" prepare begin - 2>&1)
+ok $? "the hook at prepare begin: exit 0${out:+, said: $out}"
+[ -z "$out" ]
+ok $? "... and prints nothing"
+out=$(echo '<domain/>' | "$HOOK" "-x" migrate begin - 2>/dev/null)
+ok $? "a domain named '-x' at migrate begin: exit 0, not taken for an option"
+[ -z "$out" ]
+ok $? "... nothing printed for XML vnumad does not place"
+
+stop_vnumad_b
+[ "$B_VN_EXIT" = 0 ]
+ok $? "vnumad B exited 0 on SIGTERM"
+[ -z "$(sanitizer_report "$B_LOG")" ]
+ok $? "vnumad B left no sanitizer report in its log"
+finish
