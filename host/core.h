@@ -58,9 +58,11 @@ typedef struct vnumad {
     host_load load[2];               /* /proc/stat at the last two passes (hostload.h) */
     unsigned load_cur;               /* which of load[] is the newest */
     double other_busy[VN_MAX_NODES]; /* the last pass's other load per node, as logged */
-    /* busy CPUs per node once the last pass's plan is carried out: the other load and every
-     * planned cell's busy vCPUs on its node (pass.c), what an incoming domain meets (place.c) */
+    /* busy CPUs per node once the last pass's plan is carried out: the other load over every
+     * CPU of the host (not only the balanced domains' CPUs) and every planned cell's busy
+     * vCPUs on its node (pass.c), what an incoming domain meets (place.c) */
     double node_load[VN_MAX_NODES];
+    double other_all[VN_MAX_NODES]; /* the last pass's other load over every CPU (hostload.h) */
     /* this host's machine id (daemon.c read_host_id), stamped on the originals vnumad saves
      * so that another host recognises them ("" unknown) */
     char host_id[SNAP_UUID_MAX];

@@ -293,6 +293,16 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
         return vn_fail(why, whylen, 0, "its XML is not one vnumad reads: %s", err);
     cputune = child(root, "cputune");
     pins = cputune && child(cputune, "vcpupin") != NULL;
+    if (child(cputune, "emulatorpin")) {
+        _cleanup_(xchar_freep) xmlChar *set =
+            xmlGetProp(child(cputune, "emulatorpin"), (const xmlChar *)"cpuset");
+        /* a vnumad's: the source's balancer saved the original, or a hook placed it */
+        ret->emulator =
+            (orig->saved && orig->emulator_saved) || placed ? HOOK_EMU_VNUMAD : HOOK_EMU_OPERATOR;
+        if (ret->emulator == HOOK_EMU_OPERATOR &&
+            (!set || cpuset_parse((const char *)set, &ret->emulator_pin) < 0))
+            return vn_fail(why, whylen, 0, "its <emulatorpin> is not one vnumad reads");
+    }
     if (pins && !placed && !originals_unpinned(orig, info))
         return vn_fail(why, whylen, 0, "its <vcpupin>s are the operator's");
     if (info->memory_auto)
@@ -309,6 +319,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     cpuset_andnot(&allowed, &allowed, &t->isolated);
     if (cpuset_empty(&allowed))
         return vn_fail(why, whylen, 0, "its <vcpu cpuset> has no CPU of this host vnumad pins to");
+    ret->allowed = allowed;
 
     name = xmlNodeGetContent(child(root, "name"));
     uuid = xmlNodeGetContent(child(root, "uuid"));
@@ -325,6 +336,37 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
         return r;
     }
     return 1;
+}
+
+/* The CPUs of the nodes pd places cells on, within what the vCPUs may use. */
+static void placed_cpus(const topology *t, const hook_domain *hd, const plan_domain *pd,
+                        vn_cpuset *out)
+{
+    cpuset_zero(out);
+    for (unsigned k = 0; k < pd->nr_cells; k++)
+        if (pd->cells[k].target_node >= 0)
+            cpuset_or(out, out, &t->nodes[pd->cells[k].target_node].cpus);
+    cpuset_and(out, out, &hd->allowed);
+}
+
+bool hookxml_emulator_fits(const topology *t, const hook_domain *hd, const plan_domain *pd,
+                           char *why, size_t whylen)
+{
+    for (unsigned k = 0; hd->emulator == HOOK_EMU_OPERATOR && k < pd->nr_cells; k++) {
+        const plan_cell *pc = &pd->cells[k];
+        vn_cpuset node;
+        if (pc->target_node < 0 || !pc->nr_moves)
+            continue;
+        cpuset_and(&node, &t->nodes[pc->target_node].cpus, &hd->allowed);
+        if (!cpuset_subset(&node, &hd->emulator_pin)) {
+            snprintf(why, whylen,
+                     "its <emulatorpin> is the operator's and leaves out CPUs of node %u, where "
+                     "cell %u would be allocated",
+                     t->nodes[pc->target_node].os_index, pc->cell_id);
+            return false;
+        }
+    }
+    return true;
 }
 
 void hookxml_clear(hook_domain *hd)
@@ -363,14 +405,28 @@ static int set_uint(xmlNode *n, const char *attr, unsigned v)
     return xmlNewProp(n, (const xmlChar *)attr, (const xmlChar *)b) ? 0 : -ENOMEM;
 }
 
-/* <vcpupin vcpu cpuset> for every pin of the plan, in <cputune>. */
-static int write_pins(xmlNode *root, const plan_domain *pd)
+/* <vcpupin vcpu cpuset> for every pin of the plan, in <cputune>; a vnumad's <emulatorpin>
+ * onto the placed nodes' CPUs. */
+static int write_pins(const topology *t, xmlNode *root, const hook_domain *hd,
+                      const plan_domain *pd)
 {
     xmlNode *cputune = child_or_new(root, "cputune");
 
     if (!cputune)
         return -ENOMEM;
     drop_children(cputune, "vcpupin");
+    if (hd->emulator == HOOK_EMU_VNUMAD) {
+        xmlNode *e = child(cputune, "emulatorpin");
+        vn_cpuset cpus;
+        char set[VN_CPULIST_MAX];
+        placed_cpus(t, hd, pd, &cpus);
+        if (e && !cpuset_empty(&cpus)) {
+            if (cpuset_format(&cpus, set, sizeof(set)) < 0)
+                return -ENOSPC;
+            if (!xmlSetProp(e, (const xmlChar *)"cpuset", (const xmlChar *)set))
+                return -ENOMEM;
+        }
+    }
     for (unsigned k = 0; k < pd->nr_cells; k++)
         for (unsigned i = 0; i < pd->cells[k].nr_pins; i++) {
             const plan_pin *p = &pd->cells[k].pins[i];
@@ -466,7 +522,7 @@ int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, con
         any |= pd->cells[k].target_node >= 0;
     if (!any)
         return 0;
-    if ((r = write_pins(root, pd)) < 0 || (r = write_numatune(t, root, hd, pd)) < 0 ||
+    if ((r = write_pins(t, root, hd, pd)) < 0 || (r = write_numatune(t, root, hd, pd)) < 0 ||
         (r = write_placed(t, root, pd, host_id)) < 0)
         return r;
     xmlDocDumpMemory(doc, &out, &len);

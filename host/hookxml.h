@@ -24,9 +24,15 @@
 typedef struct hook_domain {
     snap_domain d; /* its cells and vCPUs (hookxml_clear) */
     uint64_t cell_bytes[SNAP_MAX_CELLS_PER_DOMAIN];
-    bool guest_cells; /* <cpu><numa> cells; else one cell 0 of every vCPU and the boot RAM */
-    bool busy_known;  /* the source's last decision said how many vCPUs of a cell were busy
-                       * (its <decision> in the <state> it carries); else every vCPU is */
+    bool guest_cells;  /* <cpu><numa> cells; else one cell 0 of every vCPU and the boot RAM */
+    bool busy_known;   /* the source's last decision said how many vCPUs of a cell were busy
+                        * (its <decision> in the <state> it carries); else every vCPU is */
+    vn_cpuset allowed; /* CPUs its vCPUs may use here: <vcpu cpuset> (or all), not isolated */
+    /* <cputune><emulatorpin>: none, a vnumad's (the source's balancer pinned it, or a hook
+     * placed it: replaced by the placed nodes' CPUs), or the operator's (emulator_pin: QEMU's
+     * preallocation runs on the CPUs of each cell's node, which must be inside it) */
+    enum { HOOK_EMU_NONE, HOOK_EMU_VNUMAD, HOOK_EMU_OPERATOR } emulator;
+    vn_cpuset emulator_pin;
 } hook_domain;
 
 /*
@@ -39,13 +45,22 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
 
 /*
  * The XML with the placement pd (decide_incoming on hd) written in: every <vcpupin> replaced
- * by pd's pins, the <numatune> by a <memnode cellid mode='preferred' nodeset> per cell with a
- * memory move (a <memory mode='preferred'> without guest cells), and <placed host=host_id>
- * with each cell's node in vnumad's <state> (created when missing). 0 and a malloc'd XML in
- * *ret; 0 with *ret NULL when the plan places nothing; -EINVAL, -ENOMEM.
+ * by pd's pins, a vnumad's <emulatorpin> by the CPUs of the placed cells' nodes, the <numatune> by
+ * a <memnode cellid mode='preferred' nodeset> per cell with a memory move (a <memory
+ * mode='preferred'> without guest cells), and <placed host=host_id> with each cell's node in
+ * vnumad's <state> (created when missing). 0 and a malloc'd XML in *ret; 0 with *ret NULL when the
+ * plan places nothing; -EINVAL, -ENOMEM.
  */
 int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, const plan_domain *pd,
                   const char *host_id, char **ret);
+
+/*
+ * Whether the operator's <emulatorpin> (hd->emulator) lets QEMU allocate each placed cell's
+ * memory: libvirt preallocates a cell bound to a node on that node's CPUs, which must be
+ * within the emulator's. True for no or a vnumad's emulator pin; false with the reason in why.
+ */
+bool hookxml_emulator_fits(const topology *t, const hook_domain *hd, const plan_domain *pd,
+                           char *why, size_t whylen);
 
 /* Frees what hookxml_read allocated. NULL-safe. */
 void hookxml_clear(hook_domain *hd);

@@ -52,22 +52,12 @@ static int node_of_cpu(const topology *t, int cpu)
     return -1;
 }
 
-void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,
-                         snapshot *s)
+/* The other load per node over the CPUs of `cpus` (isolated ones left out), into out[]. */
+static void other_busy_over(const topology *t, const host_load *prev, const host_load *now,
+                            const snapshot *s, vn_cpuset guest, double out[VN_MAX_NODES])
 {
     double busy[VN_MAX_NODES] = {0};
-    vn_cpuset guest;
 
-    if (!prev || !now || !prev->valid || !now->valid)
-        return;
-    cpuset_zero(&guest);
-    for (unsigned i = 0; i < s->nr_domains; i++)
-        for (unsigned k = 0; k < s->domains[i].nr_cells; k++)
-            for (unsigned v = 0; v < s->domains[i].cells[k].nr_vcpus; v++) {
-                const snap_vcpu *sv = &s->domains[i].cells[k].vcpus[v];
-                cpuset_or(&guest, &guest, &sv->allowed);
-                cpuset_or(&guest, &guest, &sv->pinned);
-            }
     cpuset_andnot(&guest, &guest, &t->isolated);
     CPUSET_FOREACH(cpu, &guest)
     {
@@ -91,7 +81,39 @@ void hostload_other_busy(const topology *t, const host_load *prev, const host_lo
      * that did not opt in is about 1), below that it is the noise of QEMU's other threads and
      * of the windows not lining up exactly */
     for (unsigned n = 0; n < t->nr_nodes; n++)
-        s->other_busy[n] = VN_MAX(0.0, floor(busy[n] + 1.0 - HOSTLOAD_COUNT_FROM));
+        out[n] = VN_MAX(0.0, floor(busy[n] + 1.0 - HOSTLOAD_COUNT_FROM));
+}
+
+void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,
+                         snapshot *s)
+{
+    vn_cpuset guest;
+
+    if (!prev || !now || !prev->valid || !now->valid)
+        return;
+    cpuset_zero(&guest);
+    for (unsigned i = 0; i < s->nr_domains; i++)
+        for (unsigned k = 0; k < s->domains[i].nr_cells; k++)
+            for (unsigned v = 0; v < s->domains[i].cells[k].nr_vcpus; v++) {
+                const snap_vcpu *sv = &s->domains[i].cells[k].vcpus[v];
+                cpuset_or(&guest, &guest, &sv->allowed);
+                cpuset_or(&guest, &guest, &sv->pinned);
+            }
+    other_busy_over(t, prev, now, s, guest, s->other_busy);
+}
+
+int hostload_other_busy_all(const topology *t, const host_load *prev, const host_load *now,
+                            const snapshot *s, double out[VN_MAX_NODES])
+{
+    vn_cpuset all;
+
+    if (!prev || !now || !prev->valid || !now->valid)
+        return -ENODATA;
+    cpuset_zero(&all);
+    for (unsigned n = 0; n < t->nr_nodes; n++)
+        cpuset_or(&all, &all, &t->nodes[n].cpus);
+    other_busy_over(t, prev, now, s, all, out);
+    return 0;
 }
 
 double hostload_idle_cpus(const host_load *prev, const host_load *now, const vn_cpuset *cpus)

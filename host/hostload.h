@@ -34,6 +34,15 @@ int hostload_read(const char *root, host_load *ret);
 void hostload_other_busy(const topology *t, const host_load *prev, const host_load *now,
                          snapshot *s);
 
+/*
+ * The same over every CPU of the host that is not isolated, vnumad's domains or not, into
+ * out[] (the topology's nr_nodes entries): what a domain that comes to this host meets
+ * (place.c), on a host where no opted-in domain runs yet too. 0, or -ENODATA when either
+ * reading is not valid (out untouched).
+ */
+int hostload_other_busy_all(const topology *t, const host_load *prev, const host_load *now,
+                            const snapshot *s, double out[VN_MAX_NODES]);
+
 /* The idle CPUs among `cpus` between two readings (the sum of each one's idle share); 0 when
  * either reading is not valid. */
 double hostload_idle_cpus(const host_load *prev, const host_load *now, const vn_cpuset *cpus);

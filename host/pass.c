@@ -720,6 +720,8 @@ static void pass_other_load(vnumad *dm, snapshot *s)
     if (hostload_read(dm->root, &dm->load[dm->load_cur]) < 0)
         dm->load[dm->load_cur].valid = false;
     hostload_other_busy(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s);
+    (void)hostload_other_busy_all(dm->topo, &dm->load[dm->load_cur ^ 1], &dm->load[dm->load_cur], s,
+                                  dm->other_all);
     mover_fit(dm);
     if (dm->pinned_in_window) {
         /* vnumad re-pinned vCPUs inside this window: their busy time is counted where they
@@ -752,11 +754,12 @@ static int pass_decide(vnumad *dm, const snapshot *s, plan *p)
     return r;
 }
 
-/* The busy CPUs of each node once the plan is carried out (vnumad.node_load): the other load,
- * and each cell's busy vCPUs on its target (or where it is; a wide cell's over its span). */
-static void pass_node_load(vnumad *dm, const snapshot *s, const plan *p)
+/* The busy CPUs of each node once the plan is carried out (vnumad.node_load): the other load
+ * over every CPU, and each cell's busy vCPUs on its target (or where it is; a wide cell's over
+ * its span). */
+static void pass_node_load(vnumad *dm, const plan *p)
 {
-    memcpy(dm->node_load, s->other_busy, sizeof(dm->node_load));
+    memcpy(dm->node_load, dm->other_all, sizeof(dm->node_load));
     for (unsigned i = 0; i < p->nr_domains; i++)
         for (unsigned k = 0; k < p->domains[i].nr_cells; k++) {
             const plan_cell *pc = &p->domains[i].cells[k];
@@ -800,7 +803,7 @@ static void run_pass_stages(vnumad *dm)
     double sampled = vn_mono_s(), decided = sampled;
     if (pass_decide(dm, &set->s, &p) == 0) {
         decided = vn_mono_s();
-        pass_node_load(dm, &set->s, &p);
+        pass_node_load(dm, &p);
         pass_act_all(dm, set, &p); /* act, then record: each domain's plan, on the workers */
     }
     /* where a pass's time goes (the first move's delay is the sum of these) */

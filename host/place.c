@@ -51,7 +51,7 @@ int place_command(void *opaque, const control_request *req, struct json_object *
     _cleanup_free_ char *out = NULL;
     char why[512] = "", line[1024];
     struct json_object *o, *cells = NULL;
-    bool source_busy = false;
+    bool source_busy = false, fits;
     int r;
 
     (void)errclass;
@@ -70,18 +70,26 @@ int place_command(void *opaque, const control_request *req, struct json_object *
         for (unsigned n = 0; n < dm->topo->nr_nodes; n++)
             s.other_busy[n] = dm->node_load[n];
         r = decide_incoming(dm->topo, &s, &dm->cfg.decide, &hd.d, hd.cell_bytes, &pd);
-        if (r == 0)
+        fits = r == 0 && hookxml_emulator_fits(dm->topo, &hd, &pd, why, sizeof(why));
+        if (fits)
             r = hookxml_write(req->xml, dm->topo, &hd, &pd, dm->host_id, &out);
-        if (r == 0 && !out)
+        if (r == 0 && fits && !out)
             snprintf(why, sizeof(why), "no node of this host may hold its cells");
         if (r == 0)
             cells = cells_json(dm->topo, &pd, line, sizeof(line));
         source_busy = hd.busy_known;
-        if (r == 0 && out)
-            log_info("Placed incoming domain '%s' (%s): %s; busy vCPUs %s", LOG_Q(hd.d.name),
-                     LOG_Q(hd.d.uuid), line,
+        if (r == 0 && out) {
+            char load[VN_MAX_NODES * 12] = "";
+            size_t used = 0;
+            for (unsigned n = 0; n < dm->topo->nr_nodes && used < sizeof(load); n++)
+                used += (size_t)snprintf(load + used, sizeof(load) - used, "%s%u:%g", n ? " " : "",
+                                         dm->topo->nodes[n].os_index, dm->node_load[n]);
+            log_info("Placed incoming domain '%s' (%s): %s; busy vCPUs %s; busy CPUs per node %s",
+                     LOG_Q(hd.d.name), LOG_Q(hd.d.uuid), line,
                      hd.busy_known ? "as the source's last decision counted them"
-                                   : "unknown: every vCPU taken as busy");
+                                   : "unknown: every vCPU taken as busy",
+                     load);
+        }
         plan_domain_clear(&pd);
         hookxml_clear(&hd);
         if (r < 0) {

@@ -3,5 +3,7 @@
 # a CPU-less NVDIMM that the ground makes system RAM in a lower memory tier, as the kernel does CXL
 # or persistent memory), a cell larger than its home node's room placed on two tiers with
 # tier="cold-first", and a uniformly warm one (no hints) that stays off the tier
-# (tests/e2e/ground/tiers.py; the boot and the checks are tests/e2e/ground.sh's).
+# (tests/e2e/ground/tiers.py); then, in the same boot, live migrations between two libvirtds
+# with and without vnuma's qemu hook (tests/e2e/ground/migrate.py). The boot and the checks are
+# tests/e2e/ground.sh's.
 GROUND_SUITE=tiers exec "$(dirname "$0")/ground.sh" "$@"

@@ -32,8 +32,15 @@ layout) run=layout append="isolcpus=$ISOLATED_CPU" expect="15-operator-layout" ;
 # GROUND_SUITE=scale (tests/bench/ground-scale.sh): 20 domains, one misplaced (issue 14)
 scale) run=scale append="" expect="16-scale-20" ;;
 # GROUND_SUITE=tiers (tests/e2e/ground-tiers.sh): a ground with a tier node (a CPU-less NVDIMM
-# onlined as a lower memory tier: run-ground.sh --tier-node), cells placed on two tiers (issue 31)
-tiers) run=tiers append="" expect="27-tiers-cold-first 28-tiers-warm-stays 29-tiers-hugetlb" tier_node=1G ;;
+# onlined as a lower memory tier: run-ground.sh --tier-node), cells placed on two tiers (issue 31);
+# then, in the same boot, placement that travels with live migration between two libvirtds
+# (tests/e2e/ground/migrate.py, issue 32)
+tiers)
+    run=tiers+migrate append="" tier_node=1G long=1500
+    expect="27-tiers-cold-first 28-tiers-warm-stays 29-tiers-hugetlb 30-migrate-placed 31-migrate-unhooked 32-migrate-hook-down"
+    ;;
+# GROUND_SUITE=migrate: the migration scenarios alone (30-32), in a ground of 4 nodes
+migrate) run=migrate append="" expect="30-migrate-placed 31-migrate-unhooked 32-migrate-hook-down" long=1200 ;;
 # GROUND_SUITE=systemd (tests/e2e/ground-systemd.sh): systemd as PID 1, the vnuma package the
 # suite built installed and run as a service beside libvirtd.service, then beside a
 # socket-activated virtqemud (issue 15)
@@ -48,7 +55,7 @@ systemd)
     ;;
 *) run=scenarios append="" ;;
 esac
-timeout=${GROUND_TIMEOUT:-900}
+timeout=${GROUND_TIMEOUT:-${long:-900}}
 # the in-ground runner dumps every thread's Python traceback to the console 90 s before the
 # kill (scenarios.py watchdog()); run-ground.sh prints the console's tail with the vCPUs' state
 extra_args="watchdog=$((timeout - 90))"

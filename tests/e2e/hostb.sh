@@ -67,7 +67,7 @@ start_vnumad_b() {
     printf '%s\n' "interval = 1" "event_delay = 0.2" "socket = $B_VNSOCK" \
         "state_dir = $dir/state" "log_level = debug" "restore_on_exit = yes" \
         "uri = qemu+unix:///system?socket=$B_SOCK" >"$dir/vnumad.conf"
-    nsenter -t "$B_LIBVIRTD" -m -- "$PWD/$BUILD/vnumad" --foreground --config "$dir/vnumad.conf" \
+    nsenter -t "$B_LIBVIRTD" -m -r -- "$PWD/$BUILD/vnumad" --foreground --config "$dir/vnumad.conf" \
         2>>"$B_LOG" 200>&- &
     B_VN=$!
     wait_for 30 test -S "$B_VNSOCK"

@@ -246,6 +246,45 @@ static void test_place(const topology *t)
     free(out);
     plan_domain_clear(&pd);
 
+    /* the emulator: QEMU preallocates a cell's memory on its node's CPUs, inside its pin */
+    host_snap(t, &s);
+    s.other_busy[0] = 1.5;
+    const char *emu_vnumad = "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><original host='aa'>"
+                             "<vcpupin vcpu='0' cpuset='0-7'/><vcpupin vcpu='1' cpuset='0-7'/>"
+                             "<vcpupin vcpu='2' cpuset='0-7'/><vcpupin vcpu='3' cpuset='0-7'/>"
+                             "<emulatorpin cpuset='0-7'/></original></vnumad:state>";
+    r = place(
+        t, &s,
+        dom_xml("auto",
+                "<cputune><vcpupin vcpu='0' cpuset='6'/><emulatorpin cpuset='6-7'/></cputune>",
+                emu_vnumad),
+        &pd, &out, why, sizeof(why));
+    CHECK(r == 1 && out && strstr(out, "<emulatorpin cpuset=\"2-5\"/>"),
+          "the source vnumad's <emulatorpin> (on busy node 3) goes to the placed nodes' CPUs (%s)",
+          out ? strstr(out, "<emulatorpin") : why);
+    free(out);
+    plan_domain_clear(&pd);
+    hook_domain hd;
+    r = hookxml_read(dom_xml("auto", "<cputune><emulatorpin cpuset='6-7'/></cputune>", NULL), t,
+                     &hd, why, sizeof(why));
+    if (CHECK(r == 1 && hd.emulator == HOOK_EMU_OPERATOR, "an <emulatorpin> without a vnumad "
+                                                          "state is the operator's")) {
+        vn_config cfg;
+        config_defaults(&cfg);
+        CHECK(decide_incoming(t, &s, &cfg, &hd.d, hd.cell_bytes, &pd) == 0 &&
+                  !hookxml_emulator_fits(t, &hd, &pd, why, sizeof(why)) &&
+                  strstr(why, "leaves out CPUs of node"),
+              "... placing cells off its CPUs would fail QEMU's preallocation: unchanged (%s)",
+              why);
+        plan_domain_clear(&pd);
+        hd.emulator_pin = hd.allowed;
+        CHECK(decide_incoming(t, &s, &cfg, &hd.d, hd.cell_bytes, &pd) == 0 &&
+                  hookxml_emulator_fits(t, &hd, &pd, why, sizeof(why)),
+              "... one over every CPU fits");
+        plan_domain_clear(&pd);
+    }
+    hookxml_clear(&hd);
+
     /* carried originals of no pins: the live pins are the source vnumad's, replaced */
     const char *carried =
         "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><original host='aa'>"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The host's other load per node (host/hostload.c) from two /proc/stat readings. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,27 @@ int main(void)
     CHECK(s.other_busy[1] == 0,
           "node 1: CPU 2 isolated and CPU 3 outside every vCPU's CPUs: no other load (got %.1f)",
           s.other_busy[1]);
+    /* over every CPU (a domain that comes to the host): CPU 3's 0.4 counts, isolated CPU 2 not */
+    double all_busy[VN_MAX_NODES] = {0};
+    (void)cpuset_parse("3", &t->isolated);
+    CHECK(hostload_other_busy_all(t, &a, &b, &s, all_busy) == 0 && all_busy[0] == 0 &&
+              all_busy[1] == 1,
+          "every CPU: node 1's busy CPU 2 counts though no vCPU may use it (CPU 3 isolated); "
+          "node 0's is the opted-in vCPU (got %.1f, %.1f)",
+          all_busy[0], all_busy[1]);
+    snap_domain *saved = s.domains;
+    unsigned nd = s.nr_domains;
+    s.nr_domains = 0;
+    CHECK(hostload_other_busy_all(t, &a, &b, &s, all_busy) == 0 && all_busy[0] == 1 &&
+              all_busy[1] == 1,
+          "no balanced domain on the host: every busy CPU is other load (got %.1f, %.1f)",
+          all_busy[0], all_busy[1]);
+    s.nr_domains = nd;
+    s.domains = saved;
+    (void)cpuset_parse("2", &t->isolated);
     host_load none = {0};
+    CHECK(hostload_other_busy_all(t, &none, &b, &s, all_busy) == -ENODATA,
+          "every CPU: no earlier reading, -ENODATA");
     s.other_busy[1] = 7;
     hostload_other_busy(t, &none, &b, &s);
     CHECK(s.other_busy[1] == 7, "no earlier reading: other_busy is left as it was");

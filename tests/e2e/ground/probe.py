@@ -23,6 +23,14 @@ import libvirt_qemu
 
 VIRSH = ["virsh", "-q", "-c", "qemu:///system"]
 _CONN = None
+_URI = "qemu:///system"  # the libvirtd asked (use_host: the second one of a migration)
+_RUN = "/run/libvirt"    # ... and its run directory, where QEMU's pid files are
+
+
+def use_host(uri, run):
+    """Probe the domains of another libvirtd (migrate.py's host B) from now on."""
+    global _CONN, _URI, _RUN
+    _CONN, _URI, _RUN = None, uri, run
 
 
 def virsh(*a):
@@ -34,7 +42,7 @@ def _call(fn):
     global _CONN
     for attempt in (0, 1):
         if _CONN is None:
-            _CONN = libvirt.open("qemu:///system")
+            _CONN = libvirt.open(_URI)
         try:
             return fn(_CONN)
         except libvirt.libvirtError:
@@ -150,7 +158,7 @@ def layout(dom, pid):
 
 def quick(dom, pid=None):
     """kernel-only view (numa_maps, /proc affinity): no libvirt call once the layout is known"""
-    pid = pid or int(open(f"/run/libvirt/qemu/{dom}.pid").read())
+    pid = pid or int(open(f"{_RUN}/qemu/{dom}.pid").read())
     ranges, cpus = layout(dom, pid)
     vmas = numa_vmas(pid)
     cells = []

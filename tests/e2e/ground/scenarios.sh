@@ -22,6 +22,12 @@ fi
 t1=$(cut -d' ' -f1 /proc/uptime)
 gt "libvirt ready ($(echo "$t1 - $t0" | bc) s)"
 echo "{\"uptime_scenarios_start\": $t0, \"uptime_libvirt_ready\": $t1}" >"$R/timings-libvirt.json"
-py=scenarios.py
-for a in "$@"; do case "$a" in run=*) py=${a#run=}.py ;; esac; done
-exec python3 -u "$py" "$@"
+# run=NAME[+NAME...]: tests/e2e/ground/NAME.py one after the other in this boot (scenarios.py
+# by default); the status is the first failure's
+runs=scenarios
+for a in "$@"; do case "$a" in run=*) runs=${a#run=} ;; esac; done
+rc=0
+for py in ${runs//+/ }; do
+    python3 -u "$py.py" "$@" || { r=$?; [ $rc = 0 ] && rc=$r; }
+done
+exit $rc
