@@ -171,14 +171,13 @@ typedef struct cost_mask {
     bool no_imbalance, no_share, no_capacity, no_room;
 } cost_mask;
 
-/* Cheapest node under a mask of ignored terms; capacity and room are hard
- * constraints that only give way when no node meets them. Ties: lower index. */
-static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
+/* The cheapest feasible node in the first of `order`'s passes that has one, under a mask of
+ * ignored terms. Ties: lower index. -1 when no node is feasible. */
+static int pick_in_order(const topology *t, const node_cost costs[], cost_mask m,
+                         const dpick_pass order[], unsigned nr)
 {
-    for (int pass = 0; pass < 4; pass++) {
-        /* pass 0: capacity and room hold; 1: room relaxed; 2: capacity without the margin
-         * to enter (a node the cell would fill exactly beats one it would overload); 3: all
-         * relaxed */
+    for (unsigned pass = 0; pass < nr; pass++) {
+        const dpick_pass *p = &order[pass];
         int best = -1;
         double best_cost = 0;
         for (unsigned n = 0; n < t->nr_nodes; n++) {
@@ -186,11 +185,11 @@ static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
             double cost;
             if (!nc->feasible)
                 continue;
-            if (pass < 2 && !m.no_capacity && nc->over_capacity)
+            if (p->capacity && !m.no_capacity && nc->over_capacity)
                 continue;
-            if (pass == 2 && !m.no_capacity && nc->over_cores)
+            if (p->cores && !m.no_capacity && nc->over_cores)
                 continue;
-            if (pass < 1 && !m.no_room && nc->no_room)
+            if (p->room && !m.no_room && nc->no_room)
                 continue;
             cost = nc->mem + nc->vcpu + (m.no_share ? 0 : nc->share) +
                    (m.no_imbalance ? 0 : nc->imbalance);
@@ -203,6 +202,23 @@ static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
             return best;
     }
     return -1;
+}
+
+int dplace_pick(const topology *t, const node_cost costs[], const dpick_pass order[], unsigned nr)
+{
+    return pick_in_order(t, costs, (cost_mask){0}, order, nr);
+}
+
+/* Cheapest node under a mask of ignored terms; capacity and room are hard constraints that only
+ * give way when no node meets them: first both hold; then room is relaxed; then capacity without
+ * the margin to enter (a node the cell would fill exactly beats one it would overload); then
+ * all is relaxed. */
+static int pick_node(const topology *t, const node_cost costs[], cost_mask m)
+{
+    static const dpick_pass order[] = {
+        {.capacity = true, .room = true}, {.capacity = true}, {.cores = true}, {0}};
+
+    return pick_in_order(t, costs, m, order, VN_ARRAY_SIZE(order));
 }
 
 static double total_cost(const node_cost *nc)

@@ -15,33 +15,15 @@
 #include "util.h"
 
 /*
- * The cheapest feasible node, its memory's room first: a node with room for the cell before
- * CPU capacity (vCPUs move later at little cost; the memory is what a placement before its
- * arrival saves moving): 0: room and capacity with the margin to enter, 1: room and cores for
- * its busy vCPUs, 2: room, 3: cores, 4: any. Ties: the lower index. -1 when no node is feasible.
+ * The order of a pick for an incoming cell: its memory's room before CPU capacity (vCPUs move
+ * later at little cost; the memory is what a placement before its arrival saves moving): room
+ * and capacity with the margin to enter, room and cores for its busy vCPUs, room, cores, any.
  */
-static int pick_incoming(const topology *t, const node_cost costs[])
-{
-    for (int pass = 0; pass < 5; pass++) {
-        int best = -1;
-        double best_cost = 0;
-        for (unsigned n = 0; n < t->nr_nodes; n++) {
-            const node_cost *nc = &costs[n];
-            double cost;
-            if (!nc->feasible || (pass < 3 && nc->no_room) || (pass == 0 && nc->over_capacity) ||
-                ((pass == 1 || pass == 3) && nc->over_cores))
-                continue;
-            cost = nc->mem + nc->vcpu + nc->share + nc->imbalance;
-            if (best < 0 || cost < best_cost - 1e-9) {
-                best = (int)n;
-                best_cost = cost;
-            }
-        }
-        if (best >= 0)
-            return best;
-    }
-    return -1;
-}
+static const dpick_pass INCOMING_ORDER[] = {{.room = true, .capacity = true},
+                                            {.room = true, .cores = true},
+                                            {.room = true},
+                                            {.cores = true},
+                                            {0}};
 
 static int place_cell(const topology *t, const snap_domain *d, const vn_config *c, pass_state *ps,
                       int placed[], unsigned k, uint64_t bytes, plan_cell *pc)
@@ -70,7 +52,7 @@ static int place_cell(const topology *t, const snap_domain *d, const vn_config *
     pc->target_node = -1;
 
     dplace_cost(t, d, c, &cv, ps, placed, costs);
-    best = pick_incoming(t, costs);
+    best = dplace_pick(t, costs, INCOMING_ORDER, VN_ARRAY_SIZE(INCOMING_ORDER));
     if (best < 0) {
         pc->reason = REASON_NO_FEASIBLE_NODE;
         return 0;

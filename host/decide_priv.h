@@ -51,6 +51,14 @@ typedef struct node_cost {
  * entries); placed_node: node index of each of the domain's cells placed so far, -1 not yet. */
 void dplace_cost(const topology *t, const snap_domain *d, const vn_config *c, const cell_view *cv,
                  const pass_state *ps, const int placed_node[], node_cost costs[]);
+/* One pass of a pick: which of the hard constraints hold in it. */
+typedef struct dpick_pass {
+    bool capacity; /* CPU capacity, with the margin to enter a node */
+    bool cores;    /* cores for the busy vCPUs, without the margin */
+    bool room;     /* room above the reserve for the memory */
+} dpick_pass;
+/* The cheapest feasible node in the first pass of `order` that has one; -1 none. */
+int dplace_pick(const topology *t, const node_cost costs[], const dpick_pass order[], unsigned nr);
 /* Pins of every vCPU of the cell onto its usable CPUs of node n (those not there already). */
 int dplace_pins(const topology *t, const snap_cell *cell, unsigned n, vn_rules rules,
                 plan_cell *pc);
