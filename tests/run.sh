@@ -169,7 +169,7 @@ wait_beside() {
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
-        [ "$(basename "$s")" = lib.sh ] && continue  # sourced by the others
+        case $(basename "$s") in lib.sh | lib-*.sh) continue ;; esac # sourced by the others
         name=$(basename "$dir")/$(basename "$s" .sh)
         case " $BESIDE " in *" $name "*) continue ;; esac
         case $name in e2e/ground*) wait_beside ;; esac # the ground has the CPUs to itself

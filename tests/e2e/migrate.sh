@@ -33,7 +33,7 @@ e2e_preamble --built vnumad --tool unshare "a mount namespace for the second lib
     --tool nsenter "the second vnumad runs in that namespace"
 [ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs (the pins tell CPU 0 from CPU 1)"
 
-. tests/e2e/hostb.sh
+. tests/e2e/lib-hostb.sh
 
 A_ID=$(cat /etc/machine-id)
 [ -n "$A_ID" ] && [ "$A_ID" != "$B_ID" ]

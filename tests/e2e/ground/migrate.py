@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Placement that travels with live migration, on the real stack of the proving ground: two
-libvirtds on the ground's 4 nodes as tests/e2e/hostb.sh sets them up on the host (host A: the
+libvirtds on the ground's 4 nodes as tests/e2e/lib-hostb.sh sets them up on the host (host A: the
 ground's libvirtd; host B: a second one in its own mount namespace, with its own /etc/libvirt,
 /run/libvirt and machine id), each with its own vnumad; vnuma's qemu hook in B's
 /etc/libvirt/hooks/qemu.d as make install puts it. Runs after scenarios.sh brought libvirt up.

@@ -1,4 +1,5 @@
-# Host B on this machine (sourced by migrate.sh and migrate-hook.sh after lib.sh): a second
+# Host B on this machine (sourced by migrate.sh and migrate-hook.sh after lib.sh; tests/run.sh
+# runs no lib-*.sh as a test): a second
 # libvirtd (and virtlogd) in its own mount namespace, with its own /run/libvirt,
 # /var/lib/libvirt, /var/cache/libvirt, /var/log/libvirt, /etc/libvirt (another host_uuid:
 # libvirt refuses a migration to the same host) and /etc/machine-id (B_ID), and its vnumad,
