@@ -46,6 +46,15 @@ def virsh_b(*a, check=True):
     return r.stdout
 
 
+def install_hook():
+    """vnuma's hook in B's qemu.d as make install writes it: this build's vnumactl, B's socket"""
+    hook = open(os.path.join(S.REPO, "dist/libvirt/vnuma-hook.in")).read()
+    hook = hook.replace("@SBINDIR@/vnumactl", f"{S.BUILD}/vnumactl").replace("@SYSCONFDIR@", "/etc")
+    with open(HOOK, "w") as f:
+        f.write(hook.replace("/run/vnuma/vnumad.sock", B_VNSOCK))
+    os.chmod(HOOK, 0o755)
+
+
 def hostb_start():
     """host B's virtlogd and libvirtd in a new mount namespace; its libvirtd's pid"""
     for d in ("run", "lib/qemu", "cache/qemu/capabilities", "log/qemu", "etc/qemu", "etc/hooks/qemu.d"):
@@ -57,12 +66,7 @@ def hostb_start():
         shutil.copy(os.path.join("/ground-cache/libvirt-caps", x), f"{HB}/cache/qemu/capabilities/")
     with open(f"{HB}/machine-id", "w") as f:
         f.write(B_ID + "\n")
-    hook = open(os.path.join(S.REPO, "dist/libvirt/vnuma-hook.in")).read()
-    hook = hook.replace("@SBINDIR@/vnumactl", f"{S.BUILD}/vnumactl").replace("@SYSCONFDIR@", "/etc")
-    hook = hook.replace("/run/vnuma/vnumad.sock", B_VNSOCK)
-    with open(HOOK, "w") as f:
-        f.write(hook)
-    os.chmod(HOOK, 0o755)
+    install_hook()
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c",
                         'h=$1; mount --bind "$h/run" /run/libvirt && mount --bind "$h/lib" /var/lib/libvirt && '
                         'mount --bind "$h/cache" /var/cache/libvirt && mount --bind "$h/log" /var/log/libvirt && '
@@ -163,14 +167,18 @@ def pad_ids():
 
 
 def on_node3_at_a(name, vn_a_conf, vlog):
-    """name started on A and placed on node 3 by vnumad A (nodes 0-2 busy); vnumad A then stops
+    """name started on A and placed on node 3 by vnumad A (opted in with nodes="3", nodes 0-2 busy);
+    vnumad A then stops
     keeping the placement. (its state, the hogs on nodes 0-2) or (None, ...)"""
     busy = hogs([0, 1, 2])
     vn = S.start_vnumad(vn_a_conf, vlog)
     S.wait_passes(3, "migrate: vnumad A reads the other load")
     pad_ids()
     S.start_dom(name, cells=2, cell_mib=CELL_MIB, kernel=SPIN)
-    S.set_mode(name, "auto")
+    # nodes="3": vnumad A's own choice under the busy loops depends on how it reads a node its
+    # threads share (seen: a cell put on busy node 2); the element makes node 3 certain
+    S.virsh("metadata", name, "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
+            '<balancer mode="auto" nodes="3"/>', "--live")
     st = S.wait_until(240, lambda: placed_on_a(name, 3), 1.0)
     # the record of the placement (with the cells' busy vCPUs) is in the live <state>
     S.wait_until(60, lambda: "busy_vcpus" in S.virsh("metadata", name, "urn:vnuma:state:1", check=False), 0.5)
@@ -179,6 +187,7 @@ def on_node3_at_a(name, vn_a_conf, vlog):
         vn.wait(30)
     except subprocess.TimeoutExpired:
         S.stop_vnumad(vn)
+    S.set_mode(name, "auto")  # the element it travels with: no node bound (vnumad A is down)
     return st, busy
 
 
@@ -276,6 +285,19 @@ def arrive_and_measure(dom, num):
     return True
 
 
+def one_migration(name, conf, vlog, num):
+    """name placed on node 3 at A, node 3 made busy and nodes 0-2 idle, migrated to B and
+    measured there (num); False when it never got to B"""
+    st, busy = on_node3_at_a(name, conf, vlog)
+    num["at_a"] = {c: {"vcpu_node": n, "share": s} for c, (n, s, _) in locality(st).items()} if st else None
+    stop_all(busy)
+    busy = hogs([3])
+    try:
+        return st is not None and arrive_and_measure(name, num)
+    finally:
+        stop_all(busy)
+
+
 def main():
     ev, res = {}, {}
     shutil.copy(os.path.join(os.environ.get("GROUND_CACHE", "/ground-cache"), "spin.elf"), SPIN)
@@ -291,12 +313,7 @@ def main():
 
     # ---- 30: with the hook ----
     num = {}
-    st, busy = on_node3_at_a("M", conf, vlog)
-    num["at_a"] = {c: {"vcpu_node": n, "share": s} for c, (n, s, _) in locality(st).items()} if st else None
-    stop_all(busy)
-    busy = hogs([3])
-    ok_run = st is not None and arrive_and_measure("M", num)
-    stop_all(busy)
+    ok_run = one_migration("M", conf, vlog, num)
     placed = num.get("placed") or {}
     arr = num.get("at_arrival") or {}
     ok30 = (ok_run and len(placed) == 2 and all(n != 3 for n in placed.values()) and
@@ -309,23 +326,13 @@ def main():
     # ---- 31: without the hook (today's path) ----
     num = {}
     os.unlink(HOOK)  # libvirtd lists qemu.d at every call: gone at once
-    st, busy = on_node3_at_a("M2", conf, vlog)
-    num["at_a"] = {c: {"vcpu_node": n, "share": s} for c, (n, s, _) in locality(st).items()} if st else None
-    stop_all(busy)
-    busy = hogs([3])
-    ok_run = st is not None and arrive_and_measure("M2", num)
-    stop_all(busy)
+    ok_run = one_migration("M2", conf, vlog, num)
     ok31 = ok_run and not num.get("placed") and num.get("seconds_to_99") is not None and "placed" not in num["records_arrival"]
     res["31"] = S.write(31, "migrate-unhooked", ok31, num, {"b_log": [l for l in b_log().splitlines() if "'M2'" in l][-12:]})
 
     # ---- 32: vnumad B down, then stopped by SIGSTOP: unchanged ----
     num = {}
-    hostb_hook_back = open(os.path.join(S.REPO, "dist/libvirt/vnuma-hook.in")).read()
-    hostb_hook_back = hostb_hook_back.replace("@SBINDIR@/vnumactl", f"{S.BUILD}/vnumactl").replace(
-        "@SYSCONFDIR@", "/etc").replace("/run/vnuma/vnumad.sock", B_VNSOCK)
-    with open(HOOK, "w") as f:
-        f.write(hostb_hook_back)
-    os.chmod(HOOK, 0o755)
+    install_hook()
     S.stop_vnumad(vn_b_proc)
     runs = []
     for how in ("stopped", "sigstop"):
