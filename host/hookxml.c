@@ -71,12 +71,21 @@ static xmlNode *meta_element(const xmlNode *root, const char *ns)
     return NULL;
 }
 
-/* The element as text (its own namespace declaration included, as libvirt writes it). */
-static char *element_text(xmlDoc *doc, xmlNode *n)
+/*
+ * The element as text, with the declarations of the namespaces it uses: libvirt writes a
+ * metadata element with its own, an XML rewritten on the way may declare them on <domain>.
+ * A copy in a document of its own declares them on its root.
+ */
+static char *element_text(const xmlNode *n)
 {
     _cleanup_(buf_freep) xmlBuffer *b = xmlBufferCreate();
+    _cleanup_(doc_freep) xmlDoc *own = xmlNewDoc((const xmlChar *)"1.0");
+    xmlNode *copy = own ? xmlDocCopyNode((xmlNode *)n, own, 1) : NULL;
 
-    if (!b || xmlNodeDump(b, doc, n, 0, 0) < 0)
+    if (!b || !copy)
+        return NULL;
+    xmlDocSetRootElement(own, copy);
+    if (xmlNodeDump(b, own, copy, 0, 0) < 0)
         return NULL;
     return strdup((const char *)xmlBufferContent(b));
 }
@@ -151,7 +160,7 @@ static void carried_busy(const xmlNode *st, int busy[SNAP_MAX_CELLS_PER_DOMAIN])
 
 /* vnumad's <state> the domain carries: its originals, whether it holds <placed>, and the busy
  * vCPUs per cell of its last decision. */
-static int carried_state(xmlDoc *doc, const xmlNode *root, dom_originals *o, bool *placed,
+static int carried_state(const xmlNode *root, dom_originals *o, bool *placed,
                          int busy[SNAP_MAX_CELLS_PER_DOMAIN])
 {
     xmlNode *st = meta_element(root, STATE_NS);
@@ -165,7 +174,7 @@ static int carried_state(xmlDoc *doc, const xmlNode *root, dom_originals *o, boo
         return 0;
     *placed = child(st, "placed") != NULL;
     carried_busy(st, busy);
-    text = element_text(doc, st);
+    text = element_text(st);
     if (!text)
         return -ENOMEM;
     (void)meta_parse_state(text, o); /* a broken one gives no originals */
@@ -173,15 +182,15 @@ static int carried_state(xmlDoc *doc, const xmlNode *root, dom_originals *o, boo
 }
 
 /* The domain's opt-in: 1 auto, 0 anything else (why says what). */
-static int opted_in(xmlDoc *doc, const xmlNode *root, const topology *t, vn_balancer *cfg,
-                    char *why, size_t whylen)
+static int opted_in(const xmlNode *root, const topology *t, vn_balancer *cfg, char *why,
+                    size_t whylen)
 {
     xmlNode *b = meta_element(root, BALANCER_NS);
     _cleanup_free_ char *text = NULL;
 
     if (!b)
         return vn_fail(why, whylen, 0, "it did not opt in (no <balancer> element)");
-    text = element_text(doc, b);
+    text = element_text(b);
     if (!text)
         return -ENOMEM;
     if (meta_parse(text, t, cfg, NULL) < 0)
@@ -271,7 +280,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     if (!type ||
         (xmlStrcmp(type, (const xmlChar *)"kvm") && xmlStrcmp(type, (const xmlChar *)"qemu")))
         return vn_fail(why, whylen, 0, "not a QEMU domain");
-    r = opted_in(doc, root, t, &cfg, why, whylen);
+    r = opted_in(root, t, &cfg, why, whylen);
     if (r <= 0)
         return r;
 
@@ -279,7 +288,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     info = calloc(1, sizeof(*info));
     if (!orig || !info)
         return -ENOMEM;
-    r = carried_state(doc, root, orig, &placed, busy);
+    r = carried_state(root, orig, &placed, busy);
     if (r < 0)
         return r;
     /* never the operator's memory policy or pins: only what a vnumad placed or pinned */
@@ -525,6 +534,104 @@ int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, con
     if ((r = write_pins(t, root, hd, pd)) < 0 || (r = write_numatune(t, root, hd, pd)) < 0 ||
         (r = write_placed(t, root, pd, host_id)) < 0)
         return r;
+    xmlDocDumpMemory(doc, &out, &len);
+    if (!out)
+        return -ENOMEM;
+    *ret = strndup((const char *)out, (size_t)len);
+    xmlFree(out);
+    return *ret ? 0 : -ENOMEM;
+}
+
+/* Is n a preferred <memnode> (or, without guest cells, <memory>) the placement p wrote? */
+static bool placed_memnode(const xmlNode *n, const dom_placed *p)
+{
+    _cleanup_(xchar_freep) xmlChar *mode = xmlGetProp(n, (const xmlChar *)"mode");
+    _cleanup_(xchar_freep) xmlChar *set = xmlGetProp(n, (const xmlChar *)"nodeset");
+    _cleanup_(xchar_freep) xmlChar *cell = xmlGetProp(n, (const xmlChar *)"cellid");
+    bool memory = xmlStrcmp(n->name, (const xmlChar *)"memory") == 0;
+    uint64_t id = 0, node;
+
+    if (!memory && xmlStrcmp(n->name, (const xmlChar *)"memnode") != 0)
+        return false;
+    if (!mode || xmlStrcmp(mode, (const xmlChar *)"preferred") != 0 || !set ||
+        vn_parse_u64((const char *)set, 0, VN_MAX_NODES - 1, &node) < 0)
+        return false;
+    if (!memory &&
+        (!cell || vn_parse_u64((const char *)cell, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &id) < 0))
+        return false;
+    for (unsigned k = 0; k < p->nr; k++)
+        if (p->cells[k].memory && p->cells[k].cell == (unsigned)id &&
+            p->cells[k].node == (unsigned)node)
+            return true;
+    return false;
+}
+
+/* A vnumad's <emulatorpin> (saved in the carried originals) put back to what it was. */
+static int unplace_emulator(xmlNode *cputune, const dom_originals *o)
+{
+    xmlNode *e = child(cputune, "emulatorpin");
+    char set[VN_CPULIST_MAX];
+
+    if (!e || !o->saved || !o->emulator_saved)
+        return 0;
+    if (cpuset_empty(&o->emulator_pin)) {
+        xmlUnlinkNode(e);
+        xmlFreeNode(e);
+        return 0;
+    }
+    if (cpuset_format(&o->emulator_pin, set, sizeof(set)) < 0)
+        return -ENOSPC;
+    return xmlSetProp(e, (const xmlChar *)"cpuset", (const xmlChar *)set) ? 0 : -ENOMEM;
+}
+
+int hookxml_unplace(const char *xml, char **ret)
+{
+    _cleanup_(doc_freep) xmlDoc *doc = read_doc(xml);
+    _cleanup_free_ dom_originals *orig = calloc(1, sizeof(*orig));
+    _cleanup_free_ char *text = NULL;
+    dom_placed p;
+    xmlNode *root, *st, *numatune, *cputune;
+    xmlChar *out = NULL;
+    int len = 0, r;
+
+    *ret = NULL;
+    if (!orig)
+        return -ENOMEM;
+    if (!doc || !(root = xmlDocGetRootElement(doc)) ||
+        xmlStrcmp(root->name, (const xmlChar *)"domain") != 0)
+        return -EINVAL;
+    st = meta_element(root, STATE_NS);
+    if (!st || !child(st, "placed"))
+        return 0;
+    text = element_text(st);
+    if (!text)
+        return -ENOMEM;
+    if (meta_parse_placed(text, &p) < 0 || !p.valid)
+        return 0; /* a broken one names nothing vnumad wrote */
+    (void)meta_parse_state(text, orig);
+
+    numatune = child(root, "numatune");
+    for (xmlNode *c = numatune ? numatune->children : NULL, *next; c; c = next) {
+        next = c->next;
+        if (c->type == XML_ELEMENT_NODE && placed_memnode(c, &p)) {
+            xmlUnlinkNode(c);
+            xmlFreeNode(c);
+        }
+    }
+    if (numatune && !child(numatune, "memnode") && !child(numatune, "memory")) {
+        xmlUnlinkNode(numatune);
+        xmlFreeNode(numatune);
+    }
+    cputune = child(root, "cputune");
+    drop_children(cputune, "vcpupin");
+    if (cputune && (r = unplace_emulator(cputune, orig)) < 0)
+        return r;
+    if (cputune && !xmlFirstElementChild(cputune)) {
+        xmlUnlinkNode(cputune);
+        xmlFreeNode(cputune);
+    }
+    drop_children(st, "placed");
+
     xmlDocDumpMemory(doc, &out, &len);
     if (!out)
         return -ENOMEM;

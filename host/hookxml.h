@@ -62,5 +62,18 @@ int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, con
 bool hookxml_emulator_fits(const topology *t, const hook_domain *hd, const plan_domain *pd,
                            char *why, size_t whylen);
 
+/*
+ * The XML with a qemu hook's earlier placement taken out, for an incoming domain vnumad does
+ * not place here (it passes through, vnumad did not answer): the placement names another
+ * host's nodes and CPUs, and libvirt refuses to start a domain whose <numatune> names a node
+ * this host lacks, which would fail the migration. Taken out, only when vnumad's <state>
+ * holds a valid <placed>: each <memnode mode='preferred'> (or <memory>) of a cell it lists with
+ * that node, the <numatune> when nothing else is left in it, every <vcpupin> (a placed
+ * domain's are vnumad's), a vnumad's <emulatorpin> put back to the carried original (removed
+ * when that was none), and the <placed> itself. 0 and a malloc'd XML in *ret, or *ret NULL when
+ * there is nothing to take out; -EINVAL (not a domain XML), -ENOMEM.
+ */
+int hookxml_unplace(const char *xml, char **ret);
+
 /* Frees what hookxml_read allocated. NULL-safe. */
 void hookxml_clear(hook_domain *hd);

@@ -48,7 +48,7 @@ int place_command(void *opaque, const control_request *req, struct json_object *
     hook_domain hd;
     plan_domain pd = {0};
     snapshot s = {0};
-    _cleanup_free_ char *out = NULL;
+    _cleanup_free_ char *out = NULL, *unplaced = NULL;
     char why[512] = "", line[1024];
     struct json_object *o, *cells = NULL;
     bool source_busy = false, fits;
@@ -97,8 +97,16 @@ int place_command(void *opaque, const control_request *req, struct json_object *
             return vn_fail(err, errlen, r, "cannot place the domain: %s", strerror(-r));
         }
     }
-    if (!out)
-        log_debug("An incoming domain passes unchanged: %s", why);
+    if (!out) {
+        /* a placement it carries from an earlier host is taken out (hookxml_unplace) */
+        r = hookxml_unplace(req->xml, &unplaced);
+        if (r == -ENOMEM)
+            return vn_fail(err, errlen, r, "out of memory");
+        if (unplaced)
+            log_info("An incoming domain passes without the placement of an earlier host: %s", why);
+        else
+            log_debug("An incoming domain passes unchanged: %s", why);
+    }
     o = json_object_new_object();
     if (!o) {
         json_object_put(cells);
@@ -108,7 +116,11 @@ int place_command(void *opaque, const control_request *req, struct json_object *
     json_object_object_add(o, "why", out ? NULL : json_object_new_string(why));
     json_object_object_add(o, "cells", cells ? cells : json_object_new_array());
     json_object_object_add(o, "source_busy", json_object_new_boolean(source_busy));
-    json_object_object_add(o, "xml", out ? json_object_new_string(out) : NULL);
+    json_object_object_add(o, "unplaced", json_object_new_boolean(unplaced != NULL));
+    json_object_object_add(o, "xml",
+                           out        ? json_object_new_string(out)
+                           : unplaced ? json_object_new_string(unplaced)
+                                      : NULL);
     *ret = o;
     return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "control.h"
 #include "ctl_client.h"
+#include "hookxml.h"
 #include "json.h"
 #include "util.h"
 
@@ -59,6 +60,27 @@ static char *read_all(size_t max)
     return buf;
 }
 
+/*
+ * vnumad did not answer: the XML passes, without a placement an earlier host's hook wrote
+ * into it (its nodes may not exist here, and libvirt would refuse the domain: hookxml.h).
+ */
+static int pass_unplaced(const char *xml, const char *err)
+{
+    _cleanup_free_ char *out = NULL;
+
+    if (hookxml_unplace(xml, &out) < 0 || !out) {
+        fprintf(stderr, "vnuma hook: the incoming XML passes unchanged: %s\n", err);
+        return VNUMACTL_EXIT_OK;
+    }
+    fprintf(stderr,
+            "vnuma hook: the incoming XML passes without the placement of an earlier "
+            "host: %s\n",
+            err);
+    fputs(out, stdout);
+    (void)fflush(stdout);
+    return VNUMACTL_EXIT_OK;
+}
+
 int vnumactl_hook(int argc, char **argv, const vnumactl_ctx *ctx)
 {
     _cleanup_json_ struct json_object *r = NULL;
@@ -78,16 +100,15 @@ int vnumactl_hook(int argc, char **argv, const vnumactl_ctx *ctx)
         return VNUMACTL_EXIT_OK;
     }
     if (ctl_call_xml(ctx->socket, "place", NULL, NULL, xml, VNUMACTL_HOOK_TIMEOUT_MS, &r, err,
-                     sizeof(err)) < 0) {
-        fprintf(stderr, "vnuma hook: the incoming XML passes unchanged: %s\n", err);
-        return VNUMACTL_EXIT_OK;
-    }
-    out = jbool(r, "placed") ? jstr(r, "xml", NULL) : NULL;
-    if (!out) {
-        fprintf(stderr, "vnuma hook: the incoming XML passes unchanged: %s\n",
+                     sizeof(err)) < 0)
+        return pass_unplaced(xml, err);
+    out = jstr(r, "xml", NULL);
+    if (!jbool(r, "placed"))
+        fprintf(stderr, "vnuma hook: the incoming XML passes %s: %s\n",
+                out ? "without the placement of an earlier host" : "unchanged",
                 jstr(r, "why", "vnumad placed nothing"));
+    if (!out)
         return VNUMACTL_EXIT_OK;
-    }
     fputs(out, stdout);
     (void)fflush(stdout);
     return VNUMACTL_EXIT_OK;

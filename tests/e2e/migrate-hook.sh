@@ -12,7 +12,10 @@
 #   - opting out on B restores B's originals (the pins), the <placed> stays in <state>;
 #   - a domain that did not opt in passes unchanged (no <placed>, no <numatune>);
 #   - the hook itself: any other operation prints nothing and exits 0, a domain name that
-#     begins with '-' is not taken for an option.
+#     begins with '-' is not taken for an option;
+#   - virsh save and restore on B: restore begin places the domain again, as an arrival;
+#   - an XML placed by a host with more nodes (cell 1 on node 3, which libvirt here refuses),
+#     restored with vnumad B stopped: the hook takes that placement out, and it starts.
 # One host node here: where the cells go, and a migration with vnumad B stopped or stopped by
 # SIGSTOP (the hook's 5 s timeout: unchanged), are proven in the proving ground
 # (tests/e2e/ground/migrate.py, scenarios 30-32).
@@ -156,9 +159,61 @@ ok $? "a domain named '-x' at migrate begin: exit 0, not taken for an option"
 [ -z "$out" ]
 ok $? "... nothing printed for XML vnumad does not place"
 
+# ---- virsh save and restore on B: restore begin ----
+R=$(define_domain restore "$T" "$(optin_sed 'mode="auto"')")
+ok $? "domain $R defined and started on A, opted in"
+out=$(migrate_to_b "$R")
+ok $? "virsh migrate --live $R to host B${out:+: $out}"
+wait_for 15 b_log_has "Domain '$R' came placed by the qemu hook \(arrival-placed\)"
+ok $? "it arrived placed on B"
+out=$($VIRSH_B save "$R" "$E2E_TMP/restore.save" 2>&1)
+ok $? "virsh save $R on B${out:+: $out}"
+wait_for 15 b_log_has "Domain '$R' stopped"
+ok $? "vnumad B saw it stop"
+out=$($VIRSH_B restore "$E2E_TMP/restore.save" 2>&1)
+ok $? "virsh restore on B${out:+: $out}"
+[ "$(grep -c "Placed incoming domain '$R'" "$B_LOG")" = 2 ]
+ok $? "vnumad B placed it again at restore begin ($(grep -c "Placed incoming domain '$R'" "$B_LOG") placements)"
+placed_ok "$R"
+ok $? "the restored live XML: a <vcpupin> per vCPU, a preferred <memnode> per cell, <placed host=\"$B_ID\">"
+wait_for 15 bash -c "[ \$(grep -c \"Domain '$R' came placed by the qemu hook\" '$B_LOG') = 2 ]"
+ok $? "vnumad B recognised the restored domain as placed"
+out=$($VIRSH_B save "$R" "$E2E_TMP/restore.save" 2>&1)
+ok $? "virsh save $R on B again${out:+: $out}"
+wait_for 15 bash -c "[ \$(grep -c \"Domain '$R' stopped\" '$B_LOG') = 2 ]"
+
 stop_vnumad_b
 [ "$B_VN_EXIT" = 0 ]
 ok $? "vnumad B exited 0 on SIGTERM"
 [ -z "$(sanitizer_report "$B_LOG")" ]
 ok $? "vnumad B left no sanitizer report in its log"
+
+# ---- a placement from a host with more nodes, vnumad B down: the hook takes it out ----
+# the saved image's XML as a 4-node host's hook would have placed it: cell 1 on node 3
+$VIRSH_B save-image-dumpxml "$E2E_TMP/restore.save" 2>/dev/null | python3 -c '
+import sys, xml.etree.ElementTree as E
+E.register_namespace("vnumad", "urn:vnuma:state:1")
+E.register_namespace("vnuma", "urn:vnuma:balancer:1")
+d = E.fromstring(sys.stdin.read())
+for m in d.findall("numatune/memnode"):
+    m.set("nodeset", "3")
+for c in d.iter("{urn:vnuma:state:1}cell"):
+    c.set("node", "3")
+for p in d.iter("{urn:vnuma:state:1}placed"):
+    p.set("host", "0123456789abcdef0123456789abcdef")
+sys.stdout.write(E.tostring(d, encoding="unicode"))' >"$E2E_TMP/far.xml"
+grep -q "nodeset=\"3\"" "$E2E_TMP/far.xml" && grep -q '0123456789abcdef0123456789abcdef' "$E2E_TMP/far.xml"
+ok $? "an XML placed by another host on its node 3 (this host has node 0 only)"
+sed -e "s|<name>$R</name>|<name>$R-far</name>|" -e '/<uuid>/d' "$E2E_TMP/far.xml" >"$E2E_TMP/far-new.xml"
+out=$($VIRSH_B create "$E2E_TMP/far-new.xml" 2>&1)
+[ $? -ne 0 ] && echo "$out" | grep -qi 'node'
+ok $? "libvirt refuses to start that XML here: ${out:-it started}"
+$VIRSH_B destroy "$R-far" >/dev/null 2>&1
+out=$($VIRSH_B restore "$E2E_TMP/restore.save" --xml "$E2E_TMP/far.xml" 2>&1)
+ok $? "virsh restore with it, vnumad B stopped: the migration's path completes${out:+: $out}"
+[ "$($VIRSH_B domstate "$R" 2>/dev/null)" = running ] && unplaced "$R"
+ok $? "... running, without the earlier host's placement: no <numatune>, no <placed> ($(live_xml_b "$R" | grep -oE '<(memnode|vnumad:placed)[^>]*>' | paste -sd' '))"
+live_xml_b "$R" | grep -q '<vcpu' && ! live_xml_b "$R" | grep -q '<vcpupin'
+ok $? "... and without its <vcpupin>s"
+b_done "$R"
 finish

@@ -2,7 +2,8 @@
 /*
  * The qemu hook's placement of an incoming domain: its XML read (hookxml_read: who passes
  * unchanged and why), its cells placed on the host as it is (decide_incoming: load, room, the
- * domain's bounds) and the XML written back (hookxml_write: pins, preferred memnodes, <placed>).
+ * domain's bounds) and the XML written back (hookxml_write: pins, preferred memnodes, <placed>);
+ * an earlier host's placement taken out of an XML vnumad does not place (hookxml_unplace).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -285,6 +286,17 @@ static void test_place(const topology *t)
     }
     hookxml_clear(&hd);
 
+    /* the opt-in's namespace declared on <domain> (an XML rewritten on its way) */
+    r = place(t, &s,
+              "<domain type='kvm' xmlns:vnuma='urn:vnuma:balancer:1'><name>ns</name>"
+              "<metadata><vnuma:balancer mode='auto'/></metadata>"
+              "<memory unit='KiB'>1048576</memory><vcpu placement='static'>2</vcpu>"
+              "<os><type arch='x86_64' machine='pc'>hvm</type></os></domain>",
+              &pd, &out, why, sizeof(why));
+    CHECK(r == 1 && out, "the opt-in's namespace declared on <domain>: placed (r=%d %s)", r, why);
+    free(out);
+    plan_domain_clear(&pd);
+
     /* carried originals of no pins: the live pins are the source vnumad's, replaced */
     const char *carried =
         "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><original host='aa'>"
@@ -300,12 +312,98 @@ static void test_place(const topology *t)
     plan_domain_clear(&pd);
 }
 
+/* An earlier host's placement out of a domain vnumad does not place here. */
+static void test_unplace(const topology *t)
+{
+    snapshot s;
+    plan_domain pd;
+    char why[512], *placed = NULL, *out = NULL;
+    domxml_info info;
+    char err[256];
+    int r;
+
+    host_snap(t, &s);
+    /* placed by a host whose vnumad had moved its emulator pin (original: 0-7) */
+    r = place(t, &s,
+              dom_xml("auto", "<cputune><emulatorpin cpuset='5'/></cputune>",
+                      "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'><original host='aa'>"
+                      "<emulatorpin cpuset='0-7'/></original></vnumad:state>"),
+              &pd, &placed, why, sizeof(why));
+    plan_domain_clear(&pd);
+    CHECK(r == 1 && placed && strstr(placed, "<emulatorpin"), "a placed XML to start from (%s)",
+          why);
+    r = placed ? hookxml_unplace(placed, &out) : -1;
+    CHECK(r == 0 && out && !strstr(out, "<numatune") && !strstr(out, "<vcpupin") &&
+              !strstr(out, "<placed") && strstr(out, "<emulatorpin cpuset=\"0-7\"/>"),
+          "its memnodes, <numatune>, vcpupins and <placed> are taken out, vnumad's emulator pin "
+          "put back to its original");
+    r = out ? domxml_parse(out, t, &info, err, sizeof(err)) : -1;
+    CHECK(r == 0 && info.nr_memnodes == 0 && info.nr_cells == 2 && info.nr_vcpus == 4,
+          "... the domain is whole, without a binding (%s)", r ? err : "");
+    CHECK(out && strstr(out, "<original host=\"aa\"") && strstr(out, "urn:vnuma:balancer:1"),
+          "... vnumad's <state> originals and the opt-in stay");
+    free(out);
+    out = NULL;
+
+    /* an operator's memnode beside the placed ones stays, and its <numatune> */
+    if (placed) {
+        char *x = malloc(strlen(placed) + 128), *nt = strstr(placed, "<numatune>");
+        if (x && nt) {
+            size_t at = (size_t)(nt - placed) + strlen("<numatune>");
+            memcpy(x, placed, at);
+            strcpy(x + at, "<memnode cellid=\"1\" mode=\"strict\" nodeset=\"2\"/>");
+            strcat(x, placed + at);
+            r = hookxml_unplace(x, &out);
+            CHECK(r == 0 && out && strstr(out, "mode=\"strict\" nodeset=\"2\"") &&
+                      !strstr(out, "preferred"),
+                  "an operator's memnode stays, the placed ones go");
+            free(out);
+            out = NULL;
+        }
+        free(x);
+    }
+    free(placed);
+
+    CHECK(hookxml_unplace(dom_xml("auto",
+                                  "<numatune><memnode cellid='0' mode='preferred' "
+                                  "nodeset='3'/></numatune>",
+                                  NULL),
+                          &out) == 0 &&
+              !out,
+          "no <placed>: nothing is taken out (the memnode is the operator's)");
+    CHECK(hookxml_unplace(dom_xml("auto",
+                                  "<numatune><memnode cellid='0' mode='preferred' "
+                                  "nodeset='3'/></numatune>",
+                                  "<vnumad:state xmlns:vnumad='urn:vnuma:state:1'>"
+                                  "<placed host='x'><cell id='0' node='3' memory='1'/></placed>"
+                                  "</vnumad:state>"),
+                          &out) == 0 &&
+              !out,
+          "a broken <placed> (a host that is no machine id) names nothing to take out");
+    /* the namespaces declared on <domain> (an XML rewritten on its way): the same */
+    CHECK(hookxml_unplace("<domain type='kvm' xmlns:vnumad='urn:vnuma:state:1'><metadata>"
+                          "<vnumad:state><placed host='0123456789abcdef0123456789abcdef'>"
+                          "<cell id='0' node='3' memory='1'/></placed></vnumad:state></metadata>"
+                          "<cputune><vcpupin vcpu='0' cpuset='7'/></cputune><numatune>"
+                          "<memnode cellid='0' mode='preferred' nodeset='3'/></numatune></domain>",
+                          &out) == 0 &&
+              out && !strstr(out, "<numatune") && !strstr(out, "<cputune") &&
+              !strstr(out, "placed"),
+          "the state's namespace declared on <domain>: its placement is taken out too, and the "
+          "<cputune> left empty");
+    free(out);
+    out = NULL;
+    CHECK(hookxml_unplace("<!DOCTYPE domain [<!ENTITY x 'y'>]><domain/>", &out) == -EINVAL && !out,
+          "a DTD is refused");
+}
+
 int main(void)
 {
     topology *t = load_synth("pack:4 numa:1 l3:1 core:2 pu:1");
 
     test_passes(t);
     test_place(t);
+    test_unplace(t);
     topo_free(t);
     return tap_done();
 }
