@@ -179,6 +179,7 @@ void fake_host_reset(void)
     for (unsigned i = 0; i < FAKE_MAX_DOMS; i++) {
         free(fh.doms[i].balancer);
         free(fh.doms[i].state);
+        free(fh.doms[i].numatune);
         free(fh.doms[i].page_node);
         if (fh.doms[i].hanging)
             abort(); /* a test left a call hanging */
@@ -326,6 +327,11 @@ void fake_dom_set_balancer(fake_dom *fd, const char *xml)
 void fake_dom_set_state(fake_dom *fd, const char *xml)
 {
     set_element(&fd->state, xml);
+}
+
+void fake_dom_set_numatune(fake_dom *fd, const char *xml)
+{
+    set_element(&fd->numatune, xml);
 }
 
 char *fake_dom_state(fake_dom *fd)

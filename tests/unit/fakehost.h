@@ -3,10 +3,10 @@
  * The fake host of the unit tests: vnumad's whole daemon (host/daemon.h) runs on it in one
  * process, in milliseconds and deterministically, with no libvirtd, QEMU or second NUMA node.
  *
- *   libvirt    a virt_ops table (host/virt.h): domains with their XML, <balancer> and <state>
- *              elements, vCPUs (CPU time, pins), emulator pins; lifecycle and metadata
- *              events delivered on vnumad's loop as libvirt's are; libvirtd stopped and started;
- *              any call failed with an errno, hung until released, or hooked
+ *   libvirt    a virt_ops table (host/virt.h): domains with their XML, <balancer>, <state>
+ *              and live <numatune> elements, vCPUs (CPU time, pins), emulator pins; lifecycle
+ *              and metadata events delivered on vnumad's loop as libvirt's are; libvirtd stopped
+ *              and started; any call failed with an errno, hung until released, or hooked
  *   the clock  a fake vn_clock_ops (lib/clock.h): it moves when the test moves it, and when
  *              vnumad waits out a CPU time window; each vCPU's CPU time grows with it at the
  *              busy fraction the test set, so the busy vnumad measures is exact
@@ -101,6 +101,9 @@ void fake_dom_set_poll(fake_dom *fd, double poll);
 void fake_dom_set_balancer(fake_dom *fd, const char *xml);
 /* vnumad's <state> element replaced (NULL: removed), as another host's vnumad left it. */
 void fake_dom_set_state(fake_dom *fd, const char *xml);
+/* The live XML's <numatune> element replaced (NULL: removed), as the operator or the qemu hook
+ * wrote it into the XML the domain started from (the definition has none). No event is sent. */
+void fake_dom_set_numatune(fake_dom *fd, const char *xml);
 /* vnumad's <state> element as vnumad last wrote it (NULL: none); the caller frees it. */
 char *fake_dom_state(fake_dom *fd);
 /* libvirt runs a job on the domain (an incoming migration, a save) or no longer. */

@@ -28,6 +28,7 @@ struct fake_dom {
     bool job;       /* libvirt runs a job on it */
     char *balancer; /* the operator's <balancer>, NULL: none */
     char *state;    /* vnumad's <state>, NULL: none */
+    char *numatune; /* the live XML's <numatune>, NULL: none */
     unsigned nr_vcpus;
     double busy;
     uint64_t cpu_ns[FAKE_MAX_VCPUS];

@@ -275,7 +275,7 @@ static int fake_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned
     return call_end(0);
 }
 
-/* The domain's XML: the live pins (live) or the definition's. Locked. */
+/* The domain's XML: the live pins and <numatune> (live) or the definition's. Locked. */
 static char *domain_xml(const fake_dom *fd, bool live)
 {
     char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[1024] = "", id[32] = "", mem[1024];
@@ -304,11 +304,11 @@ static char *domain_xml(const fake_dom *fd, bool live)
     if (asprintf(&xml,
                  "<domain type='kvm'%s><name>%s</name><uuid>%s</uuid>"
                  "%s<vcpu placement='static'>%u</vcpu>"
-                 "%s%s%s<os><type arch='x86_64' machine='pc'>hvm</type></os>"
+                 "%s%s%s%s<os><type arch='x86_64' machine='pc'>hvm</type></os>"
                  "<metadata>%s</metadata><devices>"
                  "<emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>",
                  id, fd->name, fd->uuid, mem, fd->nr_vcpus, pins[0] ? "<cputune>" : "", pins,
-                 pins[0] ? "</cputune>" : "", meta) < 0)
+                 pins[0] ? "</cputune>" : "", live && fd->numatune ? fd->numatune : "", meta) < 0)
         return NULL;
     return xml;
 }
