@@ -74,6 +74,9 @@ typedef struct vnumad {
     unsigned waiting;      /* works the running pass waits for */
     bool reload_due;       /* SIGHUP came during a pass: reload after it */
     bool pinned_in_window; /* vnumad re-pinned vCPUs since the last other-load reading */
+    /* room promised to domains placed before they arrive (the qemu hook's `place`), counted
+     * as used by every later placement and pass until they arrived (promise.h) */
+    struct promise_table *promises;
     /* events' reads of domains out on the workers (domains.c consider_later); the
      * connection stays while any is out */
     struct consider_work *considering;

@@ -33,6 +33,7 @@
 #include "numa_ops.h"
 #include "pass.h"
 #include "pass_work.h"
+#include "promise.h"
 #include "publish.h"
 #include "sample.h"
 #include "util.h"
@@ -95,15 +96,23 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
 
     if (ev == VIRT_EVENT_STARTED) {
         log_debug("Domain '%s' started%s", LOG_Q(name), migrated ? " (arriving by migration)" : "");
-        if (!migrated)
+        if (!migrated) {
+            /* a restore's memory is all in once it started (libvirt says so after the load) */
+            promise_arrived(dm->promises, uuid, dm->pass);
             domains_consider_later(dm, uuid);
-        else if (domains_arrived(dm, uuid, false))
+        } else if (domains_arrived(dm, uuid, false)) {
             schedule_pass_soon(dm);
+        }
     } else if (ev == VIRT_EVENT_RESUMED && migrated) {
         log_debug("Domain '%s' resumed after its migration here", LOG_Q(name));
+        promise_arrived(dm->promises, uuid, dm->pass); /* its memory is all here */
         if (domains_arrived(dm, uuid, true))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_STOPPED) {
+        if (promise_release(dm->promises, uuid, NULL))
+            log_info(
+                "The room promised to incoming domain '%s' is free again: it stopped (its migration or restore failed, or it was shut down)",
+                LOG_Q(name));
         domains_consider_stale(dm, uuid);
         if (!st)
             return;
@@ -455,6 +464,11 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         log_warn("Balancing is paused host-wide (%s/paused, vnumactl pause --all): nothing is "
                  "pinned or moved until vnumactl resume --all",
                  dm->cfg.state_dir);
+    dm->promises = promise_table_new();
+    if (!dm->promises) {
+        log_err("Cannot start: out of memory");
+        return -ENOMEM;
+    }
     r = control_open(dm->cfg.socket_path, commands_table, dm, &dm->ctl);
     if (r < 0) {
         log_err("Cannot listen on %s: %s", dm->cfg.socket_path, strerror(-r));
@@ -548,6 +562,8 @@ void daemon_stop(vnumad *dm)
     dm->pool = NULL;
     journal_close(dm->journal);
     dm->journal = NULL;
+    promise_table_free(dm->promises);
+    dm->promises = NULL;
     /* what the loop watches for this daemon (a test starts the next one in the same process) */
     int timers[] = {dm->reconnect_timer, dm->pass_timer, dm->soon_timer, dm->tick_timer};
     for (size_t i = 0; i < VN_ARRAY_SIZE(timers); i++)

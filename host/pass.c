@@ -40,6 +40,7 @@
 #include "origfile.h"
 #include "pass.h"
 #include "pass_work.h"
+#include "promise.h"
 #include "publish.h"
 #include "rules.h"
 #include "sample.h"
@@ -635,6 +636,10 @@ static void pass_collect(vnumad *dm, pass_set *ps, double now)
             (ps->in_st[i]->guest.channel_defined || ps->in_st[i]->guest.link) &&
             ps->in_st[i]->age_passes < hints_await_passes(dm->cfg.interval_s);
         pass_sampled(dm, ps->in_st[i], now);
+        if (promise_sampled(dm->promises, ps->in_st[i]->uuid, dm->pass, NULL))
+            log_info(
+                "Domain '%s' arrived and was sampled: the room promised to it is no longer held (its memory is in the free memory read now)",
+                LOG_Q(ps->in_st[i]->name));
         s->domains[s->nr_domains] = ps->in[i];
         ps->sts[s->nr_domains] = ps->in_st[i];
         ps->ds[s->nr_domains++] = ps->in_d[i];
@@ -742,6 +747,24 @@ static void pass_other_load(vnumad *dm, snapshot *s)
     }
 }
 
+/* The room promised to domains on their way here (the qemu hook's placements) counted as used
+ * in the snapshot's free memory, once for the pass: decide moves nothing into it. Each promise
+ * is said once, at the first pass that counts it; the expired ones go first. */
+static void pass_promised(vnumad *dm, snapshot *s)
+{
+    promise p;
+    char line[512];
+
+    (void)promise_expire(dm->promises, vn_mono_s());
+    (void)promise_apply(dm->promises, dm->topo, NULL, s, NULL);
+    while (promise_take_uncounted(dm->promises, &p)) {
+        promise_describe(&p, dm->topo, line, sizeof(line));
+        log_info(
+            "The room promised to incoming domain '%s' (%s) counts as used until it has arrived: %s",
+            LOG_Q(p.name), LOG_Q(p.uuid), line);
+    }
+}
+
 /* decide() on every sampled domain together (pure); 0 or -errno, counted and logged. */
 static int pass_decide(vnumad *dm, const snapshot *s, plan *p)
 {
@@ -799,6 +822,7 @@ static void run_pass_stages(vnumad *dm)
     pass_sample_all(dm, set, now);      /* sample: every admitted domain, on the workers */
     pass_collect(dm, set, vn_mono_s()); /* the samples into one snapshot */
     pass_other_load(dm, &set->s);
+    pass_promised(dm, &set->s);       /* room promised to arrivals: used */
     holds_pass(HOLD_SAMPLE, &set->s); /* a test's: sampled, nothing decided yet */
     double sampled = vn_mono_s(), decided = sampled;
     if (pass_decide(dm, &set->s, &p) == 0) {

@@ -58,7 +58,7 @@ bool decision_restored(void *fd);
 /* vnumactl's side of the control socket, on a thread while the loop runs: one request line, the
  * reply until vnumad closes. */
 typedef struct ctl_call {
-    char request[256];
+    char request[8192]; /* (a place request carries a domain XML) */
     char reply[65536];
     bool sent; /* the request is in the socket (or the thread gave up): under ctl_lock */
     atomic_bool done;
