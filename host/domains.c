@@ -106,6 +106,7 @@ void domains_state_free(dom_state *st)
     free(st->publish.last_record);
     free(st->sample.qv);
     free(st->sample.xml);
+    free(st->carried);
     virt_dom_free(st->dom);
     munmap(st, sizeof(*st));
 }
@@ -179,6 +180,9 @@ static void state_reset_run(dom_state *st, int id)
     st->def_originals = false;
     st->sample.bound_logged = false;
     memset(&st->placed, 0, sizeof(st->placed));
+    free(st->carried);
+    st->carried = NULL;
+    st->carried_used = false;
     sample_vcpus_stale(&st->sample);
     sample_xml_stale(&st->sample);
     virt_dom_free(st->dom);
@@ -495,6 +499,32 @@ static void adopt_placed(vnumad *dm, dom_state *st, const consider_reads *cr)
 }
 
 /*
+ * The hot ranges of the source host's last decision the arrival carries in its live <state>
+ * (carried.h), kept for its first passes (pass.c), logged once.
+ */
+static void adopt_carried(dom_state *st, const consider_reads *cr)
+{
+    _cleanup_free_ char *json = NULL;
+    _cleanup_free_ carried_info *c = NULL;
+    unsigned cells = 0;
+
+    if (st->carried || cr->state != 0 || !(json = meta_state_decision(cr->state_xml)))
+        return;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    carried_parse(json, c);
+    if (!c->nr_hot)
+        return;
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        cells += c->cells[k].nr_hot > 0;
+    log_info("Domain '%s' brought %u hot range(s) of %u cell(s) from the source host's last "
+             "decision: its first passes follow them until its guest agent's first hint set",
+             LOG_Q(st->name), c->nr_hot, cells);
+    st->carried = VN_TAKE_PTR(c);
+}
+
+/*
  * A domain that came from another host: by live migration, or with originals another host
  * saved (a vnumad started after the migration, a save image restored here). Its live pins
  * are the other host's, chosen for that host's CPUs, and so are the originals it carried:
@@ -516,6 +546,7 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, const consider_reads 
         st->arrived = st->def_originals = true;
     }
     adopt_placed(dm, st, cr);
+    adopt_carried(st, cr);
     if (!write || st->orig.saved)
         return;
     act_operator_pins(d, st, dm->topo);

@@ -147,6 +147,30 @@ int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, sna
     return 0;
 }
 
+int hints_apply_carried(const carried_info *ci, const ram_range *ram, unsigned nr_ram,
+                        snap_domain *sd)
+{
+    for (unsigned k = 0; k < sd->nr_cells; k++) {
+        snap_cell *c = &sd->cells[k];
+        const carried_cell *cc = c->id < SNAP_MAX_CELLS_PER_DOMAIN ? &ci->cells[c->id] : NULL;
+        if (!cc || !cc->nr_hot)
+            continue;
+        c->hot = calloc(cc->nr_hot, sizeof(*c->hot));
+        if (!c->hot)
+            return -ENOMEM;
+        for (unsigned h = 0; h < cc->nr_hot; h++)
+            if (cell_of_gpa(sd, ram, nr_ram, cc->hot[h].gpa) == (int)k)
+                c->hot[c->nr_hot++] = (snap_hot_range){.gpa = cc->hot[h].gpa,
+                                                       .length = cc->hot[h].length,
+                                                       .heat = cc->hot[h].heat,
+                                                       .shared = cc->hot[h].shared};
+        c->nr_hot = merge_overlaps(c->hot, c->nr_hot);
+        if (c->nr_hot > 1)
+            qsort(c->hot, c->nr_hot, sizeof(*c->hot), cmp_heat);
+    }
+    return 0;
+}
+
 static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
     return a < b + blen && b < a + alen;

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include "carried.h"
 #include "model.h"
 #include "proto.h"
 #include "state.h"
@@ -38,6 +39,19 @@ static inline unsigned hints_await_passes(double interval_s)
  * holds their start; a range outside every cell is ignored. Returns 0 or -ENOMEM.
  */
 int hints_apply(const proto_hints *h, const ram_range *ram, unsigned nr_ram, snap_domain *sd);
+
+/* The seq hints_follow() gets for the ranges a domain carried from its source host: never an
+ * agent's (its sets count from 1), the same every pass (no new set came). */
+#define HINTS_CARRIED_SEQ UINT64_MAX
+
+/*
+ * The hot ranges a domain carried from its source host's last decision (carried.h) into the
+ * cells of *sd (which must not carry hints yet), by cell id; a range whose start is not in
+ * that cell's RAM (ram[], guest-physical) is ignored. No sharing between cells (the record
+ * says only which ranges were shared). Returns 0 or -ENOMEM.
+ */
+int hints_apply_carried(const carried_info *ci, const ram_range *ram, unsigned nr_ram,
+                        snap_domain *sd);
 
 /*
  * Rule 3's two-stage filter on hot ranges (after hints_apply, with the hint set's seq): a range

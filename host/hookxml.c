@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "carried.h"
 #include "domxml.h"
 #include "json.h"
 #include "metadata.h"
@@ -124,38 +125,21 @@ static bool originals_unpinned(const dom_originals *o, const domxml_info *info)
 
 /*
  * The busy vCPUs of each cell the source's last decision record counted (the <decision> in the
- * <state> it carries: docs/records.md), into busy[cell id]; -1 where it says nothing. A record
- * that does not parse says nothing.
+ * <state> it carries: docs/records.md, carried.h), into busy[cell id]; -1 where it says nothing.
  */
 static void carried_busy(const xmlNode *st, int busy[SNAP_MAX_CELLS_PER_DOMAIN])
 {
     _cleanup_(xchar_freep) xmlChar *text = NULL;
-    _cleanup_json_ struct json_object *root = NULL;
-    struct json_object *cells;
-    vn_json_doc doc;
+    _cleanup_free_ carried_info *c = calloc(1, sizeof(*c));
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
         busy[k] = -1;
     text = child(st, "decision") ? xmlNodeGetContent(child(st, "decision")) : NULL;
-    if (!text || strlen((const char *)text) > META_MAX_BYTES ||
-        vn_json_parse((const char *)text, strlen((const char *)text), 8, &doc) != VN_JSON_OK)
+    if (!text || !c)
         return;
-    root = doc.root;
-    if (!json_object_object_get_ex(root, "cells", &cells) ||
-        !json_object_is_type(cells, json_type_array))
-        return;
-    for (size_t i = 0; i < json_object_array_length(cells) && i < SNAP_MAX_CELLS_PER_DOMAIN; i++) {
-        struct json_object *c = json_object_array_get_idx(cells, i), *id, *b;
-        int64_t vid, vb;
-        if (!json_object_object_get_ex(c, "cell", &id) ||
-            !json_object_object_get_ex(c, "busy_vcpus", &b) ||
-            !json_object_is_type(id, json_type_int) || !json_object_is_type(b, json_type_int))
-            continue;
-        vid = json_object_get_int64(id);
-        vb = json_object_get_int64(b);
-        if (vid >= 0 && vid < SNAP_MAX_CELLS_PER_DOMAIN && vb >= 0 && vb <= SNAP_MAX_VCPUS_PER_CELL)
-            busy[vid] = (int)vb;
-    }
+    carried_parse((const char *)text, c);
+    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
+        busy[k] = c->cells[k].busy_vcpus;
 }
 
 /* vnumad's <state> the domain carries: its originals, whether it holds <placed>, and the busy

@@ -430,6 +430,24 @@ int meta_parse_placed(const char *xml, dom_placed *ret)
     return 0;
 }
 
+char *meta_state_decision(const char *xml)
+{
+    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    xmlNodePtr root;
+
+    if (!doc || !(root = xmlDocGetRootElement(doc)) || strcmp((const char *)root->name, "state") ||
+        (root->ns && (!root->ns->href || strcmp((const char *)root->ns->href, META_STATE_NS))))
+        return NULL;
+    for (xmlNodePtr n = root->children; n; n = n->next)
+        if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "decision")) {
+            xmlChar *text = xmlNodeGetContent(n);
+            char *ret = text ? strdup((const char *)text) : NULL;
+            xmlFree(text);
+            return ret;
+        }
+    return NULL;
+}
+
 int meta_parse_state(const char *xml, dom_originals *ret_orig)
 {
     _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);

@@ -65,6 +65,10 @@ int meta_format_state(const dom_originals *orig, const dom_placed *placed, uint6
  */
 int meta_parse_placed(const char *xml, dom_placed *ret);
 
+/* The text of the <decision> of vnumad's <state> element (the last decision record, JSON:
+ * carried.h reads it), malloc'd; NULL when there is none or the element is not vnumad's state. */
+char *meta_state_decision(const char *xml);
+
 /*
  * Parse vnumad's <state> element (as written by meta_format_state(), or broken: then
  * nothing is taken from it). ret_orig gets its <original> (ret_orig->saved = false when

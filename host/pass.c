@@ -243,7 +243,9 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
                       .time = time,
                       .action = pass_action(st, pd, res, acted, r),
                       .reason = reason,
-                      .placed = &st->placed};
+                      .placed = &st->placed,
+                      .sd = sd,
+                      .hints_carried = st->carried_used};
     publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted || moved ? res : NULL);
 }
 
@@ -372,7 +374,7 @@ static void sample_run(work *w)
          * the queue: the pass's start would skew them) */
         dw->r = sample_domain(dw->d, &h, &in, &st->sample, &st->count, vn_mono_s(), &dw->sd,
                               dw->err, sizeof(dw->err));
-    if (dw->kind == DW_SAMPLE && dw->r == 0 && dw->hints)
+    if (dw->kind == DW_SAMPLE && dw->r == 0 && (dw->hints || dw->carried))
         sample_hints(dm, dw);
     else if (dw->kind == DW_SAMPLE && dw->r == 0)
         st->sample.nr_hint_prev = 0, st->sample.hints_seq = 0; /* no hints: followed anew */
@@ -387,10 +389,12 @@ static void sample_hints(vnumad *dm, dom_work *dw)
 {
     dom_state *st = dw->st;
     unsigned q = 0;
-    int r = hints_apply(dw->hints, st->sample.ram, st->sample.nr_ram, &dw->sd);
+    int r = dw->hints
+                ? hints_apply(dw->hints, st->sample.ram, st->sample.nr_ram, &dw->sd)
+                : hints_apply_carried(dw->carried, st->sample.ram, st->sample.nr_ram, &dw->sd);
 
     if (r == 0)
-        r = hints_follow(&dw->sd, dw->hints->seq, &st->sample);
+        r = hints_follow(&dw->sd, dw->hints ? dw->hints->seq : HINTS_CARRIED_SEQ, &st->sample);
     if (r == 0)
         r = sample_hot_pages(dm->numa, dm->topo, &st->sample,
                              st->count.passes * 0x9e3779b97f4a7c15ULL, &dw->sd, &q);
@@ -430,10 +434,26 @@ static void pass_submit_sample(vnumad *dm, pass_set *ps, dom_state *st, virt_dom
     dw->ps = ps;
     if (kind == DW_SAMPLE) {
         dw->hints = domains_hints_lend(st, HINT_MAX_AGE_INTERVALS * dm->cfg.interval_s, now);
+        /* an arrival's first passes, before its agent's first hint set: the source's ranges */
+        if (!dw->hints && !st->guest.hints && st->carried)
+            dw->carried = st->carried;
         mover_cells_left(dm->movers, st->uuid, dw->order_left);
     }
     virt_dom_free(d);
     pass_work_submit(dm, dw, true);
+}
+
+/* The ranges a domain carried from its source host go once its agent's first hint set came,
+ * or after the passes a young domain waits for one (hints.h): the source's view ages. */
+static void carried_done(vnumad *dm, dom_state *st)
+{
+    if (!st->carried ||
+        (!st->guest.hints && st->age_passes + 1 < hints_await_passes(dm->cfg.interval_s)))
+        return;
+    log_debug("'%s' no longer follows the hot ranges it brought from its source host: %s",
+              LOG_Q(st->name), st->guest.hints ? "its agent's hints came" : "they aged");
+    free(st->carried);
+    st->carried = NULL;
 }
 
 static void sample_done(work *w, bool late)
@@ -445,9 +465,12 @@ static void sample_done(work *w, bool late)
     bool waited = dw->waited;
     int r = dw->r;
 
-    bool had_hints = dw->hints && !dw->hints_err;
+    bool had_hints = (dw->hints || dw->carried) && !dw->hints_err;
 
     pass_work_finished(dw, late);
+    st->carried_used = dw->carried && !dw->hints_err;
+    dw->carried = NULL;
+    carried_done(dm, st);
     if (dw->hints) {
         domains_hints_return(st);
         dw->hints = NULL;

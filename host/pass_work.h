@@ -54,6 +54,9 @@ typedef struct dom_work {
     /* DW_SAMPLE: the hint set it applies to sd (domains_hints_lend), NULL none; given back by
      * sample_done. hints_err: applying them failed (-errno), for the loop to log. */
     const proto_hints *hints;
+    /* DW_SAMPLE, without hints: the hot ranges the domain carried from its source host
+     * (st->carried, read only), NULL none */
+    const carried_info *carried;
     int hints_err;
     /* DW_SAMPLE: the bytes of each cell's last order the mover had yet to move when the work
      * was handed out (by guest cell id; sample_done takes the most of that and its end) */

@@ -47,6 +47,12 @@ void record_rules_str(vn_rules rules, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
+/* A heat in 0..1 to 3 decimals (the record's JSON stays short). */
+static double round3(double x)
+{
+    return round(x * 1000.0) / 1000.0;
+}
+
 static double round1(double x)
 {
     return round(x * 10.0) / 10.0;
@@ -276,6 +282,22 @@ static int node_index(const topology *t, int n)
     return n >= 0 && (unsigned)n < t->nr_nodes ? n : -1;
 }
 
+/* The cell's hottest ranges the pass followed (sorted hottest first; not the fading ones). */
+static void record_hot(const snap_domain *sd, unsigned cell, record_cell *rc)
+{
+    for (unsigned k = 0; sd && k < sd->nr_cells; k++) {
+        const snap_cell *c = &sd->cells[k];
+        if (c->id != cell)
+            continue;
+        for (unsigned h = 0; h < c->nr_hot && rc->nr_hot < CARRIED_HOT_PER_CELL; h++)
+            if (!c->hot[h].fading)
+                rc->hot[rc->nr_hot++] = (carried_range){.gpa = c->hot[h].gpa,
+                                                        .length = c->hot[h].length,
+                                                        .heat = c->hot[h].heat,
+                                                        .shared = c->hot[h].shared};
+    }
+}
+
 void record_decision_make(const topology *t, const record_ctx *c, const plan_domain *pd,
                           const act_result *res, record_decision *out)
 {
@@ -319,12 +341,33 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
         for (unsigned i = 0; c->placed && c->placed->valid && i < c->placed->nr; i++)
             if (c->placed->cells[i].cell == pc->cell_id)
                 rc->placed_node = topo_node_index(t, c->placed->cells[i].node);
+        record_hot(c->sd, pc->cell_id, rc);
         out->bytes_moved += rc->bytes_moved;
     }
     out->placed = c->placed && c->placed->valid;
+    out->hints_carried = c->hints_carried;
     out->has_error = res && res->kind != ACT_OK;
     if (out->has_error)
         snprintf(out->error, sizeof(out->error), "%s", res->error);
+}
+
+/* [{"gpa", "length", "heat", "shared"}...]: what the next host reads (carried.h). */
+static struct json_object *hot_json(const record_cell *rc)
+{
+    struct json_object *a = json_object_new_array();
+
+    for (unsigned h = 0; a && h < rc->nr_hot; h++) {
+        struct json_object *o = json_object_new_object();
+        if (!o)
+            break;
+        json_object_object_add(o, "gpa", json_object_new_uint64(rc->hot[h].gpa));
+        json_object_object_add(o, "length", json_object_new_uint64(rc->hot[h].length));
+        json_object_object_add(o, "heat", json_object_new_double(round3(rc->hot[h].heat)));
+        if (rc->hot[h].shared)
+            json_object_object_add(o, "shared", json_object_new_boolean(true));
+        json_object_array_add(a, o);
+    }
+    return a;
 }
 
 struct json_object *record_decision_json(const topology *t, const record_decision *r)
@@ -344,6 +387,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
     json_object_object_add(o, "reason", json_object_new_string(r->reason));
     if (r->placed)
         json_object_object_add(o, "arrival", json_object_new_string("placed"));
+    if (r->hints_carried)
+        json_object_object_add(o, "hints", json_object_new_string("carried"));
     cells = json_object_new_array();
     if (!cells)
         return NULL;
@@ -386,6 +431,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
             json_object_object_add(j, "cpu_overcommit", json_object_new_boolean(true));
         if (r->placed && rc->placed_node >= 0)
             json_object_object_add(j, "placed_node", node_json(t, rc->placed_node));
+        if (rc->nr_hot)
+            json_object_object_add(j, "hot", hot_json(rc));
         json_object_array_add(cells, j);
     }
     json_object_object_add(o, "bytes_moved", json_object_new_uint64(r->bytes_moved));

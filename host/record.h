@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "act.h"
+#include "carried.h"
 #include "model.h"
 #include "topology.h"
 
@@ -35,6 +36,8 @@ typedef struct record_ctx {
     const char *action;       /* "acted", "moving", "advised", "none", "skipped", "error" */
     const char *reason;       /* domain level: "ok", "paused", "invalid-config: ...", ... */
     const dom_placed *placed; /* the qemu hook's placement of its arrival here; NULL: none */
+    const snap_domain *sd;    /* what the pass sampled (its cells' hot ranges); NULL: none */
+    bool hints_carried;       /* the hot ranges were the source host's (carried.h) */
 } record_ctx;
 
 /* A record's limits: its strings are copies, so a record outlives the pass that made it. */
@@ -63,6 +66,8 @@ typedef struct record_cell {
     bool cpu_overcommit; /* no node it may use had cores to spare for its busy vCPUs */
     plan_tier tier;      /* its memory on two tiers (tier.why TIER_WHY_NONE: one) */
     int placed_node;     /* topology node index the qemu hook placed it on, -1 none */
+    unsigned nr_hot;     /* its hottest ranges the pass followed (what travels: carried.h) */
+    carried_range hot[CARRIED_HOT_PER_CELL];
 } record_cell;
 
 /* The decision record of one domain in one pass (docs/records.md), as typed values. */
@@ -79,6 +84,7 @@ typedef struct record_decision {
     char error[STATE_ERROR_MAX];
     uint64_t bytes_moved; /* sum over the cells */
     bool placed;          /* it arrived placed by the qemu hook ("arrival": "placed") */
+    bool hints_carried;   /* its hot ranges were the source host's ("hints": "carried") */
     unsigned nr_cells;
     record_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];
 } record_decision;

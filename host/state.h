@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "agentlink.h"
+#include "carried.h"
 #include "cpuset.h"
 #include "domxml.h"
 #include "model.h"
@@ -288,7 +289,12 @@ typedef struct dom_state {
 
     /* the originals and the operator's pins (act_originals.c) */
     dom_originals orig;
-    dom_placed placed;   /* the qemu hook's placement of its arrival here (valid: there was one) */
+    dom_placed placed; /* the qemu hook's placement of its arrival here (valid: there was one) */
+    /* the hot ranges of the source host's last decision, brought by an arrival (carried.h):
+     * its first passes follow them until its guest agent's first hint set (pass.c); NULL none.
+     * Read by a sample work, freed only while none is out */
+    carried_info *carried;
+    bool carried_used;   /* the pass's sample followed them (its record says "hints": "carried") */
     bool orig_unwritten; /* orig changed since the last <state> write: the next record goes out */
     bool orig_recorded;  /* orig is what vnumad's record of them holds (origfile.h) */
     /* This QEMU run came from another host (live migration, or originals another host
