@@ -13,6 +13,7 @@
 #include "act_backend.h"
 #include "act_originals.h"
 #include "agentlink.h"
+#include "arrival.h"
 #include "clock.h"
 #include "conflicts.h"
 #include "core.h"
@@ -476,55 +477,6 @@ typedef enum arrival {
 } arrival;
 
 /*
- * The qemu hook's placement of this QEMU run on this host (the <placed> of its live <state>,
- * stamped with this host's machine id: place.c wrote it into the XML the run started from),
- * kept in st->placed (and so in the <state> vnumad writes), logged once.
- */
-static void adopt_placed(vnumad *dm, dom_state *st, const consider_reads *cr)
-{
-    dom_placed p;
-    char line[512] = "";
-    size_t used = 0;
-
-    if (st->placed.valid || cr->state != 0 || !dm->host_id[0] ||
-        meta_parse_placed(cr->state_xml, &p) < 0 || !p.valid || strcmp(p.host, dm->host_id) != 0)
-        return;
-    st->placed = p;
-    for (unsigned k = 0; k < p.nr && used < sizeof(line); k++)
-        used += (size_t)snprintf(line + used, sizeof(line) - used, "%scell %u on node %u%s",
-                                 k ? ", " : "", p.cells[k].cell, p.cells[k].node,
-                                 p.cells[k].memory ? "" : " (its vCPUs)");
-    log_info("Domain '%s' came placed by the qemu hook (arrival-placed): %s", LOG_Q(st->name),
-             line);
-}
-
-/*
- * The hot ranges of the source host's last decision the arrival carries in its live <state>
- * (carried.h), kept for its first passes (pass.c), logged once.
- */
-static void adopt_carried(dom_state *st, const consider_reads *cr)
-{
-    _cleanup_free_ char *json = NULL;
-    _cleanup_free_ carried_info *c = NULL;
-    unsigned cells = 0;
-
-    if (st->carried || cr->state != 0 || !(json = meta_state_decision(cr->state_xml)))
-        return;
-    c = calloc(1, sizeof(*c));
-    if (!c)
-        return;
-    carried_parse(json, c);
-    if (!c->nr_hot)
-        return;
-    for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
-        cells += c->cells[k].nr_hot > 0;
-    log_info("Domain '%s' brought %u hot range(s) of %u cell(s) from the source host's last "
-             "decision: its first passes follow them until its guest agent's first hint set",
-             LOG_Q(st->name), c->nr_hot, cells);
-    st->carried = VN_TAKE_PTR(c);
-}
-
-/*
  * A domain that came from another host: by live migration, or with originals another host
  * saved (a vnumad started after the migration, a save image restored here). Its live pins
  * are the other host's, chosen for that host's CPUs, and so are the originals it carried:
@@ -545,8 +497,8 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, const consider_reads 
         originals_drop(st); /* the other host's <original> goes from the metadata too */
         st->arrived = st->def_originals = true;
     }
-    adopt_placed(dm, st, cr);
-    adopt_carried(st, cr);
+    arrival_adopt_placed(dm->host_id, st, cr->state == 0 ? cr->state_xml : NULL);
+    arrival_adopt_carried(st, cr->state == 0 ? cr->state_xml : NULL);
     if (!write || st->orig.saved)
         return;
     act_operator_pins(d, st, dm->topo);
@@ -662,7 +614,8 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         changed |= !st->arrived;
         arrive(dm, d, st, cr, how != ARRIVAL_MIGRATING);
     }
-    adopt_placed(dm, st, cr); /* (a vnumad started after it arrived placed) */
+    /* (a vnumad started after it arrived placed) */
+    arrival_adopt_placed(dm->host_id, st, cr->state == 0 ? cr->state_xml : NULL);
     /* a restarted vnumad finds the originals in its record */
     if (!st->orig.saved && orig->saved && !st->arrived) {
         originals_set(&st->orig, orig);
