@@ -14,6 +14,10 @@
 #   - the hook itself: any other operation prints nothing and exits 0, a domain name that
 #     begins with '-' is not taken for an option;
 #   - virsh save and restore on B: restore begin places the domain again, as an arrival;
+#   - the hot ranges of the source's last decision (in the <state> it carries) are followed by
+#     vnumad B's first passes: its records say "hints": "carried", a range in no cell is left
+#     out (that they go once the passes a young domain waits for its agent are over, 30 s here:
+#     tests/unit/test-daemon-carried.c);
 #   - an XML placed by a host with more nodes (cell 1 on node 3, which libvirt here refuses),
 #     restored with vnumad B stopped: the hook takes that placement out, and it starts.
 # One host node here: where the cells go, and a migration with vnumad B stopped or stopped by
@@ -181,6 +185,41 @@ ok $? "vnumad B recognised the restored domain as placed"
 out=$($VIRSH_B save "$R" "$E2E_TMP/restore.save" 2>&1)
 ok $? "virsh save $R on B again${out:+: $out}"
 wait_for 15 bash -c "[ \$(grep -c \"Domain '$R' stopped\" '$B_LOG') = 2 ]"
+
+# ---- the source's hot ranges travel in its last decision ----
+# vnumad A stops: the <state> below stands for what a source vnumad wrote from its guest
+# agent's hints (the record of a cell keeps its hottest ranges: test-carried); cell 1's RAM is
+# guest-physical 64-128 MiB (e2e-two-cell), a third range lies in no cell
+stop_vnumad
+ok $? "vnumad A stopped (exit $VN_EXIT)"
+H=$(define_domain hot "$T" "$(optin_sed 'mode="auto"')")
+ok $? "domain $H defined and started on A, opted in"
+HOT='{"domain":"'$H'","action":"none","cells":[{"cell":0,"busy_vcpus":1},{"cell":1,"busy_vcpus":1,"hot":[{"gpa":71303168,"length":2097152,"heat":0.9},{"gpa":100663296,"length":4194304,"heat":0.6,"shared":true},{"gpa":4294967296,"length":4096,"heat":1}]}]}'
+$VIRSH metadata "$H" urn:vnuma:state:1 --key vnumad --live \
+    --set "<state><decision pass=\"9\" time=\"2026-12-07T00:00:00Z\">$HOT</decision></state>" >/dev/null
+ok $? "its live <state> holds a last decision with hot ranges of cell 1"
+out=$(migrate_to_b "$H")
+ok $? "virsh migrate --live $H to host B${out:+: $out}"
+wait_for 15 b_log_has "Domain '$H' brought 3 hot range\(s\) of 1 cell\(s\) from the source host's last decision"
+ok $? "vnumad B took the source's hot ranges on the arrival"
+# b_carried DOM: a record of DOM on B followed the carried ranges: cell 1's hot ranges are the
+# two inside its RAM, hottest first, the one in no cell left out
+b_carried() {
+    b_records "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+r = r.get("return", r)
+for d in r["decisions"]:
+    c = {x["cell"]: x for x in d["cells"]}
+    hot = [(h["gpa"], h["length"]) for h in c.get(1, {}).get("hot", [])]
+    if d.get("hints") == "carried" and hot == [(71303168, 2097152), (100663296, 4194304)] \
+            and "hot" not in c.get(0, {}):
+        sys.exit(0)
+sys.exit(1)'
+}
+wait_for 15 b_carried "$H"
+ok $? "its records on B: \"hints\": \"carried\", cell 1 follows the two ranges in its RAM ($(b_records "$H" | grep -o '"hints": "carried"' | head -1))"
+b_done "$H"
 
 stop_vnumad_b
 [ "$B_VN_EXIT" = 0 ]
