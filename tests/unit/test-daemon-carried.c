@@ -312,6 +312,14 @@ static void test_carried_followed(void)
           "dropped (%u passes said carried)",
           await, carried_passes);
     json_object_put(rec);
+    /* the next host must not take the ranges this one dropped as they aged (nor read that they
+     * are followed): the live <state> says so too, not at the next heartbeat */
+    rec = state_record(a);
+    CHECK(rec && !says_carried(rec) && nr_hot(rec, 1) == 0,
+          "no agent: once dropped, the record in its live <state> no longer says carried nor "
+          "lists them (%s, %d hot ranges)",
+          says_carried(rec) ? "carried" : "not carried", nr_hot(rec, 1));
+    json_object_put(rec);
     stop();
 }
 
