@@ -256,7 +256,8 @@ FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_vir
 FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory \
                   $(BUILD)/tests/test-live-snapshot \
                   $(BUILD)/tests/test-daemon-poll $(BUILD)/tests/test-daemon-tenant \
-                  $(BUILD)/tests/test-daemon-placed $(BUILD)/tests/test-daemon-place
+                  $(BUILD)/tests/test-daemon-placed $(BUILD)/tests/test-daemon-place \
+                  $(BUILD)/tests/test-daemon-carried
 $(FAKEHOST_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(FAKEHOST_OBJS) $(CORE_LIB) \
                                      $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)

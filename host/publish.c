@@ -96,11 +96,14 @@ void publish_metrics(vnumad *dm)
 
 #define JOURNAL_KEY_MAX 160
 
-/* A record's gist for the duplicate check: action, reason, each cell's reason and target. */
+/* A record's gist for the duplicate check: action, reason, whether it follows the hot ranges
+ * the domain carried (what the next host reads in <state>: it must not take ranges this one
+ * dropped as they aged), each cell's reason and target. */
 static void journal_key(const topology *t, const record_decision *r, char *key, size_t len)
 {
     char tgt[16];
-    size_t used = (size_t)snprintf(key, len, "%s|%s", r->action, r->reason);
+    size_t used = (size_t)snprintf(key, len, "%s|%s%s", r->action, r->reason,
+                                   r->hints_carried ? "|carried" : "");
 
     for (unsigned i = 0; i < r->nr_cells && used < len; i++)
         used += (size_t)snprintf(key + used, len - used, "|%s@%s", reason_name(r->cells[i].reason),

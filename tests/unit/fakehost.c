@@ -334,6 +334,13 @@ void fake_dom_set_numatune(fake_dom *fd, const char *xml)
     set_element(&fd->numatune, xml);
 }
 
+void fake_dom_set_agent_channel(fake_dom *fd, bool defined)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->channel = defined;
+    pthread_mutex_unlock(&fh.lock);
+}
+
 char *fake_dom_state(fake_dom *fd)
 {
     char *s;

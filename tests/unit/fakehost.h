@@ -4,7 +4,8 @@
  * process, in milliseconds and deterministically, with no libvirtd, QEMU or second NUMA node.
  *
  *   libvirt    a virt_ops table (host/virt.h): domains with their XML, <balancer>, <state>
- *              and live <numatune> elements, vCPUs (CPU time, pins), emulator pins; lifecycle
+ *              and live <numatune> elements, the guest agent's channel (no agent on it: its
+ *              port closed), vCPUs (CPU time, pins), emulator pins; lifecycle
  *              and metadata events delivered on vnumad's loop as libvirt's are; libvirtd stopped
  *              and started; any call failed with an errno, hung until released, or hooked
  *   the clock  a fake vn_clock_ops (lib/clock.h): it moves when the test moves it, and when
@@ -104,6 +105,10 @@ void fake_dom_set_state(fake_dom *fd, const char *xml);
 /* The live XML's <numatune> element replaced (NULL: removed), as the operator or the qemu hook
  * wrote it into the XML the domain started from (the definition has none). No event is sent. */
 void fake_dom_set_numatune(fake_dom *fd, const char *xml);
+/* The live XML has the guest agent's channel (a unix org.vnuma.agent.0) or no longer, its port
+ * closed (state='disconnected'): vnumad knows the guest may send hints and opens nothing. No
+ * agent talks on it (no event is sent). */
+void fake_dom_set_agent_channel(fake_dom *fd, bool defined);
 /* vnumad's <state> element as vnumad last wrote it (NULL: none); the caller frees it. */
 char *fake_dom_state(fake_dom *fd);
 /* libvirt runs a job on the domain (an incoming migration, a save) or no longer. */
@@ -159,6 +164,9 @@ void fake_node_set_free(unsigned n, uint64_t bytes);
 uint64_t fake_node_min_free(unsigned n);
 /* move_pages(2) move calls made on the fake host so far. */
 unsigned fake_move_calls(void);
+/* The guest-physical address of the first page of the domain vnumad moved to another node into
+ * *ret_gpa; false: none moved yet. */
+bool fake_dom_first_moved(fake_dom *fd, uint64_t *ret_gpa);
 /* Page queries (move_pages without nodes) made in all, and made when vnumad last waited on
  * the clock (the end of a pass's CPU time window, or the mover waiting for tokens). */
 void fake_query_calls(unsigned *total, unsigned *at_wait);

@@ -29,6 +29,7 @@ struct fake_dom {
     char *balancer; /* the operator's <balancer>, NULL: none */
     char *state;    /* vnumad's <state>, NULL: none */
     char *numatune; /* the live XML's <numatune>, NULL: none */
+    bool channel;   /* the live XML has the agent's channel, the guest's port closed */
     unsigned nr_vcpus;
     double busy;
     uint64_t cpu_ns[FAKE_MAX_VCPUS];
@@ -52,6 +53,8 @@ struct fake_dom {
     uint64_t nr_pages;
     uint64_t rss_extra_kib; /* QEMU's VmRSS beyond the guest's pages (fake_dom_touch) */
     bool hugetlbfs;         /* its RAM is hugetlbfs files named after the backends */
+    bool moved_any;         /* a page of it moved to another node (fake_dom_first_moved) */
+    uint64_t first_moved;   /* ... the first one's guest-physical address */
     /* a hostile QEMU (fake_dom_report_tid): the thread id query-cpus-fast gives for each vCPU
      * (0: its own); a forged status file (fake_dom_forge_status): the domain it names */
     pid_t reported_tid[FAKE_MAX_VCPUS];

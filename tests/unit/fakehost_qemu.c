@@ -349,6 +349,18 @@ static fake_dom *dom_of_pid(pid_t pid)
     return NULL;
 }
 
+bool fake_dom_first_moved(fake_dom *fd, uint64_t *ret_gpa)
+{
+    bool moved;
+
+    pthread_mutex_lock(&fh.lock);
+    moved = fd->moved_any;
+    if (moved)
+        *ret_gpa = fd->first_moved;
+    pthread_mutex_unlock(&fh.lock);
+    return moved;
+}
+
 void fake_query_calls(unsigned *total, unsigned *at_wait)
 {
     pthread_mutex_lock(&fh.lock);
@@ -401,6 +413,9 @@ static int fake_move(pid_t pid, unsigned long count, void **pages, const int *no
                 status[i] = -ENOMEM; /* the kernel found no room */
                 continue;
             }
+            if (!fd->moved_any) /* (the cells' RAM is contiguous from guest-physical 0) */
+                fd->first_moved = (uint64_t)k * FAKE_PAGE;
+            fd->moved_any = true;
             fh.node_free[fd->page_node[k]] += FAKE_PAGE;
             fh.node_free[to] -= FAKE_PAGE;
             fh.min_free[to] = VN_MIN(fh.min_free[to], fh.node_free[to]);

@@ -279,6 +279,7 @@ static int fake_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned
 static char *domain_xml(const fake_dom *fd, bool live)
 {
     char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[1024] = "", id[32] = "", mem[1024];
+    char channel[512] = "";
     size_t used = 0;
 
     for (unsigned v = 0; v < fd->nr_vcpus; v++) {
@@ -301,14 +302,21 @@ static char *domain_xml(const fake_dom *fd, bool live)
     if (live)
         snprintf(id, sizeof(id), " id='%d'", fd->id);
     fake_qemu_xml(fd, mem, sizeof(mem));
+    if (live && fd->channel)
+        snprintf(channel, sizeof(channel),
+                 "<channel type='unix'><source mode='bind' path='%s/channel/%s.agent'/>"
+                 "<target type='virtio' name='org.vnuma.agent.0' state='disconnected'/>"
+                 "</channel>",
+                 fh.root, fd->name);
     if (asprintf(&xml,
                  "<domain type='kvm'%s><name>%s</name><uuid>%s</uuid>"
                  "%s<vcpu placement='static'>%u</vcpu>"
                  "%s%s%s%s<os><type arch='x86_64' machine='pc'>hvm</type></os>"
                  "<metadata>%s</metadata><devices>"
-                 "<emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>",
+                 "<emulator>/usr/bin/qemu-system-x86_64</emulator>%s</devices></domain>",
                  id, fd->name, fd->uuid, mem, fd->nr_vcpus, pins[0] ? "<cputune>" : "", pins,
-                 pins[0] ? "</cputune>" : "", live && fd->numatune ? fd->numatune : "", meta) < 0)
+                 pins[0] ? "</cputune>" : "", live && fd->numatune ? fd->numatune : "", meta,
+                 channel) < 0)
         return NULL;
     return xml;
 }
