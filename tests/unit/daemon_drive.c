@@ -90,6 +90,16 @@ void pass(void)
     pass_after(5.0);
 }
 
+void arrive_migrated(fake_dom *a)
+{
+    fake_dom_set_job(a, true); /* the incoming migration: libvirt's job on the domain */
+    fake_event_lifecycle(a, VIRT_EVENT_STARTED, true);
+    (void)run_until(settled, NULL);
+    fake_dom_set_job(a, false);
+    fake_event_lifecycle(a, VIRT_EVENT_RESUMED, true);
+    (void)run_until(settled, NULL);
+}
+
 void start(const daemon_config *cfg)
 {
     if (daemon_start(&dm, cfg, config_path[0] ? config_path : NULL, &host) < 0)

@@ -36,6 +36,9 @@ bool first_pass_done(void *arg);
  * and the loop until everything it started is in. */
 void pass_after(double s);
 void pass(void);
+/* a arrives by live migration: started with libvirt's job on it, then resumed here; the loop
+ * runs until everything each event started is in. */
+void arrive_migrated(fake_dom *a);
 
 void start(const daemon_config *cfg);
 /* vnumad stops; the fake host stays as it is (a restart follows). */

@@ -92,12 +92,7 @@ static fake_dom *arrive_on_node1(const placed_case *pc)
         fake_dom_set_state(a, state);
         free(state);
     }
-    fake_dom_set_job(a, true); /* the incoming migration */
-    fake_event_lifecycle(a, VIRT_EVENT_STARTED, true);
-    (void)run_until(settled, NULL);
-    fake_dom_set_job(a, false);
-    fake_event_lifecycle(a, VIRT_EVENT_RESUMED, true);
-    (void)run_until(settled, NULL);
+    arrive_migrated(a);
     return a;
 }
 
