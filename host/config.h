@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "state.h"
 
@@ -29,3 +30,10 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
  * "KEY: reason" in err.
  */
 int daemon_config_check_paths(const daemon_config *c, char *err, size_t errlen);
+
+/*
+ * A file vnumad (root) may take its configuration from: owned by root (or vnumad's user), not
+ * writable by other users nor by a group other than root's (as sshd's StrictModes). 0, or
+ * -EPERM with "PATH: reason" in err.
+ */
+int config_file_trusted(FILE *f, const char *path, char *err, size_t errlen);
