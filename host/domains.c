@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "conflicts.h"
 #include "core.h"
+#include "hostpolicy.h"
 #include "domains.h"
 #include "log.h"
 #include "loop.h"
@@ -385,12 +386,31 @@ typedef struct consider_reads {
     char *meta_xml;
     int state; /* virt_state_get() */
     char *state_xml;
+    /* without an element, what the host policy looks at (hostpolicy.h): the live XML (what the
+     * fleet manager wrote: name, Nova's and KubeVirt's blocks) and the definition (its shape;
+     * a transient domain's is the live XML's) */
+    int xml; /* virt_dom_xml(): 0, -errno; -ENODATA: not read (no policy, or an element) */
+    char *live_xml;
+    char *shape_xml; /* NULL: not asked for */
 } consider_reads;
 
-static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
+/* The XML the host policy needs of a domain without an element (HOSTPOLICY_NEEDS_*). */
+static void policy_read(virt_dom *d, unsigned needs, consider_reads *cr)
+{
+    cr->xml = virt_dom_xml(d, &cr->live_xml);
+    if (cr->xml < 0 || !(needs & HOSTPOLICY_NEEDS_INACTIVE))
+        return;
+    if (!virt_dom_persistent(d))
+        cr->xml = (cr->shape_xml = strdup(cr->live_xml)) ? 0 : -ENOMEM;
+    else
+        cr->xml = virt_dom_xml_inactive(d, &cr->shape_xml);
+}
+
+static void consider_read(virt_conn *conn, const char *uuid, unsigned needs, consider_reads *cr)
 {
     memset(cr, 0, sizeof(*cr));
     cr->ident = cr->meta = cr->state = -ENOTCONN;
+    cr->xml = -ENODATA;
     if (!conn || virt_dom_open(conn, uuid, &cr->d) < 0) {
         cr->d = NULL;
         return;
@@ -401,6 +421,8 @@ static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
     cr->meta = virt_metadata_get(cr->d, &cr->meta_xml);
     if (cr->meta < 0 && cr->meta != -ENOENT)
         return;
+    if (cr->meta == -ENOENT && needs)
+        policy_read(cr->d, needs, cr);
     cr->state = virt_state_get(cr->d, &cr->state_xml);
 }
 
@@ -409,6 +431,8 @@ static void consider_reads_free(consider_reads *cr)
     virt_dom_free(cr->d);
     free(cr->meta_xml);
     free(cr->state_xml);
+    free(cr->live_xml);
+    free(cr->shape_xml);
     memset(cr, 0, sizeof(*cr));
 }
 
@@ -511,8 +535,43 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, const consider_reads 
 }
 
 /*
+ * The mode of a domain without an element: the host policy's (the first rule that matches its
+ * XML, else the default), and what gave it into *ret_where. -EAGAIN: its XML could not be read
+ * (nothing changes until it can).
+ */
+static int policy_mode(const vnumad *dm, const consider_reads *cr, vn_mode *ret,
+                       const char **ret_where)
+{
+    hp_facts f;
+
+    *ret = VN_MODE_OFF;
+    *ret_where = "default";
+    if (!hostpolicy_needs(dm->policy))
+        return 0;
+    if (cr->xml == -ENODATA) /* read before the policy changed: it is considered again */
+        return -EAGAIN;
+    if (cr->xml < 0)
+        return -EAGAIN;
+    (void)hostpolicy_facts(cr->live_xml, cr->shape_xml, &f);
+    *ret = hostpolicy_decide(dm->policy, &f, ret_where);
+    return 0;
+}
+
+/* The <balancer> element a host policy's mode stands for: as if the domain had
+ * <balancer mode="MODE"/> (every other knob its default). */
+static void policy_balancer(const topology *t, vn_mode mode, vn_balancer *ret)
+{
+    char xml[96];
+
+    snprintf(xml, sizeof(xml), "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"%s\"/>",
+             mode_name(mode));
+    (void)meta_parse(xml, t, ret, NULL);
+}
+
+/*
  * Look at a running domain's <balancer> element (what `cr` read) and track, update or drop
- * it. Returns true when something that matters for balancing changed.
+ * it; without an element, the host policy says its mode (hostpolicy.h): the element always
+ * wins. Returns true when something that matters for balancing changed.
  */
 static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_reads *cr)
 {
@@ -522,6 +581,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     _cleanup_free_ dom_originals *claim = calloc(1, sizeof(*claim)); /* (both) */
     dom_state *st = domains_find(dm, uuid);
     bool changed = false;
+    vn_mode pmode = VN_MODE_OFF;
+    const char *where = "element";
+    char why[STATE_OPT_IN_MAX + 48];
 
     if (!orig || !claim)
         return false;
@@ -549,7 +611,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     /* what a restore may put back: vnumad's own record of this run, and nothing else */
     if (!st || !st->orig.saved)
         recorded_originals(dm, cr, orig);
-    if (cr->meta == -ENOENT) {
+    if (cr->meta == -ENOENT && policy_mode(dm, cr, &pmode, &where) < 0)
+        return false;
+    if (cr->meta == -ENOENT && pmode == VN_MODE_OFF) {
         /* never opted in, or the element was removed: restore what we changed (also what a
          * vnumad before us changed, when it recorded it) */
         if (!st && dm->nr_doms < MAX_DOMAINS && orig->saved) {
@@ -569,17 +633,26 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
                 arrive(dm, d, st, cr, false); /* the restore writes the metadata */
             if (st->def_originals && !st->orig.saved)
                 act_operator_pins(d, st, dm->topo);
-            domains_restore(dm, d, st, "opted out: element removed");
+            if (!strcmp(st->opt_in, "element") || !st->opt_in[0])
+                snprintf(why, sizeof(why), "opted out: element removed");
+            else
+                snprintf(why, sizeof(why), "opted out: host policy (%s)", where);
+            domains_restore(dm, d, st, why);
             domains_forget(dm, st);
             changed = true;
         }
         return changed;
     }
-    if (cr->meta < 0)
+    if (cr->meta < 0 && cr->meta != -ENOENT)
         return false;
-    meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
-    char dropped[64];
-    bool clipped = policy_balancer_knobs(&cfg, dm->cfg.balancer_knobs, dropped, sizeof(dropped));
+    char dropped[64] = "";
+    bool clipped = false;
+    if (cr->meta == -ENOENT) {
+        policy_balancer(dm->topo, pmode, &cfg); /* (no <original> in it: claim stays empty) */
+    } else {
+        meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
+        clipped = policy_balancer_knobs(&cfg, dm->cfg.balancer_knobs, dropped, sizeof(dropped));
+    }
     if (claim->saved)
         log_warn("The <balancer> element of '%s' holds an <original>: ignored (vnumad puts back "
                  "only what it recorded itself)",
@@ -630,12 +703,14 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         st->def_originals = true;
         st->cputune_known = false;
     }
-    if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
+    if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0 || strcmp(st->opt_in, where) != 0) {
         if (!cfg.valid)
             log_warn("Leaving '%s' alone: invalid <balancer> element: %s", LOG_Q(st->name),
                      cfg.error);
         else
-            log_info("Domain '%s' balancer mode %s", LOG_Q(st->name), mode_name(cfg.mode));
+            log_info("Domain '%s' balancer mode %s (%s)", LOG_Q(st->name), mode_name(cfg.mode),
+                     where);
+        snprintf(st->opt_in, sizeof(st->opt_in), "%s", where);
         if (clipped)
             log_warn("The <balancer> element of '%s' asks for %s: not applied, the operator's "
                      "alone (balancer_knobs = yes in vnumad.conf gives the element those)",
@@ -672,6 +747,7 @@ typedef struct consider_work {
     char uuid[SNAP_UUID_MAX];
     arrival how;
     bool again;
+    unsigned needs; /* hostpolicy_needs() when submitted (the loop's policy, not the worker's) */
     consider_reads cr;
 } consider_work;
 
@@ -687,7 +763,7 @@ static void consider_run(work *w)
 {
     consider_work *cw = (consider_work *)w;
 
-    consider_read(cw->dm->conn, cw->uuid, &cw->cr);
+    consider_read(cw->dm->conn, cw->uuid, cw->needs, &cw->cr);
 }
 
 static void consider_done(work *w, bool late);
@@ -695,6 +771,7 @@ static void consider_done(work *w, bool late);
 static void consider_submit(vnumad *dm, consider_work *cw)
 {
     cw->again = false;
+    cw->needs = hostpolicy_needs(dm->policy);
     cw->next = dm->considering;
     dm->considering = cw;
     dm->nr_considering++;
@@ -777,7 +854,7 @@ static bool consider_now(vnumad *dm, const char *uuid, arrival how)
 
     if (cw)
         cw->again = true;
-    consider_read(dm->connected ? dm->conn : NULL, uuid, &cr);
+    consider_read(dm->connected ? dm->conn : NULL, uuid, hostpolicy_needs(dm->policy), &cr);
     changed = consider(dm, uuid, how, &cr);
     consider_reads_free(&cr);
     return changed;

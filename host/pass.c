@@ -245,7 +245,8 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
                       .reason = reason,
                       .placed = &st->placed,
                       .sd = sd,
-                      .hints_carried = st->carried_used};
+                      .hints_carried = st->carried_used,
+                      .opt_in = st->opt_in};
     publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted || moved ? res : NULL);
 }
 
