@@ -29,6 +29,7 @@ struct fake_dom {
     char *balancer; /* the operator's <balancer>, NULL: none */
     char *state;    /* vnumad's <state>, NULL: none */
     char *numatune; /* the live XML's <numatune>, NULL: none */
+    char *meta_extra; /* other blocks in <metadata> (a fleet manager's), NULL: none */
     bool channel;   /* the live XML has the agent's channel, the guest's port closed */
     unsigned nr_vcpus;
     double busy;
