@@ -378,8 +378,7 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
              "domain %s: mode %s (%s)%s, %u passes old (rule 3: early migration "
              "for the first %u passes, then a two-stage filter)",
              st->name, mode_name(st->cfg.mode), st->opt_in, st->paused ? " (paused)" : "",
-             st->age_passes,
-             dm->cfg.decide.early_passes);
+             st->age_passes, dm->cfg.decide.early_passes);
     json_object_array_add(lines, json_object_new_string(buf));
     if (!st->cfg.valid) {
         snprintf(buf, sizeof(buf), "left alone: invalid <balancer> element: %s", st->cfg.error);

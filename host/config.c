@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
-#include "hostpolicy.h"
 #include "journal.h"
 
 #include <ctype.h>
@@ -34,7 +33,7 @@ void daemon_config_defaults(daemon_config *c)
     c->journal_max_bytes = 64 * VN_MIB;
     c->journal_files = 4;
     snprintf(c->uri, sizeof(c->uri), "qemu:///system");
-    snprintf(c->policy_dir, sizeof(c->policy_dir), "%s", HOSTPOLICY_DEFAULT_DIR);
+    snprintf(c->policy_dir, sizeof(c->policy_dir), "%s", CONFIG_DEFAULT_POLICY_DIR);
     c->log_level = 6;
     config_defaults(&c->decide);
 }
@@ -154,14 +153,15 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
         }
         snprintf(c->uri, sizeof(c->uri), "%s", v);
     } else if (!strcmp(k, "default_mode")) {
-        if (hostpolicy_mode_parse(v, &c->default_mode) < 0) {
+        int m = mode_from_name(v, strlen(v));
+        if (m < 0) {
             snprintf(why, wlen, "default_mode: expected off, advise or auto, got '%s'", shown);
             return -EINVAL;
         }
+        c->default_mode = (vn_mode)m;
     } else if (!strcmp(k, "policy_dir")) {
         if (parse_path(v, c->policy_dir, sizeof(c->policy_dir)) < 0)
             goto path;
-        c->policy_dir_set = true;
     } else if (!strcmp(k, "log_level")) {
         static const char *const names[] = {"err", "warning", "info", "debug"};
         static const int levels[] = {3, 4, 6, 7};

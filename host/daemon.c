@@ -25,6 +25,7 @@
 #include "control.h"
 #include "core.h"
 #include "domains.h"
+#include "domains_agent.h"
 #include "holds.h"
 #include "hostpolicy.h"
 #include "log.h"
@@ -302,7 +303,7 @@ static void reload_config(vnumad *dm)
         log_err("Not reloading: %s", err);
         return;
     }
-    if (hostpolicy_load(c.policy_dir, !c.policy_dir_set, c.default_mode, &policy, err,
+    if (hostpolicy_load(c.policy_dir, !config_policy_dir_named(&c), c.default_mode, &policy, err,
                         sizeof(err)) < 0) {
         log_err("Not reloading: %s", err);
         return;
@@ -445,8 +446,8 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
     dm->pass_soon = daemon_pass_soon;
     dm->cfg = *cfg;
     dm->config_path = config_path;
-    r = hostpolicy_load(cfg->policy_dir, !cfg->policy_dir_set, cfg->default_mode, &dm->policy,
-                        perr, sizeof(perr));
+    r = hostpolicy_load(cfg->policy_dir, !config_policy_dir_named(cfg), cfg->default_mode,
+                        &dm->policy, perr, sizeof(perr));
     if (r < 0) {
         log_err("Cannot read the host policy: %s", perr);
         return r;

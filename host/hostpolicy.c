@@ -194,8 +194,8 @@ static int load_file(const char *path, host_policy *p, char *err, size_t errlen)
         hp_rule rule;
         lineno++;
         if (n == -E2BIG)
-            return vn_fail(err, errlen, -EINVAL, "%s:%u: line longer than %d bytes", path,
-                           lineno, RULE_LINE_MAX);
+            return vn_fail(err, errlen, -EINVAL, "%s:%u: line longer than %d bytes", path, lineno,
+                           RULE_LINE_MAX);
         if (strlen(line) != (size_t)n)
             return vn_fail(err, errlen, -EINVAL, "%s:%u: NUL byte in the line", path, lineno);
         snprintf(where, sizeof(where), "%s:%u", path, lineno);

@@ -28,7 +28,6 @@
 
 #include "model.h"
 
-#define HOSTPOLICY_DEFAULT_DIR "/etc/vnuma/policy.d"
 #define HOSTPOLICY_MAX_RULES   1024 /* over every file */
 #define HOSTPOLICY_MAX_MATCHES 8    /* a rule's */
 #define HOSTPOLICY_GLOB_MAX    256  /* bytes of a glob */
@@ -67,16 +66,6 @@ typedef struct host_policy {
     hp_rule *rules;
 } host_policy;
 
-/* What of a domain the rules look at (hostpolicy_facts()). A fact that is not there (no Nova
- * block, a value longer than HOSTPOLICY_VALUE_MAX) is has_X false and matches no glob. */
-typedef struct hp_facts {
-    bool has[HP_KEY_MAX];
-    char value[HP_KEY_MAX][HOSTPOLICY_VALUE_MAX + 1];
-    /* nova.project: its name besides its uuid (value[] holds the uuid) */
-    bool has_project_name;
-    char project_name[HOSTPOLICY_VALUE_MAX + 1];
-} hp_facts;
-
 /* What the rules need read of a domain besides its live XML. */
 #define HOSTPOLICY_NEEDS_LIVE     1u /* any rule, or a default other than off */
 #define HOSTPOLICY_NEEDS_INACTIVE 2u /* a `dedicated` rule */
@@ -109,17 +98,3 @@ unsigned hostpolicy_needs(const host_policy *p);
 
 /* Whether two policies say the same (same default, same rules in the same order). */
 bool hostpolicy_equal(const host_policy *a, const host_policy *b);
-
-/*
- * The facts of a domain from its live XML (name, Nova's and KubeVirt's blocks) and, when not
- * NULL, the XML its shape is read from (its persistent definition: `dedicated`). Untrusted
- * text: bounded, no network, no entities, no DTD; what does not parse gives no facts but
- * what parsed (a broken live XML: none). Returns 0, or -EINVAL when the live XML does not parse.
- */
-int hostpolicy_facts(const char *live_xml, const char *shape_xml, hp_facts *ret);
-
-/*
- * The mode p gives a domain with facts f, and why into where ("rule FILE:LINE" or "default").
- * Pure.
- */
-vn_mode hostpolicy_decide(const host_policy *p, const hp_facts *f, const char **ret_where);

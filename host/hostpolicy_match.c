@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Host policy: what the rules look at in a domain's XML, and the first rule that matches
- * (hostpolicy.h). The XML is untrusted (tenants name their VMs, and a fleet manager copies
+ * (hostpolicy_match.h). The XML is untrusted (tenants name their VMs, and a fleet manager copies
  * their data into it: docs/security.md): its size is bounded before parsing, libxml2 reads it
  * without network, entities or DTD, and a value longer than HOSTPOLICY_VALUE_MAX matches no
  * glob (a truncated one could match what the whole does not).
  */
-#include "hostpolicy.h"
+#include "hostpolicy_match.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -18,8 +18,8 @@
 #include "hookxml.h"
 #include "util.h"
 
-#define NOVA_NS_PREFIX "http://openstack.org/xmlns/libvirt/nova/" /* 1.0, 1.1, 1.2 */
-#define KUBEVIRT_NS    "http://kubevirt.io"
+#define NOVA_NS_PREFIX  "http://openstack.org/xmlns/libvirt/nova/" /* 1.0, 1.1, 1.2 */
+#define KUBEVIRT_NS     "http://kubevirt.io"
 #define SHAPE_MAX_VCPUS 4096
 
 static void doc_freep(xmlDoc **d)

@@ -30,6 +30,7 @@
 #include "core.h"
 #include "decide.h"
 #include "domains.h"
+#include "domains_agent.h"
 #include "hints.h"
 #include "holds.h"
 #include "hostload.h"

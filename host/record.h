@@ -83,9 +83,9 @@ typedef struct record_decision {
     char reason[RECORD_REASON_MAX];
     bool has_error; /* the act stage failed: error says how */
     char error[STATE_ERROR_MAX];
-    uint64_t bytes_moved; /* sum over the cells */
-    bool placed;          /* it arrived placed by the qemu hook ("arrival": "placed") */
-    bool hints_carried;   /* its hot ranges were the source host's ("hints": "carried") */
+    uint64_t bytes_moved;          /* sum over the cells */
+    bool placed;                   /* it arrived placed by the qemu hook ("arrival": "placed") */
+    bool hints_carried;            /* its hot ranges were the source host's ("hints": "carried") */
     char opt_in[STATE_OPT_IN_MAX]; /* "opt_in": what put it in its mode; "" not said */
     unsigned nr_cells;
     record_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];

@@ -429,5 +429,4 @@ typedef struct daemon_config {
     vn_config decide;       /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
     vn_mode default_mode;   /* default_mode = off: a domain no rule and no element speaks for */
     char policy_dir[256];   /* policy_dir = /etc/vnuma/policy.d: *.rules (hostpolicy.h) */
-    bool policy_dir_set;    /* ... named in the file: it must exist */
 } daemon_config;

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "hostpolicy.h"
 #include "daemon.h"
 #include "decide.h"
 #include "detach.h"
+#include "hostpolicy.h"
 #include "log.h"
 #include "plan_apply.h"
 #include "privs.h"
@@ -175,8 +175,8 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
             return 1;
         }
         host_policy *policy = NULL;
-        if (hostpolicy_load(cfg.policy_dir, !cfg.policy_dir_set, cfg.default_mode, &policy, err,
-                            sizeof(err)) < 0) {
+        if (hostpolicy_load(cfg.policy_dir, !config_policy_dir_named(&cfg), cfg.default_mode,
+                            &policy, err, sizeof(err)) < 0) {
             fprintf(stderr, "vnumad: %s\n", err);
             return 1;
         }

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "hostpolicy.h"
+#include "hostpolicy_match.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/vnuma-test-hostpolicy-XXXXXX";
@@ -31,8 +32,8 @@ static void write_file(const char *name, const char *text, mode_t mode)
 
 static void clear_dir(void)
 {
-    static const char *const names[] = {"10-a.rules", "20-b.rules", "05-c.rules",
-                                        ".hidden.rules", "x.rules~", "README"};
+    static const char *const names[] = {"10-a.rules",    "20-b.rules", "05-c.rules",
+                                        ".hidden.rules", "x.rules~",   "README"};
     char p[512];
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -146,8 +147,7 @@ static void test_parse_errors(void)
               strstr(err, "writable by every user"),
           "a world-writable rules file is refused: %s", err);
     /* a missing policy_dir: no rules when optional, an error when named */
-    CHECK(hostpolicy_load("/nonexistent/policy.d", true, VN_MODE_AUTO, &p, err, sizeof(err)) ==
-                  0 &&
+    CHECK(hostpolicy_load("/nonexistent/policy.d", true, VN_MODE_AUTO, &p, err, sizeof(err)) == 0 &&
               p->nr_rules == 0 && p->default_mode == VN_MODE_AUTO,
           "a missing default policy_dir is no rules");
     hostpolicy_free(p);
@@ -238,8 +238,7 @@ static void test_nova(void)
           decide_text(p, x, NULL));
     free(x);
     x = nova_xml("instance-0002", "m1.small", "p", "ops", "img-1");
-    CHECK(strstr(decide_text(p, x, NULL), "advise rule ") &&
-              strstr(decide_text(p, x, NULL), ":2"),
+    CHECK(strstr(decide_text(p, x, NULL), "advise rule ") && strstr(decide_text(p, x, NULL), ":2"),
           "project by name: %s", decide_text(p, x, NULL));
     free(x);
     x = nova_xml("instance-0003", "m1.small", "11111111-2222", "demo", "img-1");
