@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "util.h"
@@ -226,6 +228,26 @@ static bool rules_name(const char *n)
     return n[0] != '.' && l > 6 && !strcmp(n + l - 6, ".rules");
 }
 
+/* Who may add a rules file may say which domains vnumad (root) changes: the directory is
+ * held to what its files are (root's, no other user's or group's to write). */
+static int dir_trusted(DIR *d, const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (fstat(dirfd(d), &st) < 0)
+        return vn_fail(err, errlen, -errno, "policy_dir: %s: %s", dir, strerror(errno));
+    if (st.st_uid != 0 && st.st_uid != geteuid())
+        return vn_fail(err, errlen, -EPERM,
+                       "policy_dir: %s is owned by uid %u, not root; refusing it (chown root)", dir,
+                       (unsigned)st.st_uid);
+    if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != 0))
+        return vn_fail(err, errlen, -EPERM,
+                       "policy_dir: %s is writable by other users (mode %04o); refusing it "
+                       "(chmod go-w)",
+                       dir, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 int hostpolicy_load(const char *dir, bool optional, vn_mode default_mode, host_policy **ret,
                     char *err, size_t errlen)
 {
@@ -246,6 +268,10 @@ int hostpolicy_load(const char *dir, bool optional, vn_mode default_mode, host_p
     }
     if (!d)
         return vn_fail(err, errlen, -errno, "policy_dir: %s: %s", dir, strerror(errno));
+    if ((r = dir_trusted(d, dir, err, errlen)) < 0) {
+        closedir(d);
+        return r;
+    }
     for (struct dirent *e; (e = readdir(d));) {
         if (!rules_name(e->d_name))
             continue;

@@ -146,6 +146,14 @@ static void test_parse_errors(void)
     CHECK(hostpolicy_load(dir, false, VN_MODE_OFF, &p, err, sizeof(err)) == -EPERM &&
               strstr(err, "writable by every user"),
           "a world-writable rules file is refused: %s", err);
+    /* a directory other users may write: they could add rules */
+    clear_dir();
+    write_file("10-a.rules", "auto name=*\n", 0644);
+    chmod(dir, 0777);
+    CHECK(hostpolicy_load(dir, false, VN_MODE_OFF, &p, err, sizeof(err)) == -EPERM &&
+              strstr(err, "writable by other users"),
+          "a policy_dir every user may write is refused: %s", err);
+    chmod(dir, 0700);
     /* a missing policy_dir: no rules when optional, an error when named */
     CHECK(hostpolicy_load("/nonexistent/policy.d", true, VN_MODE_AUTO, &p, err, sizeof(err)) == 0 &&
               p->nr_rules == 0 && p->default_mode == VN_MODE_AUTO,
