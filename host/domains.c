@@ -242,6 +242,8 @@ typedef struct consider_reads {
 /* The XML the host policy needs of a domain without an element (HOSTPOLICY_NEEDS_*). */
 static void policy_read(virt_dom *d, unsigned needs, consider_reads *cr)
 {
+    if (!(needs & HOSTPOLICY_NEEDS_LIVE))
+        return; /* the default alone: nothing of the domain is looked at */
     cr->xml = virt_dom_xml(d, &cr->live_xml);
     if (cr->xml < 0 || !(needs & HOSTPOLICY_NEEDS_INACTIVE))
         return;
@@ -393,6 +395,10 @@ static int policy_mode(const vnumad *dm, const consider_reads *cr, vn_mode *ret,
     *ret_where = "default";
     if (!hostpolicy_needs(dm->policy))
         return 0;
+    if (!(hostpolicy_needs(dm->policy) & HOSTPOLICY_NEEDS_LIVE)) {
+        *ret = dm->policy->default_mode;
+        return 0;
+    }
     if (cr->xml == -ENODATA) /* read before the policy changed: it is considered again */
         return -EAGAIN;
     if (cr->xml < 0)

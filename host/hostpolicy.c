@@ -317,7 +317,7 @@ unsigned hostpolicy_needs(const host_policy *p)
 
     if (!p || (p->nr_rules == 0 && p->default_mode == VN_MODE_OFF))
         return 0;
-    needs = HOSTPOLICY_NEEDS_LIVE;
+    needs = p->nr_rules ? HOSTPOLICY_NEEDS_LIVE : HOSTPOLICY_NEEDS_DEFAULT;
     for (unsigned i = 0; i < p->nr_rules; i++)
         for (unsigned k = 0; k < p->rules[i].nr; k++)
             if (p->rules[i].m[k].key == HP_DEDICATED)

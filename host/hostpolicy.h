@@ -67,8 +67,9 @@ typedef struct host_policy {
 } host_policy;
 
 /* What the rules need read of a domain besides its live XML. */
-#define HOSTPOLICY_NEEDS_LIVE     1u /* any rule, or a default other than off */
-#define HOSTPOLICY_NEEDS_INACTIVE 2u /* a `dedicated` rule */
+#define HOSTPOLICY_NEEDS_LIVE     1u /* a rule: the live XML */
+#define HOSTPOLICY_NEEDS_INACTIVE 2u /* a `dedicated` rule: the definition too */
+#define HOSTPOLICY_NEEDS_DEFAULT  4u /* no rule, a default other than off: nothing to read */
 
 /* "off", "advise", "auto" into *ret: 0, or -EINVAL. */
 int hostpolicy_mode_parse(const char *s, vn_mode *ret);

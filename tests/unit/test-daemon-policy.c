@@ -185,9 +185,36 @@ static void test_policy(void)
     unlink(rules_path);
 }
 
+/* default_mode = auto and no rule: nothing of a domain is read for the policy, every domain
+ * without an element is balanced */
+static void test_default_only(void)
+{
+    daemon_config cfg;
+    char err[512] = "";
+    fake_dom *a;
+
+    snprintf(config_path, sizeof(config_path), "%s/vnumad.conf", fake_host_root());
+    write_config("auto");
+    write_rules("# no rules\n");
+    fake_host_config(&cfg);
+    if (!CHECK(daemon_config_load(config_path, false, &cfg, err, sizeof(err)) == 0,
+               "default only: config read (%s)", err))
+        return;
+    a = fake_dom_add("fake-any", 2, NULL);
+    fake_dom_set_busy(a, 1.0);
+    start(&cfg);
+    CHECK(run_until(pinned_to_one_node, a),
+          "default only: a domain without an element is balanced");
+    (void)run_until(settled, NULL);
+    CHECK(!strcmp(opt_in_of(a), "default"), "default only: by the default (%s)", opt_in_of(a));
+    stop();
+    unlink(rules_path);
+}
+
 int main(void)
 {
     fake_host_init(&host);
     test_policy();
+    test_default_only();
     return tap_done();
 }

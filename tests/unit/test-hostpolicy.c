@@ -419,7 +419,8 @@ static void test_needs_equal(void)
     CHECK(hostpolicy_needs(c) == (HOSTPOLICY_NEEDS_LIVE | HOSTPOLICY_NEEDS_INACTIVE),
           "dedicated: the definition too");
     none->default_mode = VN_MODE_AUTO;
-    CHECK(hostpolicy_needs(none) == HOSTPOLICY_NEEDS_LIVE, "default auto: the live XML");
+    CHECK(hostpolicy_needs(none) == HOSTPOLICY_NEEDS_DEFAULT,
+          "default auto without rules: nothing read of a domain");
     hostpolicy_free(a);
     hostpolicy_free(b);
     hostpolicy_free(c);
