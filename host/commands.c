@@ -122,6 +122,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(o, "name", json_object_new_string(st->name));
     json_object_object_add(o, "uuid", json_object_new_string(st->uuid));
     json_object_object_add(o, "mode", json_object_new_string(mode_name(st->cfg.mode)));
+    json_object_object_add(o, "opt_in", json_object_new_string(st->opt_in));
     json_object_object_add(o, "paused", json_object_new_boolean(st->paused));
     json_object_object_add(o, "state", json_object_new_string(state));
     json_object_object_add(o, "error",
@@ -365,7 +366,7 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
     const char *domain = req->domain;
     dom_state *st = domains_find_by_name(dm, domain);
     struct json_object *o, *lines, *rec = NULL;
-    char buf[512];
+    char buf[1024];
 
     if (!st)
         return no_domain(domain, errclass, classlen, err, errlen);
@@ -374,10 +375,10 @@ static int ctl_explain(void *opaque, const control_request *req, struct json_obj
     if (st->publish.last_record)
         rec = record_decision_json(dm->topo, st->publish.last_record);
     snprintf(buf, sizeof(buf),
-             "domain %s: mode %s%s, %u passes old (rule 3: early migration "
+             "domain %s: mode %s (%s)%s, %u passes old (rule 3: early migration "
              "for the first %u passes, then a two-stage filter)",
-             st->name, mode_name(st->cfg.mode), st->paused ? " (paused)" : "", st->age_passes,
-             dm->cfg.decide.early_passes);
+             st->name, mode_name(st->cfg.mode), st->opt_in, st->paused ? " (paused)" : "",
+             st->age_passes, dm->cfg.decide.early_passes);
     json_object_array_add(lines, json_object_new_string(buf));
     if (!st->cfg.valid) {
         snprintf(buf, sizeof(buf), "left alone: invalid <balancer> element: %s", st->cfg.error);

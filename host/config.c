@@ -33,6 +33,7 @@ void daemon_config_defaults(daemon_config *c)
     c->journal_max_bytes = 64 * VN_MIB;
     c->journal_files = 4;
     snprintf(c->uri, sizeof(c->uri), "qemu:///system");
+    snprintf(c->policy_dir, sizeof(c->policy_dir), "%s", CONFIG_DEFAULT_POLICY_DIR);
     c->log_level = 6;
     config_defaults(&c->decide);
 }
@@ -151,6 +152,16 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
             return -EINVAL;
         }
         snprintf(c->uri, sizeof(c->uri), "%s", v);
+    } else if (!strcmp(k, "default_mode")) {
+        int m = mode_from_name(v, strlen(v));
+        if (m < 0) {
+            snprintf(why, wlen, "default_mode: expected off, advise or auto, got '%s'", shown);
+            return -EINVAL;
+        }
+        c->default_mode = (vn_mode)m;
+    } else if (!strcmp(k, "policy_dir")) {
+        if (parse_path(v, c->policy_dir, sizeof(c->policy_dir)) < 0)
+            goto path;
     } else if (!strcmp(k, "log_level")) {
         static const char *const names[] = {"err", "warning", "info", "debug"};
         static const int levels[] = {3, 4, 6, 7};
@@ -351,21 +362,10 @@ static ssize_t read_line(FILE *f, char *buf, size_t size)
     return (ssize_t)n;
 }
 
-int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen)
+int config_file_trusted(FILE *f, const char *path, char *err, size_t errlen)
 {
-    _cleanup_fclose_ FILE *f = fopen(path, "re");
-    char line[CONFIG_LINE_MAX + 1], why[512], shown[CONFIG_ECHO_MAX + 4];
-    daemon_config tmp = *c;
-    unsigned lineno = 0;
     struct stat st;
-    ssize_t n;
 
-    if (!f) {
-        if (errno == ENOENT && optional)
-            return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -errno;
-    }
     /* vnumad runs as root: a file another user may write would hand them the daemon (as
      * sshd's StrictModes: owned by root or vnumad's user, writable by no one else but root's
      * group) */
@@ -387,6 +387,26 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
                  path, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
         return -EPERM;
     }
+    return 0;
+}
+
+int daemon_config_load(const char *path, bool optional, daemon_config *c, char *err, size_t errlen)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    char line[CONFIG_LINE_MAX + 1], why[512], shown[CONFIG_ECHO_MAX + 4];
+    daemon_config tmp = *c;
+    unsigned lineno = 0;
+    ssize_t n;
+    int r;
+
+    if (!f) {
+        if (errno == ENOENT && optional)
+            return 0;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if ((r = config_file_trusted(f, path, err, errlen)) < 0)
+        return r;
     while ((n = read_line(f, line, sizeof(line))) != -1) {
         const char *ctl;
         char *s, *eq, *k, *v;

@@ -7,10 +7,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "state.h"
 
-#define CONFIG_DEFAULT_PATH "/etc/vnuma/vnumad.conf"
+#define CONFIG_DEFAULT_PATH       "/etc/vnuma/vnumad.conf"
+#define CONFIG_DEFAULT_POLICY_DIR "/etc/vnuma/policy.d" /* policy_dir: hostpolicy.h */
 
 /* The documented defaults. */
 void daemon_config_defaults(daemon_config *c);
@@ -29,3 +32,17 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
  * "KEY: reason" in err.
  */
 int daemon_config_check_paths(const daemon_config *c, char *err, size_t errlen);
+
+/*
+ * A file vnumad (root) may take its configuration from: owned by root (or vnumad's user), not
+ * writable by other users nor by a group other than root's (as sshd's StrictModes). 0, or
+ * -EPERM with "PATH: reason" in err.
+ */
+int config_file_trusted(FILE *f, const char *path, char *err, size_t errlen);
+
+/* Whether policy_dir names another directory than the default: then it must exist (a missing
+ * default one is no rules). */
+static inline bool config_policy_dir_named(const daemon_config *c)
+{
+    return strcmp(c->policy_dir, CONFIG_DEFAULT_POLICY_DIR) != 0;
+}

@@ -27,6 +27,7 @@
 typedef struct vnumad {
     daemon_config cfg;
     const char *config_path;
+    struct host_policy *policy; /* default_mode and policy_dir's rules (hostpolicy.h) */
     topology *topo;
     const numa_ops *numa;
     /* where the host's /proc/stat and /sys are read ("/"; a test's fake host: its tree) */

@@ -25,7 +25,9 @@
 #include "control.h"
 #include "core.h"
 #include "domains.h"
+#include "domains_agent.h"
 #include "holds.h"
+#include "hostpolicy.h"
 #include "log.h"
 #include "loop.h"
 #include "mover.h"
@@ -288,6 +290,7 @@ static void on_soon_timer(int timer, void *opaque)
 static void reload_config(vnumad *dm)
 {
     daemon_config c = dm->cfg;
+    host_policy *policy = NULL;
     char err[512];
 
     if (!dm->config_path)
@@ -297,6 +300,11 @@ static void reload_config(vnumad *dm)
         return;
     }
     if (daemon_config_load(dm->config_path, false, &c, err, sizeof(err)) < 0) {
+        log_err("Not reloading: %s", err);
+        return;
+    }
+    if (hostpolicy_load(c.policy_dir, !config_policy_dir_named(&c), c.default_mode, &policy, err,
+                        sizeof(err)) < 0) {
         log_err("Not reloading: %s", err);
         return;
     }
@@ -312,8 +320,18 @@ static void reload_config(vnumad *dm)
     holds_enable(c.test_holds);
     mover_set_rate(dm->movers, c.rate_limit_mib);
     loop_update_timer(dm->pass_timer, (int)(c.interval_s * 1000));
-    if (knobs && dm->connected)
-        domains_resync(dm); /* each element read again under the new balancer_knobs */
+    bool policy_changed = !hostpolicy_equal(policy, dm->policy);
+    hostpolicy_free(dm->policy);
+    dm->policy = policy;
+    if (policy_changed)
+        log_info("Host policy: default %s, %u rule(s) from %s", mode_name(policy->default_mode),
+                 policy->nr_rules, c.policy_dir);
+    /* each element read again under the new balancer_knobs; each domain without one under
+     * the new policy: one no rule puts in balancing any more is restored as at an opt-out */
+    if ((knobs || policy_changed) && dm->connected) {
+        domains_resync(dm);
+        dm->pass_soon(dm); /* a domain taken up is balanced now, not at the next interval */
+    }
     log_info("Reloaded %s", dm->config_path);
     (void)notify_send("READY=1");
 }
@@ -420,6 +438,7 @@ static void shutdown_restore(vnumad *dm)
 int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
                  const daemon_host *host)
 {
+    char perr[512];
     sigset_t mask;
     int r;
 
@@ -427,6 +446,12 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
     dm->pass_soon = daemon_pass_soon;
     dm->cfg = *cfg;
     dm->config_path = config_path;
+    r = hostpolicy_load(cfg->policy_dir, !config_policy_dir_named(cfg), cfg->default_mode,
+                        &dm->policy, perr, sizeof(perr));
+    if (r < 0) {
+        log_err("Cannot read the host policy: %s", perr);
+        return r;
+    }
     dm->topo = host->topo;
     dm->numa = host->numa;
     dm->stop_kind = host->stop_kind;
@@ -564,6 +589,8 @@ void daemon_stop(vnumad *dm)
     dm->journal = NULL;
     promise_table_free(dm->promises);
     dm->promises = NULL;
+    hostpolicy_free(dm->policy);
+    dm->policy = NULL;
     /* what the loop watches for this daemon (a test starts the next one in the same process) */
     int timers[] = {dm->reconnect_timer, dm->pass_timer, dm->soon_timer, dm->tick_timer};
     for (size_t i = 0; i < VN_ARRAY_SIZE(timers); i++)

@@ -18,6 +18,9 @@
 #include "conflicts.h"
 #include "core.h"
 #include "domains.h"
+#include "domains_agent.h"
+#include "hostpolicy.h"
+#include "hostpolicy_match.h"
 #include "log.h"
 #include "loop.h"
 #include "metadata.h"
@@ -49,51 +52,6 @@ dom_state *domains_find_by_name(vnumad *dm, const char *name)
         if (strcmp(dm->doms[i]->name, name) == 0)
             return dm->doms[i];
     return NULL;
-}
-
-static void hints_free(proto_hints *h)
-{
-    if (h) {
-        proto_hints_free(h);
-        free(h);
-    }
-}
-
-/* Forget the domain's hint set, if any; one a sample work reads is kept until it is back. */
-static void hints_drop(dom_state *st)
-{
-    hints_free(st->guest.hints_unchecked);
-    st->guest.hints_unchecked = NULL;
-    if (st->guest.hints && st->guest.hints == st->guest.hints_lent) {
-        hints_free(st->guest.hints_retired); /* (lent once at a time: none) */
-        st->guest.hints_retired = st->guest.hints;
-    } else {
-        hints_free(st->guest.hints);
-    }
-    st->guest.hints = NULL;
-}
-
-const proto_hints *domains_hints_lend(dom_state *st, double max_age_s, double now)
-{
-    if (!st->guest.hints || now - st->guest.hints_at_s > max_age_s || st->guest.hints_lent)
-        return NULL;
-    return st->guest.hints_lent = st->guest.hints;
-}
-
-void domains_hints_return(dom_state *st)
-{
-    st->guest.hints_lent = NULL;
-    hints_free(st->guest.hints_retired);
-    st->guest.hints_retired = NULL;
-}
-
-void domains_agent_drop(dom_state *st)
-{
-    agentlink_close(st->guest.link);
-    st->guest.link = NULL;
-    st->guest.link_closed = false;
-    st->guest.connected = false;
-    hints_drop(st);
 }
 
 void domains_state_free(dom_state *st)
@@ -204,81 +162,6 @@ void domains_check_placement(dom_state *st)
             LOG_Q(st->name));
 }
 
-/* ---- the guest agent ---- */
-
-static void on_agent_ready(void *opaque, const proto_hello_reply *hello)
-{
-    dom_state *st = opaque;
-
-    st->guest.connected = true;
-    log_info("vnuma-agent %s of '%s' connected (protocol %u, %u guest nodes, %u vCPUs)",
-             LOG_Q(hello->agent), LOG_Q(st->name), hello->version, hello->nodes, hello->vcpus);
-}
-
-/* A hint set in place of the last one, once its bounds are checked against what the last
- * sample read of the domain (on the loop, while no work on the domain is out). */
-static void hints_install(dom_state *st, proto_hints *h, double at_s)
-{
-    proto_gpa_range ram[SNAP_MAX_CELLS_PER_DOMAIN];
-    char err[256] = "";
-    int dropped;
-
-    for (unsigned i = 0; i < st->sample.nr_ram; i++)
-        ram[i] = (proto_gpa_range){.gpa = st->sample.ram[i].gpa, .length = st->sample.ram[i].size};
-    /* lies the codec cannot see: vCPUs, nodes and ranges the domain does not have */
-    dropped =
-        proto_hints_check_bounds(h, st->sample.nr_prev, st->sample.nr_ram ? st->sample.nr_ram : 1,
-                                 ram, st->sample.nr_ram, err, sizeof(err));
-    if (dropped > 0) {
-        st->guest.stats.dropped_entries += (uint64_t)dropped;
-        snprintf(st->guest.stats.last_error, sizeof(st->guest.stats.last_error),
-                 "out of bounds: %.200s", err);
-        log_debug("Dropped %d hint entries of '%s' outside the domain: %s", dropped,
-                  LOG_Q(st->name), err);
-    }
-    hints_drop(st);
-    st->guest.hints = h;
-    st->guest.hints_at_s = at_s;
-}
-
-/* While a work holds the domain, its sample may be rewriting the RAM layout and the vCPUs
- * the bounds are checked against: the set waits for the work (domains_hints_settle), a newer
- * one in its place. */
-static void on_agent_hints(void *opaque, proto_hints *h)
-{
-    dom_state *st = opaque;
-
-    if (st->busy) {
-        hints_free(st->guest.hints_unchecked);
-        st->guest.hints_unchecked = h;
-        st->guest.unchecked_at_s = vn_mono_s();
-        return;
-    }
-    hints_install(st, h, vn_mono_s());
-}
-
-void domains_hints_settle(dom_state *st)
-{
-    proto_hints *h = st->guest.hints_unchecked;
-
-    if (!h || st->busy)
-        return;
-    st->guest.hints_unchecked = NULL;
-    hints_install(st, h, st->guest.unchecked_at_s);
-}
-
-/* The hints go with the link at once (what status and the metrics show must never be
- * "disconnected" with a hint age); the link itself is closed from the pass, not from inside
- * its own callback. */
-static void on_agent_closed(void *opaque)
-{
-    dom_state *st = opaque;
-
-    st->guest.connected = false;
-    st->guest.link_closed = true;
-    hints_drop(st);
-}
-
 /*
  * The cached live XML, vCPU threads or RAM layout are stale (an event said so). While a work
  * on the domain is out they are the worker's (it may be reading them): marked, and dropped
@@ -296,43 +179,6 @@ void domains_stale(dom_state *st, unsigned what)
         sample_vcpus_stale(&st->sample);
     if (what & DOM_STALE_RAM)
         ramlayout_stale(&st->sample);
-}
-
-/* Open the agent channel when the guest has the port open and none is open yet: after a
- * sample, from the live XML it read (no libvirt call here, on the loop). */
-void domains_agent_connect(vnumad *dm, dom_state *st)
-{
-    agentlink_callbacks cb = {
-        .hints = on_agent_hints, .ready = on_agent_ready, .closed = on_agent_closed, .opaque = st};
-    char path[256];
-    bool open = false;
-    int r;
-
-    /* the cached live XML: an opened port raises VSERPORT_CHANGE, which marks it stale; a
-     * read without an open channel is searched once */
-    if (st->guest.link || !sample_monitor_ok(dm->cfg.use_qmp, st->cfg.mode) || !st->cfg.valid ||
-        !st->sample.xml || st->guest.no_channel_gen == st->sample.xml_gen)
-        return;
-    r = agentlink_find_channel(st->sample.xml, path, sizeof(path), &open);
-    st->guest.channel_defined = r == 0;
-    if (r < 0 || !open) {
-        st->guest.no_channel_gen = st->sample.xml_gen;
-        return;
-    }
-    r = agentlink_open(path, st->sample.pid, &cb, &st->guest.stats, &st->guest.link);
-    /* refused: tried again each pass (QEMU's own socket may come back), said once per read of
-     * the live XML */
-    if ((r == -ELOOP || r == -ENOTSOCK || r == -EPERM) &&
-        st->guest.refused_gen != st->sample.xml_gen) {
-        st->guest.refused_gen = st->sample.xml_gen;
-        log_warn("Not opening the agent channel of '%s' at %s: %s", LOG_Q(st->name), path,
-                 r == -ELOOP ? "a symbolic link is on the way"
-                 : r == -EPERM
-                     ? "not its QEMU's (another user's socket, or another process listens)"
-                     : "not a socket");
-    } else if (r < 0) {
-        log_debug("Cannot open the agent channel of '%s': %s", LOG_Q(st->name), strerror(-r));
-    }
 }
 
 /* ---- opt-in ---- */
@@ -385,12 +231,33 @@ typedef struct consider_reads {
     char *meta_xml;
     int state; /* virt_state_get() */
     char *state_xml;
+    /* without an element, what the host policy looks at (hostpolicy.h): the live XML (what the
+     * fleet manager wrote: name, Nova's and KubeVirt's blocks) and the definition (its shape;
+     * a transient domain's is the live XML's) */
+    int xml; /* virt_dom_xml(): 0, -errno; -ENODATA: not read (no policy, or an element) */
+    char *live_xml;
+    char *shape_xml; /* NULL: not asked for */
 } consider_reads;
 
-static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
+/* The XML the host policy needs of a domain without an element (HOSTPOLICY_NEEDS_*). */
+static void policy_read(virt_dom *d, unsigned needs, consider_reads *cr)
+{
+    if (!(needs & HOSTPOLICY_NEEDS_LIVE))
+        return; /* the default alone: nothing of the domain is looked at */
+    cr->xml = virt_dom_xml(d, &cr->live_xml);
+    if (cr->xml < 0 || !(needs & HOSTPOLICY_NEEDS_INACTIVE))
+        return;
+    if (!virt_dom_persistent(d))
+        cr->xml = (cr->shape_xml = strdup(cr->live_xml)) ? 0 : -ENOMEM;
+    else
+        cr->xml = virt_dom_xml_inactive(d, &cr->shape_xml);
+}
+
+static void consider_read(virt_conn *conn, const char *uuid, unsigned needs, consider_reads *cr)
 {
     memset(cr, 0, sizeof(*cr));
     cr->ident = cr->meta = cr->state = -ENOTCONN;
+    cr->xml = -ENODATA;
     if (!conn || virt_dom_open(conn, uuid, &cr->d) < 0) {
         cr->d = NULL;
         return;
@@ -401,6 +268,8 @@ static void consider_read(virt_conn *conn, const char *uuid, consider_reads *cr)
     cr->meta = virt_metadata_get(cr->d, &cr->meta_xml);
     if (cr->meta < 0 && cr->meta != -ENOENT)
         return;
+    if (cr->meta == -ENOENT && needs)
+        policy_read(cr->d, needs, cr);
     cr->state = virt_state_get(cr->d, &cr->state_xml);
 }
 
@@ -409,6 +278,8 @@ static void consider_reads_free(consider_reads *cr)
     virt_dom_free(cr->d);
     free(cr->meta_xml);
     free(cr->state_xml);
+    free(cr->live_xml);
+    free(cr->shape_xml);
     memset(cr, 0, sizeof(*cr));
 }
 
@@ -511,8 +382,47 @@ static void arrive(vnumad *dm, virt_dom *d, dom_state *st, const consider_reads 
 }
 
 /*
+ * The mode of a domain without an element: the host policy's (the first rule that matches its
+ * XML, else the default), and what gave it into *ret_where. -EAGAIN: its XML could not be read
+ * (nothing changes until it can).
+ */
+static int policy_mode(const vnumad *dm, const consider_reads *cr, vn_mode *ret,
+                       const char **ret_where)
+{
+    hp_facts f;
+
+    *ret = VN_MODE_OFF;
+    *ret_where = "default";
+    if (!hostpolicy_needs(dm->policy))
+        return 0;
+    if (!(hostpolicy_needs(dm->policy) & HOSTPOLICY_NEEDS_LIVE)) {
+        *ret = dm->policy->default_mode;
+        return 0;
+    }
+    if (cr->xml == -ENODATA) /* read before the policy changed: it is considered again */
+        return -EAGAIN;
+    if (cr->xml < 0)
+        return -EAGAIN;
+    (void)hostpolicy_facts(cr->live_xml, cr->shape_xml, &f);
+    *ret = hostpolicy_decide(dm->policy, &f, ret_where);
+    return 0;
+}
+
+/* The <balancer> element a host policy's mode stands for: as if the domain had
+ * <balancer mode="MODE"/> (every other knob its default). */
+static void policy_balancer(const topology *t, vn_mode mode, vn_balancer *ret)
+{
+    char xml[96];
+
+    snprintf(xml, sizeof(xml), "<balancer xmlns=\"urn:vnuma:balancer:1\" mode=\"%s\"/>",
+             mode_name(mode));
+    (void)meta_parse(xml, t, ret, NULL);
+}
+
+/*
  * Look at a running domain's <balancer> element (what `cr` read) and track, update or drop
- * it. Returns true when something that matters for balancing changed.
+ * it; without an element, the host policy says its mode (hostpolicy.h): the element always
+ * wins. Returns true when something that matters for balancing changed.
  */
 static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_reads *cr)
 {
@@ -522,6 +432,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     _cleanup_free_ dom_originals *claim = calloc(1, sizeof(*claim)); /* (both) */
     dom_state *st = domains_find(dm, uuid);
     bool changed = false;
+    vn_mode pmode = VN_MODE_OFF;
+    const char *where = "element";
+    char why[STATE_OPT_IN_MAX + 48];
 
     if (!orig || !claim)
         return false;
@@ -549,7 +462,9 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     /* what a restore may put back: vnumad's own record of this run, and nothing else */
     if (!st || !st->orig.saved)
         recorded_originals(dm, cr, orig);
-    if (cr->meta == -ENOENT) {
+    if (cr->meta == -ENOENT && policy_mode(dm, cr, &pmode, &where) < 0)
+        return false;
+    if (cr->meta == -ENOENT && pmode == VN_MODE_OFF) {
         /* never opted in, or the element was removed: restore what we changed (also what a
          * vnumad before us changed, when it recorded it) */
         if (!st && dm->nr_doms < MAX_DOMAINS && orig->saved) {
@@ -569,17 +484,26 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
                 arrive(dm, d, st, cr, false); /* the restore writes the metadata */
             if (st->def_originals && !st->orig.saved)
                 act_operator_pins(d, st, dm->topo);
-            domains_restore(dm, d, st, "opted out: element removed");
+            if (!strcmp(st->opt_in, "element") || !st->opt_in[0])
+                snprintf(why, sizeof(why), "opted out: element removed");
+            else
+                snprintf(why, sizeof(why), "opted out: host policy (%s)", where);
+            domains_restore(dm, d, st, why);
             domains_forget(dm, st);
             changed = true;
         }
         return changed;
     }
-    if (cr->meta < 0)
+    if (cr->meta < 0 && cr->meta != -ENOENT)
         return false;
-    meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
-    char dropped[64];
-    bool clipped = policy_balancer_knobs(&cfg, dm->cfg.balancer_knobs, dropped, sizeof(dropped));
+    char dropped[64] = "";
+    bool clipped = false;
+    if (cr->meta == -ENOENT) {
+        policy_balancer(dm->topo, pmode, &cfg); /* (no <original> in it: claim stays empty) */
+    } else {
+        meta_parse(cr->meta_xml, dm->topo, &cfg, claim);
+        clipped = policy_balancer_knobs(&cfg, dm->cfg.balancer_knobs, dropped, sizeof(dropped));
+    }
     if (claim->saved)
         log_warn("The <balancer> element of '%s' holds an <original>: ignored (vnumad puts back "
                  "only what it recorded itself)",
@@ -630,12 +554,14 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         st->def_originals = true;
         st->cputune_known = false;
     }
-    if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0) {
+    if (memcmp(&cfg, &st->cfg, sizeof(cfg)) != 0 || strcmp(st->opt_in, where) != 0) {
         if (!cfg.valid)
             log_warn("Leaving '%s' alone: invalid <balancer> element: %s", LOG_Q(st->name),
                      cfg.error);
         else
-            log_info("Domain '%s' balancer mode %s", LOG_Q(st->name), mode_name(cfg.mode));
+            log_info("Domain '%s' balancer mode %s (%s)", LOG_Q(st->name), mode_name(cfg.mode),
+                     where);
+        snprintf(st->opt_in, sizeof(st->opt_in), "%s", where);
         if (clipped)
             log_warn("The <balancer> element of '%s' asks for %s: not applied, the operator's "
                      "alone (balancer_knobs = yes in vnumad.conf gives the element those)",
@@ -672,6 +598,7 @@ typedef struct consider_work {
     char uuid[SNAP_UUID_MAX];
     arrival how;
     bool again;
+    unsigned needs; /* hostpolicy_needs() when submitted (the loop's policy, not the worker's) */
     consider_reads cr;
 } consider_work;
 
@@ -687,7 +614,7 @@ static void consider_run(work *w)
 {
     consider_work *cw = (consider_work *)w;
 
-    consider_read(cw->dm->conn, cw->uuid, &cw->cr);
+    consider_read(cw->dm->conn, cw->uuid, cw->needs, &cw->cr);
 }
 
 static void consider_done(work *w, bool late);
@@ -695,6 +622,7 @@ static void consider_done(work *w, bool late);
 static void consider_submit(vnumad *dm, consider_work *cw)
 {
     cw->again = false;
+    cw->needs = hostpolicy_needs(dm->policy);
     cw->next = dm->considering;
     dm->considering = cw;
     dm->nr_considering++;
@@ -777,7 +705,7 @@ static bool consider_now(vnumad *dm, const char *uuid, arrival how)
 
     if (cw)
         cw->again = true;
-    consider_read(dm->connected ? dm->conn : NULL, uuid, &cr);
+    consider_read(dm->connected ? dm->conn : NULL, uuid, hostpolicy_needs(dm->policy), &cr);
     changed = consider(dm, uuid, how, &cr);
     consider_reads_free(&cr);
     return changed;

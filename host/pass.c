@@ -30,6 +30,7 @@
 #include "core.h"
 #include "decide.h"
 #include "domains.h"
+#include "domains_agent.h"
 #include "hints.h"
 #include "holds.h"
 #include "hostload.h"
@@ -245,7 +246,8 @@ static void pass_domain_finish(vnumad *dm, virt_dom *d, dom_state *st, const sna
                       .reason = reason,
                       .placed = &st->placed,
                       .sd = sd,
-                      .hints_carried = st->carried_used};
+                      .hints_carried = st->carried_used,
+                      .opt_in = st->opt_in};
     publish_record(dm, res->kind == ACT_GONE ? NULL : d, st, &rc, pd, acted || moved ? res : NULL);
 }
 

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "core.h"
 #include "domains.h"
+#include "domains_agent.h"
 #include "holds.h"
 #include "log.h"
 #include "loop.h"

@@ -310,7 +310,8 @@ void publish_record_simple(vnumad *dm, virt_dom *d, dom_state *st, const char *a
                      .time = time,
                      .action = action,
                      .reason = reason,
-                     .placed = &st->placed};
+                     .placed = &st->placed,
+                     .opt_in = st->opt_in};
 
     vn_iso_time(time, sizeof(time));
     publish_record(dm, d, st, &rc, NULL, NULL);

@@ -346,6 +346,7 @@ void record_decision_make(const topology *t, const record_ctx *c, const plan_dom
     }
     out->placed = c->placed && c->placed->valid;
     out->hints_carried = c->hints_carried;
+    snprintf(out->opt_in, sizeof(out->opt_in), "%s", c->opt_in ? c->opt_in : "");
     out->has_error = res && res->kind != ACT_OK;
     if (out->has_error)
         snprintf(out->error, sizeof(out->error), "%s", res->error);
@@ -383,6 +384,8 @@ struct json_object *record_decision_json(const topology *t, const record_decisio
     json_object_object_add(o, "pass", json_object_new_uint64(r->pass));
     json_object_object_add(o, "time", json_object_new_string(r->time));
     json_object_object_add(o, "mode", json_object_new_string(mode_name(r->mode)));
+    if (r->opt_in[0])
+        json_object_object_add(o, "opt_in", json_object_new_string(r->opt_in));
     json_object_object_add(o, "action", json_object_new_string(r->action));
     json_object_object_add(o, "reason", json_object_new_string(r->reason));
     if (r->placed)

@@ -38,6 +38,7 @@ typedef struct record_ctx {
     const dom_placed *placed; /* the qemu hook's placement of its arrival here; NULL: none */
     const snap_domain *sd;    /* what the pass sampled (its cells' hot ranges); NULL: none */
     bool hints_carried;       /* the hot ranges were the source host's (carried.h) */
+    const char *opt_in;       /* what put it in its mode ("element", "rule F:L", "default") */
 } record_ctx;
 
 /* A record's limits: its strings are copies, so a record outlives the pass that made it. */
@@ -82,9 +83,10 @@ typedef struct record_decision {
     char reason[RECORD_REASON_MAX];
     bool has_error; /* the act stage failed: error says how */
     char error[STATE_ERROR_MAX];
-    uint64_t bytes_moved; /* sum over the cells */
-    bool placed;          /* it arrived placed by the qemu hook ("arrival": "placed") */
-    bool hints_carried;   /* its hot ranges were the source host's ("hints": "carried") */
+    uint64_t bytes_moved;          /* sum over the cells */
+    bool placed;                   /* it arrived placed by the qemu hook ("arrival": "placed") */
+    bool hints_carried;            /* its hot ranges were the source host's ("hints": "carried") */
+    char opt_in[STATE_OPT_IN_MAX]; /* "opt_in": what put it in its mode; "" not said */
     unsigned nr_cells;
     record_cell cells[SNAP_MAX_CELLS_PER_DOMAIN];
 } record_decision;

@@ -26,6 +26,8 @@
 
 struct record_decision;
 
+#define STATE_OPT_IN_MAX 320 /* dom_state.opt_in: HOSTPOLICY_WHERE_MAX */
+
 /* The opt-in element: <vnuma:balancer xmlns:vnuma="urn:vnuma:balancer:1" .../> */
 typedef struct vn_balancer {
     vn_mode mode;
@@ -267,6 +269,8 @@ typedef struct dom_state {
     char name[SNAP_NAME_MAX];
     int id; /* libvirt id when last seen running; -1 after it stopped */
     vn_balancer cfg;
+    /* what put it in its mode: "element", "rule FILE:LINE" or "default" (hostpolicy.h) */
+    char opt_in[STATE_OPT_IN_MAX];
     bool paused;            /* vnumactl pause */
     bool permanent_error;   /* stop touching the domain until it restarts */
     bool placement_auto;    /* libvirt placement='auto' (numad-driven): warned once, in metrics */
@@ -423,4 +427,6 @@ typedef struct daemon_config {
     bool test_holds;            /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
     char metrics_file[256]; /* metrics_file = (empty: off): Prometheus text, written each pass */
     vn_config decide;       /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
+    vn_mode default_mode;   /* default_mode = off: a domain no rule and no element speaks for */
+    char policy_dir[256];   /* policy_dir = /etc/vnuma/policy.d: *.rules (hostpolicy.h) */
 } daemon_config;

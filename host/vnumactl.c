@@ -317,9 +317,13 @@ static void print_status_domain(struct json_object *d)
     char head[32], b1[32];
     double hint;
 
-    printf("%s: mode %s, paused %s, state %s, error %s, agent %s", jstr(d, "name", "?"),
-           jstr(d, "mode", "-"), jbool(d, "paused") ? "yes" : "no", jstr(d, "state", "-"),
-           jstr(d, "error", "-"), jbool(agent, "connected") ? "connected" : "not connected");
+    const char *opt_in = jstr(d, "opt_in", "");
+
+    /* what put it in its mode (the element, a host policy rule, the default) when said */
+    printf("%s: mode %s%s%s%s, paused %s, state %s, error %s, agent %s", jstr(d, "name", "?"),
+           jstr(d, "mode", "-"), opt_in[0] ? " (" : "", opt_in, opt_in[0] ? ")" : "",
+           jbool(d, "paused") ? "yes" : "no", jstr(d, "state", "-"), jstr(d, "error", "-"),
+           jbool(agent, "connected") ? "connected" : "not connected");
     if (jnum(agent, "hint_age_s", &hint))
         printf(" (last hint %.1f s ago)", hint);
     else

@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "decide.h"
 #include "detach.h"
+#include "hostpolicy.h"
 #include "log.h"
 #include "plan_apply.h"
 #include "privs.h"
@@ -173,10 +174,19 @@ static int run_daemon(const char *config_path, bool foreground, bool check_confi
             fprintf(stderr, "vnumad: %s: %s\n", path, err);
             return 1;
         }
+        host_policy *policy = NULL;
+        if (hostpolicy_load(cfg.policy_dir, !config_policy_dir_named(&cfg), cfg.default_mode,
+                            &policy, err, sizeof(err)) < 0) {
+            fprintf(stderr, "vnumad: %s\n", err);
+            return 1;
+        }
         if (!config_path && access(path, F_OK) < 0)
             printf("%s: no such file; the built-in defaults are ok\n", path);
         else
             printf("%s: ok\n", path);
+        printf("host policy: default %s, %u rule(s) from %s\n", mode_name(policy->default_mode),
+               policy->nr_rules, cfg.policy_dir);
+        hostpolicy_free(policy);
         return 0;
     }
     if (geteuid() != 0) {

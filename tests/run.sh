@@ -80,7 +80,7 @@ done
 # ones (firmware only: no guest kernel boots under this machine's /dev/kvm, but QEMU runs
 # with real KVM memory slots, "CPU n/KVM" threads and KVM statistics, and prints and behaves
 # as on a production host). The agent tests need a booted guest kernel: TCG only.
-KVM_TESTS="daemon faults optout-race qmp-off restart sample storm hostile-names backends arrival calls stuck forged-originals migrate-hook"
+KVM_TESTS="daemon faults optout-race qmp-off restart sample storm hostile-names backends arrival calls stuck forged-originals migrate-hook policy"
 # kvm_why: empty when a type='kvm' domain starts here, else why not
 kvm_why() {
     local xml out name=vnuma-e2e-kvmprobe-$$

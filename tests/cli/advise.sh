@@ -155,6 +155,16 @@ check_conf 1 "metrics_file: directory /nonexistent-vnuma/dir" 'metrics_file = /n
 check_conf 1 "state_dir: directory /nonexistent-vnuma" 'state_dir = /nonexistent-vnuma/a/b\n'
 check_conf 1 "pid_file: directory /nonexistent-vnuma" 'pid_file = /nonexistent-vnuma/vnumad.pid\n'
 check_conf 1 "uri: vnumad balances QEMU guests" 'uri = xen:///system\n'
+# the host policy's rules (docs/configuration.md "Host policy"): read and checked too
+mkdir -p "$tmp/policy.d" && chmod 0755 "$tmp/policy.d"
+printf 'off dedicated\nauto nova.flavor=m1.*\n' >"$tmp/policy.d/10-fleet.rules"
+printf 'auto name="web 1"\n' >"$tmp/policy.d/20-web.rules"
+check_conf 0 "host policy: default auto, 3 rule(s) from $tmp/policy.d" "default_mode = auto\npolicy_dir = $tmp/policy.d\n"
+printf 'auto nova.flavour=m1.*\n' >"$tmp/policy.d/20-web.rules"
+check_conf 1 "$tmp/policy.d/20-web.rules:1: unknown match 'nova.flavour'" "policy_dir = $tmp/policy.d\n"
+rm -f "$tmp/policy.d/20-web.rules"
+check_conf 1 "policy_dir: /nonexistent-vnuma/policy.d: No such file" 'policy_dir = /nonexistent-vnuma/policy.d\n'
+check_conf 1 "default_mode: expected off, advise or auto" 'default_mode = on\n'
 if [ ! -e /etc/vnuma/vnumad.conf ]; then
     "$VNUMAD" --check-config >"$tmp/out" 2>&1
     rc=$?

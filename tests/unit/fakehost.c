@@ -180,6 +180,7 @@ void fake_host_reset(void)
         free(fh.doms[i].balancer);
         free(fh.doms[i].state);
         free(fh.doms[i].numatune);
+        free(fh.doms[i].meta_extra);
         free(fh.doms[i].page_node);
         if (fh.doms[i].hanging)
             abort(); /* a test left a call hanging */
@@ -332,6 +333,11 @@ void fake_dom_set_state(fake_dom *fd, const char *xml)
 void fake_dom_set_numatune(fake_dom *fd, const char *xml)
 {
     set_element(&fd->numatune, xml);
+}
+
+void fake_dom_set_metadata(fake_dom *fd, const char *xml)
+{
+    set_element(&fd->meta_extra, xml);
 }
 
 void fake_dom_set_agent_channel(fake_dom *fd, bool defined)

@@ -105,6 +105,9 @@ void fake_dom_set_state(fake_dom *fd, const char *xml);
 /* The live XML's <numatune> element replaced (NULL: removed), as the operator or the qemu hook
  * wrote it into the XML the domain started from (the definition has none). No event is sent. */
 void fake_dom_set_numatune(fake_dom *fd, const char *xml);
+/* Other blocks in the domain's <metadata> (NULL: none), live and in its definition, as a fleet
+ * manager writes them (Nova's <nova:instance>, KubeVirt's <kubevirt>). No event is sent. */
+void fake_dom_set_metadata(fake_dom *fd, const char *xml);
 /* The live XML has the guest agent's channel (a unix org.vnuma.agent.0) or no longer, its port
  * closed (state='disconnected'): vnumad knows the guest may send hints and opens nothing. No
  * agent talks on it (no event is sent). */

@@ -25,11 +25,12 @@ struct fake_dom {
     char name[SNAP_NAME_MAX];
     int id;
     bool running;
-    bool job;       /* libvirt runs a job on it */
-    char *balancer; /* the operator's <balancer>, NULL: none */
-    char *state;    /* vnumad's <state>, NULL: none */
-    char *numatune; /* the live XML's <numatune>, NULL: none */
-    bool channel;   /* the live XML has the agent's channel, the guest's port closed */
+    bool job;         /* libvirt runs a job on it */
+    char *balancer;   /* the operator's <balancer>, NULL: none */
+    char *state;      /* vnumad's <state>, NULL: none */
+    char *numatune;   /* the live XML's <numatune>, NULL: none */
+    char *meta_extra; /* other blocks in <metadata> (a fleet manager's), NULL: none */
+    bool channel;     /* the live XML has the agent's channel, the guest's port closed */
     unsigned nr_vcpus;
     double busy;
     uint64_t cpu_ns[FAKE_MAX_VCPUS];

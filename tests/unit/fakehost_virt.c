@@ -278,7 +278,7 @@ static int fake_vcpu_poll(virt_dom *d, uint64_t *poll_ns, unsigned max, unsigned
 /* The domain's XML: the live pins and <numatune> (live) or the definition's. Locked. */
 static char *domain_xml(const fake_dom *fd, bool live)
 {
-    char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[1024] = "", id[32] = "", mem[1024];
+    char *xml = NULL, pins[FAKE_MAX_VCPUS * 64] = "", meta[4096] = "", id[32] = "", mem[1024];
     char channel[512] = "";
     size_t used = 0;
 
@@ -297,8 +297,8 @@ static char *domain_xml(const fake_dom *fd, bool live)
         used +=
             (size_t)snprintf(pins + used, sizeof(pins) - used, "<emulatorpin cpuset='%s'/>", list);
     }
-    if (fd->balancer)
-        snprintf(meta, sizeof(meta), "%s", fd->balancer);
+    snprintf(meta, sizeof(meta), "%s%s", fd->balancer ? fd->balancer : "",
+             fd->meta_extra ? fd->meta_extra : "");
     if (live)
         snprintf(id, sizeof(id), " id='%d'", fd->id);
     fake_qemu_xml(fd, mem, sizeof(mem));

@@ -30,6 +30,8 @@ int main(void)
         const char *text, *want;
     } bad[] = {
         {"colour = red\n", ":1: unknown key 'colour'"},
+        {"default_mode = sometimes\n", ":1: default_mode: expected off, advise or auto"},
+        {"policy_dir = policy.d\n", ":1: policy_dir: expected an absolute path"},
         {"# c\n\ninterval = 0\n", ":3: interval: value '0' is not a number"},
         {"interval = 5s\n", ":1: interval"},
         {"interval = nan\n", ":1: interval"},
