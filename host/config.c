@@ -344,9 +344,7 @@ static void strip_comment(char *v)
         }
 }
 
-/* Read one line (newline dropped) into buf: its length, -1 at the end of the file, or
- * -E2BIG when it does not fit (reading stops there: /dev/zero is not read to the end). */
-static ssize_t read_line(FILE *f, char *buf, size_t size)
+ssize_t config_read_line(FILE *f, char *buf, size_t size)
 {
     size_t n = 0;
     int ch;
@@ -407,7 +405,7 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
     }
     if ((r = config_file_trusted(f, path, err, errlen)) < 0)
         return r;
-    while ((n = read_line(f, line, sizeof(line))) != -1) {
+    while ((n = config_read_line(f, line, sizeof(line))) != -1) {
         const char *ctl;
         char *s, *eq, *k, *v;
         lineno++;

@@ -40,6 +40,10 @@ int daemon_config_check_paths(const daemon_config *c, char *err, size_t errlen);
  */
 int config_file_trusted(FILE *f, const char *path, char *err, size_t errlen);
 
+/* Read one line (newline dropped) into buf: its length, -1 at the end of the file, or
+ * -E2BIG when it does not fit (reading stops there: /dev/zero is not read to the end). */
+ssize_t config_read_line(FILE *f, char *buf, size_t size);
+
 /* Whether policy_dir names another directory than the default: then it must exist (a missing
  * default one is no rules). */
 static inline bool config_policy_dir_named(const daemon_config *c)

@@ -13,16 +13,11 @@
 #include "json.h"
 #include "metadata.h"
 #include "util.h"
+#include "xmlsafe.h"
 
 #define BALANCER_NS "urn:vnuma:balancer:1"
 #define STATE_NS    "urn:vnuma:state:1"
 #define STATE_KEY   "vnumad" /* the prefix libvirt gives vnumad's element (virt_libvirt.c) */
-
-static void doc_freep(xmlDoc **d)
-{
-    if (*d)
-        xmlFreeDoc(*d);
-}
 
 static void buf_freep(xmlBuffer **b)
 {
@@ -30,27 +25,10 @@ static void buf_freep(xmlBuffer **b)
         xmlBufferFree(*b);
 }
 
-static void xchar_freep(xmlChar **s)
-{
-    if (*s)
-        xmlFree(*s);
-}
-
-/* No network, no entities, no DTD (the text is the source host's and its tenants'). */
+/* The text is the source host's and its tenants' (xmlsafe.h). */
 static xmlDoc *read_doc(const char *xml)
 {
-    size_t len = strnlen(xml, HOOKXML_MAX + 1);
-    xmlDoc *doc;
-
-    if (len > HOOKXML_MAX)
-        return NULL;
-    doc = xmlReadMemory(xml, (int)len, "domain.xml", "UTF-8",
-                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (doc && (doc->intSubset || doc->extSubset)) {
-        xmlFreeDoc(doc);
-        return NULL;
-    }
-    return doc;
+    return xmlsafe_read(xml, HOOKXML_MAX, "domain.xml");
 }
 
 static xmlNode *child(const xmlNode *parent, const char *name)
@@ -80,7 +58,7 @@ static xmlNode *meta_element(const xmlNode *root, const char *ns)
 static char *element_text(const xmlNode *n)
 {
     _cleanup_(buf_freep) xmlBuffer *b = xmlBufferCreate();
-    _cleanup_(doc_freep) xmlDoc *own = xmlNewDoc((const xmlChar *)"1.0");
+    _cleanup_(xmlsafe_docp) xmlDoc *own = xmlNewDoc((const xmlChar *)"1.0");
     xmlNode *copy = own ? xmlDocCopyNode((xmlNode *)n, own, 1) : NULL;
 
     if (!b || !copy)
@@ -95,7 +73,7 @@ static char *element_text(const xmlNode *n)
 static bool all_preferred(const xmlNode *numatune)
 {
     for (const xmlNode *c = numatune->children; c; c = c->next) {
-        _cleanup_(xchar_freep) xmlChar *mode = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *mode = NULL;
         if (c->type != XML_ELEMENT_NODE)
             continue;
         if (xmlStrcmp(c->name, (const xmlChar *)"memnode") != 0 &&
@@ -129,7 +107,7 @@ static bool originals_unpinned(const dom_originals *o, const domxml_info *info)
  */
 static void carried_busy(const xmlNode *st, int busy[SNAP_MAX_CELLS_PER_DOMAIN])
 {
-    _cleanup_(xchar_freep) xmlChar *text = NULL;
+    _cleanup_(xmlsafe_charp) xmlChar *text = NULL;
     _cleanup_free_ carried_info *c = calloc(1, sizeof(*c));
 
     for (unsigned k = 0; k < SNAP_MAX_CELLS_PER_DOMAIN; k++)
@@ -242,10 +220,10 @@ static int build_cells(const topology *t, const domxml_info *info, const vn_bala
 
 int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why, size_t whylen)
 {
-    _cleanup_(doc_freep) xmlDoc *doc = read_doc(xml);
+    _cleanup_(xmlsafe_docp) xmlDoc *doc = read_doc(xml);
     _cleanup_free_ dom_originals *orig = NULL;
     _cleanup_free_ domxml_info *info = NULL;
-    _cleanup_(xchar_freep) xmlChar *type = NULL, *name = NULL, *uuid = NULL;
+    _cleanup_(xmlsafe_charp) xmlChar *type = NULL, *name = NULL, *uuid = NULL;
     xmlNode *root, *numatune, *cputune;
     vn_balancer cfg;
     vn_cpuset host, allowed;
@@ -287,7 +265,7 @@ int hookxml_read(const char *xml, const topology *t, hook_domain *ret, char *why
     cputune = child(root, "cputune");
     pins = cputune && child(cputune, "vcpupin") != NULL;
     if (child(cputune, "emulatorpin")) {
-        _cleanup_(xchar_freep) xmlChar *set =
+        _cleanup_(xmlsafe_charp) xmlChar *set =
             xmlGetProp(child(cputune, "emulatorpin"), (const xmlChar *)"cpuset");
         /* a vnumad's: the source's balancer saved the original, or a hook placed it */
         ret->emulator =
@@ -502,7 +480,7 @@ static int write_placed(const topology *t, xmlNode *root, const plan_domain *pd,
 int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, const plan_domain *pd,
                   const char *host_id, char **ret)
 {
-    _cleanup_(doc_freep) xmlDoc *doc = read_doc(xml);
+    _cleanup_(xmlsafe_docp) xmlDoc *doc = read_doc(xml);
     xmlNode *root;
     xmlChar *out = NULL;
     bool any = false;
@@ -529,9 +507,9 @@ int hookxml_write(const char *xml, const topology *t, const hook_domain *hd, con
 /* Is n a preferred <memnode> (or, without guest cells, <memory>) the placement p wrote? */
 static bool placed_memnode(const xmlNode *n, const dom_placed *p)
 {
-    _cleanup_(xchar_freep) xmlChar *mode = xmlGetProp(n, (const xmlChar *)"mode");
-    _cleanup_(xchar_freep) xmlChar *set = xmlGetProp(n, (const xmlChar *)"nodeset");
-    _cleanup_(xchar_freep) xmlChar *cell = xmlGetProp(n, (const xmlChar *)"cellid");
+    _cleanup_(xmlsafe_charp) xmlChar *mode = xmlGetProp(n, (const xmlChar *)"mode");
+    _cleanup_(xmlsafe_charp) xmlChar *set = xmlGetProp(n, (const xmlChar *)"nodeset");
+    _cleanup_(xmlsafe_charp) xmlChar *cell = xmlGetProp(n, (const xmlChar *)"cellid");
     bool memory = xmlStrcmp(n->name, (const xmlChar *)"memory") == 0;
     uint64_t id = 0, node;
 
@@ -570,7 +548,7 @@ static int unplace_emulator(xmlNode *cputune, const dom_originals *o)
 
 int hookxml_unplace(const char *xml, char **ret)
 {
-    _cleanup_(doc_freep) xmlDoc *doc = read_doc(xml);
+    _cleanup_(xmlsafe_docp) xmlDoc *doc = read_doc(xml);
     _cleanup_free_ dom_originals *orig = calloc(1, sizeof(*orig));
     _cleanup_free_ char *text = NULL;
     dom_placed p;

@@ -163,23 +163,6 @@ int hostpolicy_parse_line(const char *line, const char *where, hp_rule *ret, cha
     return 0;
 }
 
-/* Read one line (newline dropped) into buf: its length, -1 at the end, -E2BIG too long. */
-static ssize_t read_line(FILE *f, char *buf, size_t size)
-{
-    size_t n = 0;
-    int ch;
-
-    while ((ch = getc(f)) != EOF && ch != '\n') {
-        if (n + 1 >= size)
-            return -E2BIG;
-        buf[n++] = (char)ch;
-    }
-    if (ch == EOF && n == 0)
-        return -1;
-    buf[n] = '\0';
-    return (ssize_t)n;
-}
-
 static int load_file(const char *path, host_policy *p, char *err, size_t errlen)
 {
     _cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -192,7 +175,7 @@ static int load_file(const char *path, host_policy *p, char *err, size_t errlen)
         return vn_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
     if ((r = config_file_trusted(f, path, err, errlen)) < 0)
         return r;
-    while ((n = read_line(f, line, sizeof(line))) != -1) {
+    while ((n = config_read_line(f, line, sizeof(line))) != -1) {
         hp_rule rule;
         lineno++;
         if (n == -E2BIG)

@@ -17,38 +17,16 @@
 #include "cpuset.h"
 #include "hookxml.h"
 #include "util.h"
+#include "xmlsafe.h"
 
 #define NOVA_NS_PREFIX  "http://openstack.org/xmlns/libvirt/nova/" /* 1.0, 1.1, 1.2 */
 #define KUBEVIRT_NS     "http://kubevirt.io"
 #define SHAPE_MAX_VCPUS 4096
 
-static void doc_freep(xmlDoc **d)
-{
-    if (*d)
-        xmlFreeDoc(*d);
-}
-
-static void xchar_freep(xmlChar **s)
-{
-    if (*s)
-        xmlFree(*s);
-}
-
-/* No network, no entities, no DTD, at most HOOKXML_MAX bytes (a domain's XML). */
+/* At most HOOKXML_MAX bytes (a domain's XML), parsed as any untrusted text (xmlsafe.h). */
 static xmlDoc *read_doc(const char *xml)
 {
-    size_t len = strnlen(xml, HOOKXML_MAX + 1);
-    xmlDoc *doc;
-
-    if (len > HOOKXML_MAX)
-        return NULL;
-    doc = xmlReadMemory(xml, (int)len, "domain.xml", "UTF-8",
-                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (doc && (doc->intSubset || doc->extSubset)) {
-        xmlFreeDoc(doc); /* a DTD can only be there to play entity tricks */
-        return NULL;
-    }
-    return doc;
+    return xmlsafe_read(xml, HOOKXML_MAX, "domain.xml");
 }
 
 static bool named(const xmlNode *n, const char *name)
@@ -95,7 +73,7 @@ static void fact(hp_facts *f, hp_key k, const xmlChar *v)
 
 static void fact_prop(hp_facts *f, hp_key k, const xmlNode *n, const char *attr)
 {
-    _cleanup_(xchar_freep) xmlChar *v = n ? xmlGetProp(n, (const xmlChar *)attr) : NULL;
+    _cleanup_(xmlsafe_charp) xmlChar *v = n ? xmlGetProp(n, (const xmlChar *)attr) : NULL;
 
     fact(f, k, v);
 }
@@ -111,14 +89,14 @@ static void nova_facts(const xmlNode *inst, hp_facts *f)
     fact_prop(f, HP_NOVA_FLAVOR, child_ns(inst, "flavor"), "name");
     fact_prop(f, HP_NOVA_PROJECT, project, "uuid");
     if (project) {
-        _cleanup_(xchar_freep) xmlChar *name = xmlNodeGetContent(project);
+        _cleanup_(xmlsafe_charp) xmlChar *name = xmlNodeGetContent(project);
         if (name && strlen((const char *)name) <= HOSTPOLICY_VALUE_MAX) {
             snprintf(f->project_name, sizeof(f->project_name), "%s", (const char *)name);
             f->has_project_name = true;
         }
     }
     if (root) {
-        _cleanup_(xchar_freep) xmlChar *type = xmlGetProp(root, (const xmlChar *)"type");
+        _cleanup_(xmlsafe_charp) xmlChar *type = xmlGetProp(root, (const xmlChar *)"type");
         if (type && !strcmp((const char *)type, "image"))
             fact_prop(f, HP_NOVA_IMAGE, root, "uuid");
     }
@@ -133,7 +111,7 @@ static void kubevirt_facts(const xmlNode *kv, const char *domain_name, hp_facts 
 
     f->has[HP_KUBEVIRT] = true;
     if (uid) {
-        _cleanup_(xchar_freep) xmlChar *v = xmlNodeGetContent(uid);
+        _cleanup_(xmlsafe_charp) xmlChar *v = xmlNodeGetContent(uid);
         fact(f, HP_KUBEVIRT_UID, v);
     }
     if (us && us != domain_name && us[1] && (size_t)(us - domain_name) <= HOSTPOLICY_VALUE_MAX) {
@@ -152,7 +130,7 @@ static void kubevirt_facts(const xmlNode *kv, const char *domain_name, hp_facts 
 static bool dedicated_shape(const xmlNode *root)
 {
     const xmlNode *vcpu = child(root, "vcpu", NULL), *cputune = child(root, "cputune", NULL);
-    _cleanup_(xchar_freep) xmlChar *text = vcpu ? xmlNodeGetContent(vcpu) : NULL;
+    _cleanup_(xmlsafe_charp) xmlChar *text = vcpu ? xmlNodeGetContent(vcpu) : NULL;
     uint8_t seen[SHAPE_MAX_VCPUS] = {0};
     vn_cpuset used = {0};
     uint64_t n, pinned = 0;
@@ -160,7 +138,7 @@ static bool dedicated_shape(const xmlNode *root)
     if (!text || vn_parse_u64((const char *)text, 1, SHAPE_MAX_VCPUS, &n) < 0 || !cputune)
         return false;
     for (const xmlNode *c = cputune->children; c; c = c->next) {
-        _cleanup_(xchar_freep) xmlChar *id = NULL, *set = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *id = NULL, *set = NULL;
         vn_cpuset s;
         uint64_t v;
         if (!named(c, "vcpupin"))
@@ -186,8 +164,8 @@ static bool dedicated_shape(const xmlNode *root)
 
 int hostpolicy_facts(const char *live_xml, const char *shape_xml, hp_facts *ret)
 {
-    _cleanup_(doc_freep) xmlDoc *doc = live_xml ? read_doc(live_xml) : NULL;
-    _cleanup_(doc_freep) xmlDoc *shape = shape_xml ? read_doc(shape_xml) : NULL;
+    _cleanup_(xmlsafe_docp) xmlDoc *doc = live_xml ? read_doc(live_xml) : NULL;
+    _cleanup_(xmlsafe_docp) xmlDoc *shape = shape_xml ? read_doc(shape_xml) : NULL;
     const xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL, *name, *meta;
     hp_facts f;
 
@@ -198,7 +176,7 @@ int hostpolicy_facts(const char *live_xml, const char *shape_xml, hp_facts *ret)
     }
     name = child(root, "name", NULL);
     if (name) {
-        _cleanup_(xchar_freep) xmlChar *v = xmlNodeGetContent(name);
+        _cleanup_(xmlsafe_charp) xmlChar *v = xmlNodeGetContent(name);
         fact(&f, HP_NAME, v);
     }
     meta = child(root, "metadata", NULL);

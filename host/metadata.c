@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "xmlsafe.h"
 
 #define META_NS           "urn:vnuma:balancer:1"
 #define META_STATE_NS     "urn:vnuma:state:1"
@@ -16,39 +17,10 @@
 #define META_PRIORITY_MIN -100
 #define META_PRIORITY_MAX 100
 
-static void xml_doc_freep(xmlDocPtr *d)
-{
-    if (*d)
-        xmlFreeDoc(*d);
-}
-
-static void xml_freep(xmlChar **s)
-{
-    if (*s)
-        xmlFree(*s);
-}
-
-/*
- * No network, no entity substitution (no XML_PARSE_NOENT), no DTD loading or
- * attribute defaulting (no XML_PARSE_DTDLOAD/DTDATTR), no XInclude, and not
- * XML_PARSE_HUGE: libxml2 keeps its depth (256) and text-size limits; the size
- * is bounded before parsing. The text is UTF-8 whatever an XML declaration
- * says (libvirt hands out UTF-8). Errors are not printed.
- */
+/* The element's text, at most META_MAX_BYTES, parsed as any untrusted text (xmlsafe.h). */
 static xmlDocPtr meta_read(const char *xml)
 {
-    size_t len = strnlen(xml, META_MAX_BYTES + 1);
-    xmlDocPtr doc;
-
-    if (len > META_MAX_BYTES)
-        return NULL;
-    doc = xmlReadMemory(xml, (int)len, "balancer.xml", "UTF-8",
-                        XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (doc && (doc->intSubset || doc->extSubset)) {
-        xmlFreeDoc(doc); /* a DTD can only be there to play entity tricks */
-        return NULL;
-    }
-    return doc;
+    return xmlsafe_read(xml, META_MAX_BYTES, "balancer.xml");
 }
 
 static bool parse_int(const char *s, long lo, long hi, long *out)
@@ -84,7 +56,7 @@ static void parse_attrs(xmlNodePtr root, const topology *t, vn_balancer *c)
     bool have_mode = false;
 
     for (xmlAttrPtr a = root->properties; a && c->valid; a = a->next) {
-        _cleanup_(xml_freep) xmlChar *val = xmlNodeListGetString(root->doc, a->children, 1);
+        _cleanup_(xmlsafe_charp) xmlChar *val = xmlNodeListGetString(root->doc, a->children, 1);
         const char *name = (const char *)a->name, *v = val ? (const char *)val : "";
         char shown[64];
         long n;
@@ -174,9 +146,9 @@ static const char *const mpol_names[] = {
  * vnumad changed it. Returns 0 or -EINVAL. */
 static int parse_mempolicy(xmlNodePtr n, vn_mempolicy *ret)
 {
-    _cleanup_(xml_freep) xmlChar *policy = xmlGetProp(n, (const xmlChar *)"policy");
-    _cleanup_(xml_freep) xmlChar *nodes = xmlGetProp(n, (const xmlChar *)"nodes");
-    _cleanup_(xml_freep) xmlChar *flags = xmlGetProp(n, (const xmlChar *)"flags");
+    _cleanup_(xmlsafe_charp) xmlChar *policy = xmlGetProp(n, (const xmlChar *)"policy");
+    _cleanup_(xmlsafe_charp) xmlChar *nodes = xmlGetProp(n, (const xmlChar *)"nodes");
+    _cleanup_(xmlsafe_charp) xmlChar *flags = xmlGetProp(n, (const xmlChar *)"flags");
     vn_mempolicy p = {.mode = -1};
     int f = 0;
 
@@ -233,7 +205,7 @@ static bool host_id_ok(const char *s)
 
 static void parse_original(xmlNodePtr orig, dom_originals *o)
 {
-    _cleanup_(xml_freep) xmlChar *host = xmlGetProp(orig, (const xmlChar *)"host");
+    _cleanup_(xmlsafe_charp) xmlChar *host = xmlGetProp(orig, (const xmlChar *)"host");
 
     memset(o, 0, sizeof(*o));
     /* a host attribute vnumad cannot have written names no host: "another host" */
@@ -241,8 +213,8 @@ static void parse_original(xmlNodePtr orig, dom_originals *o)
         snprintf(o->host, sizeof(o->host), "%s",
                  host_id_ok((const char *)host) ? (const char *)host : "?");
     for (xmlNodePtr n = orig->children; n; n = n->next) {
-        _cleanup_(xml_freep) xmlChar *set = NULL;
-        _cleanup_(xml_freep) xmlChar *vc = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *set = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *vc = NULL;
         vn_cpuset cs;
         long v;
 
@@ -335,7 +307,7 @@ static void parse_children(xmlNodePtr root, vn_balancer *c, dom_originals *ret_o
 
 int meta_parse(const char *xml, const topology *t, vn_balancer *ret_cfg, dom_originals *ret_orig)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = meta_read(xml);
     vn_balancer c = {.mode = VN_MODE_OFF, .valid = true};
     xmlNodePtr root;
 
@@ -384,7 +356,7 @@ static int add_pin(xmlNodePtr parent, const char *elem, int vcpu, const vn_cpuse
 /* <placed host><cell id node memory/>...</placed>: nothing of it when anything is off. */
 static void parse_placed(xmlNodePtr pl, dom_placed *p)
 {
-    _cleanup_(xml_freep) xmlChar *host = xmlGetProp(pl, (const xmlChar *)"host");
+    _cleanup_(xmlsafe_charp) xmlChar *host = xmlGetProp(pl, (const xmlChar *)"host");
     dom_placed v = {.valid = true};
 
     if (!host || !host_id_ok((const char *)host))
@@ -394,9 +366,9 @@ static void parse_placed(xmlNodePtr pl, dom_placed *p)
         long id, node, mem;
         if (n->type != XML_ELEMENT_NODE)
             continue;
-        _cleanup_(xml_freep) xmlChar *a = xmlGetProp(n, (const xmlChar *)"id");
-        _cleanup_(xml_freep) xmlChar *b = xmlGetProp(n, (const xmlChar *)"node");
-        _cleanup_(xml_freep) xmlChar *c = xmlGetProp(n, (const xmlChar *)"memory");
+        _cleanup_(xmlsafe_charp) xmlChar *a = xmlGetProp(n, (const xmlChar *)"id");
+        _cleanup_(xmlsafe_charp) xmlChar *b = xmlGetProp(n, (const xmlChar *)"node");
+        _cleanup_(xmlsafe_charp) xmlChar *c = xmlGetProp(n, (const xmlChar *)"memory");
         if (strcmp((const char *)n->name, "cell") || v.nr >= SNAP_MAX_CELLS_PER_DOMAIN || !a ||
             !b || !c || !parse_int((const char *)a, 0, SNAP_MAX_CELLS_PER_DOMAIN - 1, &id) ||
             !parse_int((const char *)b, 0, VN_MAX_NODES - 1, &node) ||
@@ -415,7 +387,7 @@ static void parse_placed(xmlNodePtr pl, dom_placed *p)
 
 int meta_parse_placed(const char *xml, dom_placed *ret)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = meta_read(xml);
     xmlNodePtr root;
 
     memset(ret, 0, sizeof(*ret));
@@ -432,7 +404,7 @@ int meta_parse_placed(const char *xml, dom_placed *ret)
 
 char *meta_state_decision(const char *xml)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = meta_read(xml);
     xmlNodePtr root;
 
     if (!doc || !(root = xmlDocGetRootElement(doc)) || strcmp((const char *)root->name, "state") ||
@@ -450,7 +422,7 @@ char *meta_state_decision(const char *xml)
 
 int meta_parse_state(const char *xml, dom_originals *ret_orig)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = meta_read(xml);
     xmlNodePtr root;
 
     memset(ret_orig, 0, sizeof(*ret_orig));
@@ -489,7 +461,7 @@ static int format_placed(xmlNodePtr root, const dom_placed *p)
 int meta_format_state(const dom_originals *orig, const dom_placed *placed, uint64_t pass,
                       const char *time, const char *record_json, char **ret)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
     xmlNodePtr root, n;
     xmlBufferPtr buf;
     char num[32];
@@ -563,8 +535,8 @@ bool meta_originals_foreign(const dom_originals *o, const char *host)
 static void defined_vcpupins(xmlNodePtr cputune, unsigned nr_vcpus, dom_originals *ret)
 {
     for (xmlNodePtr n = cputune->children; n; n = n->next) {
-        _cleanup_(xml_freep) xmlChar *vc = NULL;
-        _cleanup_(xml_freep) xmlChar *set = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *vc = NULL;
+        _cleanup_(xmlsafe_charp) xmlChar *set = NULL;
         vn_cpuset cs;
         long v;
 
@@ -582,7 +554,7 @@ static void defined_vcpupins(xmlNodePtr cputune, unsigned nr_vcpus, dom_original
 int meta_defined_originals(const char *xml, bool defined, const vn_cpuset *host_cpus,
                            unsigned nr_vcpus, dom_originals *ret, vn_cpuset *ret_default)
 {
-    _cleanup_(xml_doc_freep) xmlDocPtr doc = meta_read(xml);
+    _cleanup_(xmlsafe_docp) xmlDocPtr doc = meta_read(xml);
     xmlNodePtr root;
     dom_originals *o;
     vn_cpuset def = *host_cpus;
@@ -598,7 +570,7 @@ int meta_defined_originals(const char *xml, bool defined, const vn_cpuset *host_
             continue;
         if (!strcmp((const char *)n->name, "vcpu")) {
             /* <vcpu cpuset=...>: where libvirt puts every thread the XML does not pin */
-            _cleanup_(xml_freep) xmlChar *set = xmlGetProp(n, (const xmlChar *)"cpuset");
+            _cleanup_(xmlsafe_charp) xmlChar *set = xmlGetProp(n, (const xmlChar *)"cpuset");
             vn_cpuset cs;
             if (set && cpuset_parse((const char *)set, &cs) == 0 && !cpuset_empty(&cs))
                 def = cs;
@@ -606,8 +578,8 @@ int meta_defined_originals(const char *xml, bool defined, const vn_cpuset *host_
             defined_vcpupins(n, nr_vcpus, o);
         } else if (defined && !strcmp((const char *)n->name, "numatune")) {
             for (xmlNodePtr m = n->children; m; m = m->next) {
-                _cleanup_(xml_freep) xmlChar *mode = NULL;
-                _cleanup_(xml_freep) xmlChar *set = NULL;
+                _cleanup_(xmlsafe_charp) xmlChar *mode = NULL;
+                _cleanup_(xmlsafe_charp) xmlChar *set = NULL;
                 vn_cpuset cs;
                 if (m->type != XML_ELEMENT_NODE || strcmp((const char *)m->name, "memory"))
                     continue;
