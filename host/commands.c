@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "conntab.h"
 #include "control.h"
 #include "core.h"
 #include "decide.h"
@@ -110,6 +111,26 @@ static struct json_object *last_decision(const dom_state *st)
     return o;
 }
 
+/* Each libvirt connection: its URI, label, whether it is up and how many domains it has. */
+static struct json_object *status_connections(vnumad *dm)
+{
+    struct json_object *a = json_object_new_array();
+
+    for (unsigned i = 0; i < dm->nr_conns; i++) {
+        const conn_slot *cs = dm->conns[i];
+        struct json_object *c = json_object_new_object();
+        unsigned n = 0;
+        for (size_t k = 0; k < dm->nr_doms; k++)
+            n += dm->doms[k]->conn_id == cs->id;
+        json_object_object_add(c, "uri", json_object_new_string(cs->m.uri));
+        json_object_object_add(c, "label", json_object_new_string(cs->m.label));
+        json_object_object_add(c, "connected", json_object_new_boolean(cs->connected));
+        json_object_object_add(c, "domains", json_object_new_int((int)n));
+        json_object_array_add(a, c);
+    }
+    return a;
+}
+
 static struct json_object *status_domain(vnumad *dm, const dom_state *st)
 {
     struct json_object *o = json_object_new_object(), *cells = json_object_new_array();
@@ -123,6 +144,7 @@ static struct json_object *status_domain(vnumad *dm, const dom_state *st)
     json_object_object_add(o, "uuid", json_object_new_string(st->uuid));
     json_object_object_add(o, "mode", json_object_new_string(mode_name(st->cfg.mode)));
     json_object_object_add(o, "opt_in", json_object_new_string(st->opt_in));
+    json_object_object_add(o, "connection", json_object_new_string(conns_label(dm, st->conn_id)));
     json_object_object_add(o, "paused", json_object_new_boolean(st->paused));
     json_object_object_add(o, "state", json_object_new_string(state));
     json_object_object_add(o, "error",
@@ -253,7 +275,10 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
         return no_domain(domain, errclass, classlen, err, errlen);
     }
     json_object_object_add(o, "pass", json_object_new_uint64(dm->pass));
-    json_object_object_add(o, "connected", json_object_new_boolean(dm->connected));
+    json_object_object_add(o, "connected",
+                           json_object_new_boolean(conns_connected(dm) == dm->nr_conns &&
+                                                   (dm->nr_conns || conns_many(dm))));
+    json_object_object_add(o, "connections", status_connections(dm));
     json_object_object_add(o, "paused", json_object_new_boolean(dm->host_paused));
     json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
     json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
@@ -517,7 +542,8 @@ static int ctl_advise(void *opaque, const control_request *req, struct json_obje
     aw = calloc(1, sizeof(*aw));
     if (!aw)
         return -ENOMEM;
-    if (!dm->connected || virt_dom_open(dm->conn, st->uuid, &aw->d) < 0) {
+    if (!conns_virt(dm, st->conn_id) ||
+        virt_dom_open(conns_virt(dm, st->conn_id), st->uuid, &aw->d) < 0) {
         free(aw);
         snprintf(errclass, classlen, "Internal");
         snprintf(err, errlen, "cannot reach domain '%s' through libvirt", domain);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "connuri.h"
 #include "model.h"
 #include "util.h"
 
@@ -32,7 +33,9 @@ void daemon_config_defaults(daemon_config *c)
     snprintf(c->pid_file, sizeof(c->pid_file), "/run/vnumad.pid");
     c->journal_max_bytes = 64 * VN_MIB;
     c->journal_files = 4;
-    snprintf(c->uri, sizeof(c->uri), "qemu:///system");
+    snprintf(c->uris[0], sizeof(c->uris[0]), "qemu:///system");
+    c->nr_uris = 1;
+    c->scan_interval_s = 5;
     snprintf(c->policy_dir, sizeof(c->policy_dir), "%s", CONFIG_DEFAULT_POLICY_DIR);
     c->log_level = 6;
     config_defaults(&c->decide);
@@ -135,7 +138,7 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
         if (parse_path(v, c->state_dir, sizeof(c->state_dir)) < 0)
             goto path;
     } else if (!strcmp(k, "uri")) {
-        if (!local_uri(v) || strlen(v) >= sizeof(c->uri)) {
+        if (!local_uri(v) || strlen(v) >= sizeof(c->uris[0])) {
             snprintf(
                 why, wlen,
                 "uri: expected a local libvirt URI (DRIVER:///PATH or DRIVER+unix:///PATH), got '%s'",
@@ -151,7 +154,25 @@ static int config_set(daemon_config *c, const char *k, const char *v, const char
                      shown);
             return -EINVAL;
         }
-        snprintf(c->uri, sizeof(c->uri), "%s", v);
+        unsigned n = c->uris_given ? c->nr_uris : 0; /* the first line replaces the default */
+        for (unsigned i = 0; i < n; i++)
+            if (!strcmp(c->uris[i], v)) {
+                snprintf(why, wlen, "uri: '%s' given twice", shown);
+                return -EINVAL;
+            }
+        if (n >= CONFIG_MAX_URIS) {
+            snprintf(why, wlen, "uri: at most %u uri lines (a socket glob in one matches many)",
+                     CONFIG_MAX_URIS);
+            return -EINVAL;
+        }
+        if (conn_uri_check(v, why, wlen) < 0)
+            return -EINVAL;
+        snprintf(c->uris[n], sizeof(c->uris[0]), "%s", v);
+        c->nr_uris = n + 1;
+        c->uris_given = true;
+    } else if (!strcmp(k, "scan_interval")) {
+        if (vn_parse_double(v, 1, 3600, &c->scan_interval_s) < 0)
+            return bad_range(why, wlen, k, shown, 1, 3600);
     } else if (!strcmp(k, "default_mode")) {
         int m = mode_from_name(v, strlen(v));
         if (m < 0) {
@@ -451,6 +472,7 @@ int daemon_config_load(const char *path, bool optional, daemon_config *c, char *
         snprintf(err, errlen, "%s: read error", path);
         return -EIO;
     }
+    tmp.uris_given = false; /* (a file read after this one replaces the uri lines again) */
     *c = tmp;
     return 0;
 }

@@ -23,6 +23,8 @@
 #include "virt.h"
 
 #define MAX_DOMAINS SNAP_MAX_DOMAINS
+/* libvirt connections at once (a KubeVirt node's pods: the kubelet's default is 110) */
+#define CONNS_MAX 256
 
 typedef struct vnumad {
     daemon_config cfg;
@@ -32,10 +34,13 @@ typedef struct vnumad {
     const numa_ops *numa;
     /* where the host's /proc/stat and /sys are read ("/"; a test's fake host: its tree) */
     const char *root;
-    virt_conn *conn;
-    bool connected;
-    double backoff_s;
-    int reconnect_timer;
+    /* the libvirt connections, one per uri line or socket a glob in one matches (conns.h);
+     * conns.c owns them */
+    struct conn_slot *conns[CONNS_MAX];
+    unsigned nr_conns;
+    unsigned next_conn_id;
+    int conns_timer;
+    double conns_scanned_s; /* when the socket globs were last looked through */
     int pass_timer;
     int soon_timer;
     bool pass_due; /* an event asked for a pass soon (soon_timer runs) */

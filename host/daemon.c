@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "config.h"
 #include "conflicts.h"
+#include "conns.h"
 #include "control.h"
 #include "core.h"
 #include "domains.h"
@@ -42,8 +43,6 @@
 #include "virt.h"
 #include "workers.h"
 
-#define BACKOFF_MIN_S 1.0
-#define BACKOFF_MAX_S 30.0
 /* at shutdown, how long the events' reads still out are waited for */
 #define CONSIDER_DRAIN_S 5.0
 #define VN_MACHINE_ID    "/etc/machine-id"
@@ -74,48 +73,43 @@ static void daemon_pass_soon(vnumad *dm)
     schedule_pass_soon(dm);
 }
 
-/* ---- connection ---- */
+/* ---- the connections' events (conns.h: opaque is the connection) ---- */
 
-static void connect_now(vnumad *dm);
-
-static void on_reconnect_timer(int timer, void *opaque)
+/* The domain the event is about, when vnumad tracks it on this connection. */
+static dom_state *event_domain(conn_slot *cs, const char *uuid)
 {
-    vnumad *dm = opaque;
+    dom_state *st = domains_find(cs->dm, uuid);
 
-    if (dm->in_pass || dm->nr_considering) {
-        loop_update_timer(timer, 200); /* works still use the connection */
-        return;
-    }
-    loop_update_timer(timer, -1);
-    connect_now(dm);
+    return st && st->conn_id == cs->id ? st : NULL;
 }
 
 static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_lifecycle ev,
                          bool migrated)
 {
-    vnumad *dm = opaque;
-    dom_state *st = domains_find(dm, uuid);
+    conn_slot *cs = opaque;
+    vnumad *dm = cs->dm;
+    dom_state *st = event_domain(cs, uuid);
 
     if (ev == VIRT_EVENT_STARTED) {
         log_debug("Domain '%s' started%s", LOG_Q(name), migrated ? " (arriving by migration)" : "");
         if (!migrated) {
             /* a restore's memory is all in once it started (libvirt says so after the load) */
             promise_arrived(dm->promises, uuid, dm->pass);
-            domains_consider_later(dm, uuid);
-        } else if (domains_arrived(dm, uuid, false)) {
+            domains_consider_later(dm, cs->id, uuid);
+        } else if (domains_arrived(dm, cs->id, uuid, false)) {
             schedule_pass_soon(dm);
         }
     } else if (ev == VIRT_EVENT_RESUMED && migrated) {
         log_debug("Domain '%s' resumed after its migration here", LOG_Q(name));
         promise_arrived(dm->promises, uuid, dm->pass); /* its memory is all here */
-        if (domains_arrived(dm, uuid, true))
+        if (domains_arrived(dm, cs->id, uuid, true))
             schedule_pass_soon(dm);
     } else if (ev == VIRT_EVENT_STOPPED) {
         if (promise_release(dm->promises, uuid, NULL))
             log_info(
                 "The room promised to incoming domain '%s' is free again: it stopped (its migration or restore failed, or it was shut down)",
                 LOG_Q(name));
-        domains_consider_stale(dm, uuid);
+        domains_consider_stale(dm, cs->id, uuid);
         if (!st)
             return;
         log_info("Domain '%s' stopped%s; no longer tracked", LOG_Q(name),
@@ -128,8 +122,7 @@ static void on_lifecycle(void *opaque, const char *uuid, const char *name, virt_
  * another's; the live XML is read again at the next pass. */
 static void on_tunable(void *opaque, const char *uuid, const char *name)
 {
-    vnumad *dm = opaque;
-    dom_state *st = domains_find(dm, uuid);
+    dom_state *st = event_domain(opaque, uuid);
 
     (void)name;
     if (st)
@@ -138,17 +131,18 @@ static void on_tunable(void *opaque, const char *uuid, const char *name)
 
 static void on_metadata(void *opaque, const char *uuid, const char *name)
 {
-    vnumad *dm = opaque;
+    conn_slot *cs = opaque;
 
     (void)name;
-    domains_consider_later(dm, uuid);
+    domains_consider_later(cs->dm, cs->id, uuid);
 }
 
 static void on_vserport(void *opaque, const char *uuid, const char *name, const char *port,
                         bool open)
 {
-    vnumad *dm = opaque;
-    dom_state *st = domains_find(dm, uuid);
+    conn_slot *cs = opaque;
+    vnumad *dm = cs->dm;
+    dom_state *st = event_domain(cs, uuid);
 
     log_debug("Domain '%s' port %s %s", LOG_Q(name), port, open ? "opened" : "closed");
     if (!st)
@@ -165,8 +159,9 @@ static void on_vserport(void *opaque, const char *uuid, const char *name, const 
 static void on_device(void *opaque, const char *uuid, const char *name, const char *alias,
                       bool added)
 {
-    vnumad *dm = opaque;
-    dom_state *st = domains_find(dm, uuid);
+    conn_slot *cs = opaque;
+    vnumad *dm = cs->dm;
+    dom_state *st = event_domain(cs, uuid);
 
     if (!st)
         return;
@@ -187,64 +182,9 @@ static void on_device(void *opaque, const char *uuid, const char *name, const ch
     schedule_pass_soon(dm);
 }
 
-static void drop_connection(vnumad *dm)
-{
-    /* the domains' handles belong to this connection */
-    for (size_t i = 0; i < dm->nr_doms; i++) {
-        virt_dom_free(dm->doms[i]->dom);
-        dm->doms[i]->dom = NULL;
-    }
-    virt_close(dm->conn);
-    dm->conn = NULL;
-    dm->connected = false;
-}
-
 static void on_closed(void *opaque)
 {
-    vnumad *dm = opaque;
-
-    if (!dm->connected)
-        return;
-    dm->stats.errors[METRICS_ERR_CONNECTION_LOST]++;
-    log_warn("Lost the connection to libvirt (%s); reconnecting", dm->cfg.uri);
-    dm->connected = false;
-    dm->backoff_s = BACKOFF_MIN_S;
-    /* closing from inside libvirt's callback is not allowed: do it from a timer */
-    loop_update_timer(dm->reconnect_timer, 0);
-}
-
-static void connect_now(vnumad *dm)
-{
-    virt_callbacks cb = {.lifecycle = on_lifecycle,
-                         .metadata = on_metadata,
-                         .tunable = on_tunable,
-                         .vserport = on_vserport,
-                         .device = on_device,
-                         .closed = on_closed,
-                         .opaque = dm};
-    int r;
-
-    if (dm->conn)
-        drop_connection(dm);
-    r = virt_open(dm->cfg.uri, &cb, &dm->conn);
-    if (r < 0) {
-        dm->stats.errors[METRICS_ERR_CONNECT]++;
-        log_warn("Cannot connect to %s: %s; retrying in %.0f s", dm->cfg.uri, virt_last_error(),
-                 dm->backoff_s);
-        dm->conn = NULL;
-        loop_update_timer(dm->reconnect_timer, (int)(dm->backoff_s * 1000));
-        dm->backoff_s = VN_MIN(BACKOFF_MAX_S, dm->backoff_s * 2);
-        return;
-    }
-    dm->connected = true;
-    dm->backoff_s = BACKOFF_MIN_S;
-    log_info("Connected to %s", dm->cfg.uri);
-    domains_resync(dm);
-    /* every running domain was read on the loop just now: the pass (and the CPU time window
-     * of each domain new to vnumad) begins at once; event_delay batches a storm of later
-     * events, and there is none to wait for here */
-    dm->pass_due = true;
-    loop_update_timer(dm->soon_timer, 0);
+    conns_lost(opaque);
 }
 
 /*
@@ -312,7 +252,8 @@ static void reload_config(vnumad *dm)
     memcpy(c.socket_path, dm->cfg.socket_path, sizeof(c.socket_path));
     memcpy(c.state_dir, dm->cfg.state_dir, sizeof(c.state_dir));
     memcpy(c.pid_file, dm->cfg.pid_file, sizeof(c.pid_file));
-    memcpy(c.uri, dm->cfg.uri, sizeof(c.uri));
+    memcpy(c.uris, dm->cfg.uris, sizeof(c.uris));
+    c.nr_uris = dm->cfg.nr_uris;
     (void)notify_send("RELOADING=1");
     bool knobs = c.balancer_knobs != dm->cfg.balancer_knobs;
     dm->cfg = c;
@@ -328,10 +269,9 @@ static void reload_config(vnumad *dm)
                  policy->nr_rules, c.policy_dir);
     /* each element read again under the new balancer_knobs; each domain without one under
      * the new policy: one no rule puts in balancing any more is restored as at an opt-out */
-    if ((knobs || policy_changed) && dm->connected) {
-        domains_resync(dm);
-        dm->pass_soon(dm); /* a domain taken up is balanced now, not at the next interval */
-    }
+    if (knobs || policy_changed)
+        conns_relist(dm); /* (a domain taken up is balanced at the pass its read asks for) */
+    conns_scan_now(dm);
     log_info("Reloaded %s", dm->config_path);
     (void)notify_send("READY=1");
 }
@@ -418,7 +358,7 @@ static void read_host_id(vnumad *dm, const char *path)
 
 static void shutdown_restore(vnumad *dm)
 {
-    if (!dm->cfg.restore_on_exit || !dm->connected || dm->exit_keeps)
+    if (!dm->cfg.restore_on_exit || dm->exit_keeps)
         return;
     for (size_t i = 0; i < dm->nr_doms; i++) {
         dom_state *st = dm->doms[i];
@@ -428,7 +368,14 @@ static void shutdown_restore(vnumad *dm)
                      LOG_Q(st->name));
             continue;
         }
-        if (!st->orig.saved || virt_dom_open(dm->conn, st->uuid, &d) < 0)
+        if (!st->orig.saved)
+            continue;
+        if (!conns_virt(dm, st->conn_id)) {
+            log_warn("Not restoring '%s': its libvirt daemon (%s) is not connected",
+                     LOG_Q(st->name), conns_label(dm, st->conn_id));
+            continue;
+        }
+        if (virt_dom_open(conns_virt(dm, st->conn_id), st->uuid, &d) < 0)
             continue;
         domains_restore(dm, d, st, "vnumad stopped");
         virt_dom_free(d);
@@ -456,9 +403,8 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
     dm->numa = host->numa;
     dm->stop_kind = host->stop_kind;
     dm->root = host->root;
-    dm->backoff_s = BACKOFF_MIN_S;
     dm->sigfd = dm->sig_watch = dm->pool_watch = -1;
-    dm->reconnect_timer = dm->pass_timer = dm->soon_timer = dm->tick_timer = -1;
+    dm->conns_timer = dm->pass_timer = dm->soon_timer = dm->tick_timer = -1;
     log_info("Host topology: %u NUMA node(s), %u CPUs", dm->topo->nr_nodes, dm->topo->nr_cpus);
     read_host_id(dm, host->machine_id);
     r = loop_init();
@@ -510,10 +456,9 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
         log_err("Cannot start the worker threads: %s", strerror(-r));
         return r;
     }
-    dm->reconnect_timer = loop_add_timer(-1, on_reconnect_timer, dm);
     dm->pass_timer = loop_add_timer((int)(dm->cfg.interval_s * 1000), on_pass_timer, dm);
     dm->soon_timer = loop_add_timer(-1, on_soon_timer, dm);
-    if (dm->reconnect_timer < 0 || dm->pass_timer < 0 || dm->soon_timer < 0) {
+    if (dm->pass_timer < 0 || dm->soon_timer < 0) {
         log_err("Cannot create timers");
         return -EIO;
     }
@@ -535,7 +480,16 @@ int daemon_start(vnumad *dm, const daemon_config *cfg, const char *config_path,
     r = notify_send("READY=1");
     if (r < 0)
         log_warn("Cannot tell systemd that vnumad is ready: %s", strerror(-r));
-    connect_now(dm);
+    virt_callbacks events = {.lifecycle = on_lifecycle,
+                             .metadata = on_metadata,
+                             .tunable = on_tunable,
+                             .vserport = on_vserport,
+                             .device = on_device,
+                             .closed = on_closed};
+    if (conns_start(dm, &events) < 0) {
+        log_err("Cannot create timers");
+        return -EIO;
+    }
     return 0;
 }
 
@@ -577,8 +531,7 @@ void daemon_stop(vnumad *dm)
     }
     control_close(dm->ctl);
     dm->ctl = NULL;
-    if (dm->conn && !dm->nr_considering) /* else a worker still waits in a call on it */
-        drop_connection(dm);
+    conns_stop(dm);
     for (size_t i = 0; i < dm->nr_doms; i++)
         if (!dm->doms[i]->busy) /* one with a work still out stays: the process is ending */
             domains_state_free(dm->doms[i]);
@@ -592,7 +545,7 @@ void daemon_stop(vnumad *dm)
     hostpolicy_free(dm->policy);
     dm->policy = NULL;
     /* what the loop watches for this daemon (a test starts the next one in the same process) */
-    int timers[] = {dm->reconnect_timer, dm->pass_timer, dm->soon_timer, dm->tick_timer};
+    int timers[] = {dm->pass_timer, dm->soon_timer, dm->tick_timer};
     for (size_t i = 0; i < VN_ARRAY_SIZE(timers); i++)
         if (timers[i] >= 0)
             loop_remove_timer(timers[i]);

@@ -16,6 +16,7 @@
 #include "arrival.h"
 #include "clock.h"
 #include "conflicts.h"
+#include "conntab.h"
 #include "core.h"
 #include "domains.h"
 #include "domains_agent.h"
@@ -48,8 +49,16 @@ dom_state *domains_find(vnumad *dm, const char *uuid)
 
 dom_state *domains_find_by_name(vnumad *dm, const char *name)
 {
+    const char *at = strrchr(name, '@');
+
     for (size_t i = 0; i < dm->nr_doms; i++)
         if (strcmp(dm->doms[i]->name, name) == 0)
+            return dm->doms[i];
+    /* NAME@CONNECTION: one of two domains of the same name on two libvirt daemons */
+    for (size_t i = 0; at && i < dm->nr_doms; i++)
+        if (strlen(dm->doms[i]->name) == (size_t)(at - name) &&
+            !strncmp(dm->doms[i]->name, name, (size_t)(at - name)) &&
+            !strcmp(conns_label(dm, dm->doms[i]->conn_id), at + 1))
             return dm->doms[i];
     return NULL;
 }
@@ -424,7 +433,8 @@ static void policy_balancer(const topology *t, vn_mode mode, vn_balancer *ret)
  * it; without an element, the host policy says its mode (hostpolicy.h): the element always
  * wins. Returns true when something that matters for balancing changed.
  */
-static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_reads *cr)
+static bool consider(vnumad *dm, unsigned conn, const char *uuid, arrival how,
+                     const consider_reads *cr)
 {
     virt_dom *d = cr->d;
     vn_balancer cfg;
@@ -447,8 +457,17 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
         st->reconsider_how = VN_MAX(st->reconsider_how, (unsigned)how);
         return false;
     }
-    if (!dm->connected || !d)
+    if (!d)
         return false;
+    if (st && st->conn_id != conn && conns_find(dm, st->conn_id)) {
+        /* two daemons with a domain of the same UUID (a tenant chose it): the first one found
+         * is balanced, the other left alone */
+        log_warn("Domain '%s' on connection %s has the same UUID as '%s' on connection %s; "
+                 "left alone",
+                 LOG_Q(cr->ident == 0 ? cr->id.name : uuid), conns_label(dm, conn), LOG_Q(st->name),
+                 conns_label(dm, st->conn_id));
+        return false;
+    }
     if (cr->ident < 0) {
         if (st) /* (its record stays for a save image restored: origfile.h) */
             domains_forget(dm, st);
@@ -472,6 +491,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
             if (st) {
                 snprintf(st->uuid, sizeof(st->uuid), "%s", cr->id.uuid);
                 snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
+                st->conn_id = conn;
                 state_reset_run(st, cr->id.id);
                 st->cfg.valid = true;
                 originals_set(&st->orig, orig);
@@ -530,6 +550,7 @@ static bool consider(vnumad *dm, const char *uuid, arrival how, const consider_r
     }
     snprintf(st->name, sizeof(st->name), "%s", cr->id.name);
     snprintf(st->host_id, sizeof(st->host_id), "%s", dm->host_id);
+    st->conn_id = conn; /* (a domain whose connection went, found on another) */
     /* an arrival: a migration's event, or another host's originals in the live metadata of a
      * run vnumad has no record of (a vnumad started after the migration, a save image restored
      * here); with a record of this run the metadata says nothing vnumad does not know */
@@ -595,6 +616,8 @@ typedef struct consider_work {
     work w;
     vnumad *dm;
     struct consider_work *next; /* dm->considering */
+    conn_slot *cs;              /* its connection, in use until done (conns_use) */
+    unsigned conn;
     char uuid[SNAP_UUID_MAX];
     arrival how;
     bool again;
@@ -602,10 +625,10 @@ typedef struct consider_work {
     consider_reads cr;
 } consider_work;
 
-static consider_work *consider_pending(vnumad *dm, const char *uuid)
+static consider_work *consider_pending(vnumad *dm, unsigned conn, const char *uuid)
 {
     for (consider_work *cw = dm->considering; cw; cw = cw->next)
-        if (strcmp(cw->uuid, uuid) == 0)
+        if (cw->conn == conn && strcmp(cw->uuid, uuid) == 0)
             return cw;
     return NULL;
 }
@@ -614,7 +637,7 @@ static void consider_run(work *w)
 {
     consider_work *cw = (consider_work *)w;
 
-    consider_read(cw->dm->conn, cw->uuid, cw->needs, &cw->cr);
+    consider_read(cw->cs->conn, cw->uuid, cw->needs, &cw->cr);
 }
 
 static void consider_done(work *w, bool late);
@@ -641,47 +664,52 @@ static void consider_done(work *w, bool late)
             break;
         }
     dm->nr_considering--;
-    if (cw->again && !dm->quit && dm->connected) {
+    if (cw->again && !dm->quit && cw->cs->connected) {
         consider_reads_free(&cw->cr);
         cw->w = (work){.run = consider_run, .done = consider_done};
         consider_submit(dm, cw);
         return;
     }
-    if (!dm->quit && consider(dm, cw->uuid, cw->how, &cw->cr))
+    if (!dm->quit && cw->cs->connected && consider(dm, cw->conn, cw->uuid, cw->how, &cw->cr))
         dm->pass_soon(dm);
-    consider_reads_free(&cw->cr);
+    consider_reads_free(&cw->cr); /* (before the connection may close) */
+    conns_unuse(cw->cs);
     free(cw);
 }
 
-static void consider_later(vnumad *dm, const char *uuid, arrival how)
+static void consider_later(vnumad *dm, unsigned conn, const char *uuid, arrival how)
 {
-    consider_work *cw = consider_pending(dm, uuid);
+    consider_work *cw = consider_pending(dm, conn, uuid);
+    conn_slot *cs = conns_find(dm, conn);
 
     if (cw) {
         cw->again = true;
         cw->how = VN_MAX(cw->how, how);
         return;
     }
-    if (!dm->connected)
+    if (!cs || !cs->connected)
         return;
     cw = calloc(1, sizeof(*cw));
     if (!cw)
         return;
     cw->w = (work){.run = consider_run, .done = consider_done};
     cw->dm = dm;
+    cw->cs = cs;
+    cw->conn = conn;
+    conns_use(cs);
     snprintf(cw->uuid, sizeof(cw->uuid), "%s", uuid);
     cw->how = how;
     consider_submit(dm, cw);
 }
 
-void domains_consider_later(vnumad *dm, const char *uuid)
+void domains_consider_later(vnumad *dm, unsigned conn, const char *uuid)
 {
-    consider_later(dm, uuid, ARRIVAL_NONE);
+    consider_later(dm, conn, uuid, ARRIVAL_NONE);
 }
 
-void domains_consider_stale(vnumad *dm, const char *uuid)
+void domains_consider_stale(vnumad *dm, unsigned conn, const char *uuid)
 {
-    consider_work *cw = consider_pending(dm, uuid);
+    consider_work *cw = consider_pending(dm, conn, uuid);
 
     if (cw)
         cw->again = true;
@@ -697,28 +725,28 @@ void domains_consider_drain(vnumad *dm, double timeout_s)
 }
 
 /* On the loop: read now. A read for the same domain still out is stale: read again. */
-static bool consider_now(vnumad *dm, const char *uuid, arrival how)
+static bool consider_now(vnumad *dm, unsigned conn, const char *uuid, arrival how)
 {
-    consider_work *cw = consider_pending(dm, uuid);
+    consider_work *cw = consider_pending(dm, conn, uuid);
     consider_reads cr;
     bool changed;
 
     if (cw)
         cw->again = true;
-    consider_read(dm->connected ? dm->conn : NULL, uuid, hostpolicy_needs(dm->policy), &cr);
-    changed = consider(dm, uuid, how, &cr);
+    consider_read(conns_virt(dm, conn), uuid, hostpolicy_needs(dm->policy), &cr);
+    changed = consider(dm, conn, uuid, how, &cr);
     consider_reads_free(&cr);
     return changed;
 }
 
-bool domains_consider(vnumad *dm, const char *uuid)
+bool domains_consider(vnumad *dm, unsigned conn, const char *uuid)
 {
-    return consider_now(dm, uuid, ARRIVAL_NONE);
+    return consider_now(dm, conn, uuid, ARRIVAL_NONE);
 }
 
-bool domains_arrived(vnumad *dm, const char *uuid, bool finished)
+bool domains_arrived(vnumad *dm, unsigned conn, const char *uuid, bool finished)
 {
-    return consider_now(dm, uuid, finished ? ARRIVAL_FINISHED : ARRIVAL_MIGRATING);
+    return consider_now(dm, conn, uuid, finished ? ARRIVAL_FINISHED : ARRIVAL_MIGRATING);
 }
 
 bool domains_reconsider(vnumad *dm, dom_state *st)
@@ -729,60 +757,5 @@ bool domains_reconsider(vnumad *dm, dom_state *st)
     st->reconsider = false;
     st->reconsider_how = ARRIVAL_NONE;
     memcpy(uuid, st->uuid, sizeof(uuid)); /* consider() may free st */
-    return consider_now(dm, uuid, how);
-}
-
-typedef struct running_ids {
-    vnumad *dm;
-    const virt_dom_id *ids;
-    size_t n;
-} running_ids;
-
-/* A record worth keeping: of a running domain, or of one libvirt still knows (a managed save) */
-static bool uuid_known(const char *uuid, void *arg)
-{
-    const running_ids *ri = arg;
-    virt_dom *d;
-
-    for (size_t k = 0; k < ri->n; k++)
-        if (strcmp(ri->ids[k].uuid, uuid) == 0)
-            return true;
-    switch (virt_dom_open(ri->dm->conn, uuid, &d)) {
-    case 0:
-        virt_dom_free(d);
-        return true;
-    case -ESRCH: /* no such domain */
-        return false;
-    default: /* libvirtd cannot tell now: kept until it can */
-        return true;
-    }
-}
-
-void domains_resync(vnumad *dm)
-{
-    _cleanup_free_ virt_dom_id *ids = NULL;
-    size_t n = 0;
-
-    if (virt_list_running(dm->conn, &ids, &n) < 0) {
-        dm->stats.errors[METRICS_ERR_LIST]++;
-        log_warn("Failed to list domains: %s", virt_last_error());
-        return;
-    }
-    /* drop what is no longer running */
-    for (size_t i = 0; i < dm->nr_doms;) {
-        bool found = false;
-        for (size_t k = 0; k < n && !found; k++)
-            found = strcmp(ids[k].uuid, dm->doms[i]->uuid) == 0;
-        if (!found)
-            domains_forget(dm, dm->doms[i]);
-        else
-            i++;
-    }
-    for (size_t k = 0; k < n; k++)
-        (void)domains_consider(dm, ids[k].uuid);
-    /* the records of domains libvirt no longer knows */
-    running_ids ri = {dm, ids, n};
-    int r = origfile_prune(dm->cfg.state_dir, uuid_known, &ri);
-    if (r < 0)
-        log_warn("Cannot look through %s/originals: %s", dm->cfg.state_dir, strerror(-r));
+    return consider_now(dm, st->conn_id, uuid, how);
 }

@@ -20,16 +20,16 @@ void domains_forget(vnumad *dm, dom_state *st);
 
 /* Read a running domain's <balancer> element and track, update, restore or drop it; true
  * when something that matters for balancing changed. */
-bool domains_consider(vnumad *dm, const char *uuid);
+bool domains_consider(vnumad *dm, unsigned conn, const char *uuid);
 /* The same for an event, with the libvirt reads on a worker thread and the rest on the loop
  * when they are back (a pass soon if something changed). */
-void domains_consider_later(vnumad *dm, const char *uuid);
+void domains_consider_later(vnumad *dm, unsigned conn, const char *uuid);
 /* Drop the cached XML / vCPU threads / RAM layout (DOM_STALE_*), or mark them while busy. */
 void domains_stale(dom_state *st, unsigned what);
 /* The domain's deferred read (st->reconsider, pass.c), as the arrival asked for. */
 bool domains_reconsider(vnumad *dm, dom_state *st);
 /* An event for the domain (it stopped): a read of it still out is stale, read again. */
-void domains_consider_stale(vnumad *dm, const char *uuid);
+void domains_consider_stale(vnumad *dm, unsigned conn, const char *uuid);
 /* Runs the loop until no read is out, or timeout_s (shutdown). */
 void domains_consider_drain(vnumad *dm, double timeout_s);
 
@@ -37,10 +37,7 @@ void domains_consider_drain(vnumad *dm, double timeout_s);
  * originals in its metadata are the other host's, never put back here (domains.c). While
  * the migration runs (`finished` false: libvirt holds the domain) nothing is written; once
  * it finished, this host's originals are taken and written. */
-bool domains_arrived(vnumad *dm, const char *uuid, bool finished);
-
-/* After (re)connecting: forget what no longer runs, consider every running domain. */
-void domains_resync(vnumad *dm);
+bool domains_arrived(vnumad *dm, unsigned conn, const char *uuid, bool finished);
 
 /* Write vnumad's record of st's originals (origfile.h), or remove it when they are not saved;
  * a failure is logged and counted. 0 or -errno. On the loop. */

@@ -6,12 +6,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libxml/parser.h>
@@ -31,20 +33,64 @@ static void xml_freep(xmlChar **s)
 }
 #define _cleanup_xml_ __attribute__((cleanup(xml_freep)))
 
-/* The file at `path` into *buf (malloc'd, NUL-terminated), if it is fit to believe. */
-static int read_status(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+/*
+ * The status file of `name` in the run directory of the libvirt daemon `daemon` (a pid: its
+ * /run/libvirt as it sees it, through /proc/PID/root, every link resolved inside that root
+ * (openat2 RESOLVE_IN_ROOT), so that whoever can write there names nothing outside it), or
+ * `dir` (the host's own libvirt). An fd, or -errno.
+ */
+static int open_status(pid_t daemon, const char *dir, const char *name, char *err, size_t errlen)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+    char path[4096];
+    int n, fd;
+
+    if (daemon <= 0) {
+        n = snprintf(path, sizeof(path), "%s/qemu/%s.xml", dir, name);
+        if (n < 0 || (size_t)n >= sizeof(path))
+            return vn_fail(err, errlen, -ENAMETOOLONG, "the status file's path is too long");
+        fd = open(path, flags);
+        return fd < 0 ? -errno : fd;
+    }
+    char root[64], own[64], theirs[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)daemon);
+    n = (int)readlink(path, theirs, sizeof(theirs) - 1);
+    int m = (int)readlink("/proc/self/ns/pid", own, sizeof(own) - 1);
+    if (n <= 0 || m <= 0)
+        return -ESRCH; /* the daemon is gone: its connection drops */
+    theirs[n] = own[m] = '\0';
+    if (strcmp(theirs, own) != 0)
+        return vn_fail(err, errlen, -EPERM,
+                       "the libvirt daemon (pid %d) runs in a PID namespace of its own: the "
+                       "pids it writes are not this host's",
+                       (int)daemon);
+    snprintf(root, sizeof(root), "/proc/%d/root", (int)daemon);
+    _cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0)
+        return -ESRCH;
+    n = snprintf(path, sizeof(path), "run/libvirt/qemu/%s.xml", name);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return vn_fail(err, errlen, -ENAMETOOLONG, "the status file's path is too long");
+    struct open_how how = {.flags = (uint64_t)flags,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    fd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
+    return fd < 0 ? -errno : fd;
+}
+
+/* The status file open as fd into *buf (malloc'd, NUL-terminated), if it is fit to believe. */
+static int read_status(int ofd, char **buf, size_t *len, char *err, size_t errlen)
+{
+    _cleanup_close_ int fd = ofd;
     _cleanup_free_ char *b = NULL;
     struct stat st;
     size_t got = 0;
 
     if (fd < 0)
-        return errno == ENOENT ? -ESRCH
-               : errno == ELOOP
+        return fd == -ENOENT ? -ESRCH
+               : fd == -ELOOP
                    ? vn_fail(err, errlen, -EPERM, "libvirt's status file is a symbolic link")
-                   : vn_fail(err, errlen, -errno, "cannot open libvirt's status file: %s",
-                             strerror(errno));
+                   : vn_fail(err, errlen, fd, "cannot open libvirt's status file: %s",
+                             strerror(-fd));
     if (fstat(fd, &st) < 0)
         return vn_fail(err, errlen, -errno, "cannot stat libvirt's status file: %s",
                        strerror(errno));
@@ -115,10 +161,9 @@ int domstatus_qemu_pid(const virt_dom_id *ident, pid_t *ret, char *err, size_t e
 {
     const char *dir = getenv(DOMSTATUS_RUN_DIR_ENV);
     _cleanup_free_ char *buf = NULL;
-    char path[4096];
     xmlDocPtr doc;
     size_t len = 0;
-    int n, r;
+    int fd, r;
 
     /* libvirt refuses a name with '/'; one that has it is not libvirt's */
     if (!ident->name[0] || strchr(ident->name, '/') || !strcmp(ident->name, ".") ||
@@ -126,10 +171,10 @@ int domstatus_qemu_pid(const virt_dom_id *ident, pid_t *ret, char *err, size_t e
         return vn_fail(err, errlen, -EINVAL, "not a name libvirt gives a status file");
     if (!dir || !*dir)
         dir = DOMSTATUS_RUN_DIR_DEFAULT;
-    n = snprintf(path, sizeof(path), "%s/qemu/%s.xml", dir, ident->name);
-    if (n < 0 || (size_t)n >= sizeof(path))
-        return vn_fail(err, errlen, -ENAMETOOLONG, "the status file's path is too long");
-    r = read_status(path, &buf, &len, err, errlen);
+    fd = open_status(ident->daemon_pid, dir, ident->name, err, errlen);
+    if (fd == -EPERM || fd == -ENAMETOOLONG)
+        return fd;
+    r = read_status(fd, &buf, &len, err, errlen);
     if (r < 0)
         return r;
     doc = xmlReadMemory(buf, (int)len, "status.xml", "UTF-8",

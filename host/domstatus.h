@@ -19,8 +19,11 @@
 /*
  * The QEMU pid of running domain `ident`, from libvirt's status file, which must be a regular
  * file of vnumad's user that no one else may write, and name this domain: its <uuid> and its
- * running id. 0; -ESRCH: no status file (not running, or libvirt moved on); -EPERM: the file is
- * not libvirt's or names another domain or run (why in err); -EINVAL: not a status file.
+ * running id. A domain of a daemon reached through a socket (ident->daemon_pid) has its file in
+ * that daemon's /run/libvirt, read in the daemon's root (a link there cannot lead out of it);
+ * a daemon in a PID namespace of its own is refused (-EPERM): its pids are not this host's. 0;
+ * -ESRCH: no status file (not running, or libvirt moved on); -EPERM: the file is not libvirt's or
+ * names another domain or run (why in err); -EINVAL: not a status file.
  */
 int domstatus_qemu_pid(const virt_dom_id *ident, pid_t *ret, char *err, size_t errlen);
 

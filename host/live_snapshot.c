@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "conntab.h"
 #include "core.h"
 #include "domains.h"
 #include "hostload.h"
@@ -244,6 +245,56 @@ static void snap_late(work *w)
     sw->reply = NULL;
 }
 
+/* The running domains of every connection up, each with its connection (*ret_on[i]): 0, or
+ * -ENOTCONN (none up), -EIO (one refused), -ENOMEM. */
+static int list_all(vnumad *dm, virt_dom_id **ret, virt_conn ***ret_on, size_t *ret_n)
+{
+    virt_dom_id *all = NULL;
+    virt_conn **on = NULL;
+    size_t n = 0;
+    bool any = false;
+
+    for (unsigned c = 0; c < dm->nr_conns; c++) {
+        virt_dom_id *ids = NULL, *a;
+        virt_conn **o;
+        size_t k = 0;
+        if (!dm->conns[c]->connected)
+            continue;
+        any = true;
+        if (virt_list_running(dm->conns[c]->conn, &ids, &k) < 0) {
+            free(all);
+            free(on);
+            return -EIO;
+        }
+        a = realloc(all, (n + k + 1) * sizeof(*all));
+        if (a)
+            all = a;
+        o = a ? realloc(on, (n + k + 1) * sizeof(*on)) : NULL;
+        if (o)
+            on = o;
+        if (!a || !o) {
+            free(ids);
+            free(all);
+            free(on);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < k; i++) {
+            all[n] = ids[i];
+            on[n++] = dm->conns[c]->conn;
+        }
+        free(ids);
+    }
+    if (!any) {
+        free(all);
+        free(on);
+        return -ENOTCONN;
+    }
+    *ret = all;
+    *ret_on = on;
+    *ret_n = n;
+    return 0;
+}
+
 /* What vnumad knows of a tracked domain: its balancer and rule 3's history; a domain it does
  * not track is written in mode advise (what vnumad would do were it opted in). */
 static void one_init(vnumad *dm, snap_one *o, const virt_dom_id *id)
@@ -269,15 +320,17 @@ int live_snapshot_command(void *opaque, const control_request *req, struct json_
                           char *errclass, size_t classlen, char *err, size_t errlen)
 {
     vnumad *dm = opaque;
-    _cleanup_free_ virt_dom_id *ids = NULL;
+    virt_dom_id *ids = NULL;
+    virt_conn **on = NULL;
     size_t n = 0;
     snap_work *sw;
+    int r = list_all(dm, &ids, &on, &n);
 
     (void)ret;
-    if (!dm->connected || virt_list_running(dm->conn, &ids, &n) < 0) {
+    if (r < 0) {
         snprintf(errclass, classlen, "Internal");
         snprintf(err, errlen, "cannot list the running domains: libvirt %s",
-                 dm->connected ? "refused" : "is not connected");
+                 r == -ENOTCONN ? "is not connected" : "refused");
         return -EIO;
     }
     n = VN_MIN(n, (size_t)SNAP_MAX_DOMAINS);
@@ -286,15 +339,19 @@ int live_snapshot_command(void *opaque, const control_request *req, struct json_
         !(sw->load = calloc(2, sizeof(*sw->load)))) {
         if (sw)
             work_free(sw);
+        free(ids);
+        free(on);
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         snap_one *o = &sw->one[sw->n];
         one_init(dm, o, &ids[i]);
-        if (virt_dom_open(dm->conn, ids[i].uuid, &o->d) < 0)
+        if (virt_dom_open(on[i], ids[i].uuid, &o->d) < 0)
             continue; /* gone since the list */
         sw->n++;
     }
+    free(ids);
+    free(on);
     for (unsigned k = 0; k < dm->topo->nr_nodes; k++) {
         const topo_node *tn = &dm->topo->nodes[k];
         sw->s.free_known[k] = tn->mem_free_known;

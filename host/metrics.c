@@ -194,8 +194,13 @@ static void render_host(FILE *f, const metrics_host *h, size_t nr_doms)
     family(f, "vnuma_build_info", "gauge", "vnumad's version (always 1).");
     fprintf(f, "vnuma_build_info{version=\"%s\"} 1\n", VNUMA_VERSION);
     family(f, "vnuma_libvirt_connected", "gauge",
-           "1 when vnumad is connected to libvirt (libvirtd or virtqemud).");
+           "1 when every libvirt connection of vnumad (libvirtd or virtqemud) is up.");
     fprintf(f, "vnuma_libvirt_connected %d\n", h->connected ? 1 : 0);
+    family(f, "vnuma_libvirt_connections", "gauge",
+           "libvirt connections, by state (one per uri line and per socket a glob matches).");
+    fprintf(f, "vnuma_libvirt_connections{state=\"up\"} %u\n", h->connections_up);
+    fprintf(f, "vnuma_libvirt_connections{state=\"down\"} %u\n",
+            h->connections - VN_MIN(h->connections, h->connections_up));
     family(f, "vnuma_passes_total", "counter", "Balancing passes run.");
     fprintf(f, "vnuma_passes_total %llu\n", (unsigned long long)h->passes);
     family(f, "vnuma_last_pass_timestamp_seconds", "gauge",

@@ -75,7 +75,9 @@ typedef struct metrics_histogram {
 
 typedef struct metrics_host {
     uint64_t passes;
-    bool connected;
+    bool connected;               /* every libvirt connection is up */
+    unsigned connections;         /* libvirt connections (uri lines, sockets their globs match) */
+    unsigned connections_up;      /* ... up now */
     double last_pass_unix;        /* wall-clock time of the last pass, 0 none yet */
     uint64_t rules[RULE_MAX];     /* cell decisions each rule shaped */
     uint64_t reasons[REASON_MAX]; /* cell decisions by outcome ("act", "already-local", ...) */

@@ -27,6 +27,7 @@
 #include "act_originals.h"
 #include "agentlink.h"
 #include "clock.h"
+#include "conntab.h"
 #include "core.h"
 #include "decide.h"
 #include "domains.h"
@@ -313,8 +314,13 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
         dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
         return NULL;
     }
+    if (!st->dom && !conns_virt(dm, st->conn_id)) {
+        /* its libvirt daemon does not answer, or is being reconnected: tracked until it is back */
+        dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
+        return NULL;
+    }
     /* the handle is looked up once per QEMU run (domains.c drops it on a new run) */
-    if ((!st->dom && virt_dom_open(dm->conn, st->uuid, &st->dom) < 0) ||
+    if ((!st->dom && virt_dom_open(conns_virt(dm, st->conn_id), st->uuid, &st->dom) < 0) ||
         virt_dom_ref(st->dom, &d) < 0) {
         virt_dom_free(st->dom);
         st->dom = NULL;
@@ -841,7 +847,7 @@ static void run_pass_stages(vnumad *dm)
     plan p = {0};
     double now = vn_mono_s();
 
-    if (!dm->connected || !(set = pass_set_new(dm->nr_doms)))
+    if (!conns_connected(dm) || !(set = pass_set_new(dm->nr_doms)))
         return;
     pass_begin(dm, set);
     pass_sample_all(dm, set, now);      /* sample: every admitted domain, on the workers */
@@ -869,7 +875,7 @@ static void run_pass_stages(vnumad *dm)
 void pass_run(vnumad *dm)
 {
     double start = vn_mono_s();
-    bool ran = dm->connected;
+    bool ran = conns_connected(dm) > 0;
 
     if (dm->in_pass) {
         dm->pass_again = true;

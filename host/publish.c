@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conntab.h"
 #include "core.h"
 #include "journal.h"
 #include "json.h"
@@ -63,7 +64,9 @@ char *publish_metrics_text(vnumad *dm)
     mover_stats ms;
 
     dm->stats.passes = dm->pass;
-    dm->stats.connected = dm->connected;
+    dm->stats.connected = conns_connected(dm) == dm->nr_conns && (dm->nr_conns || conns_many(dm));
+    dm->stats.connections = dm->nr_conns;
+    dm->stats.connections_up = conns_connected(dm);
     dm->stats.log_suppressed = log_suppressed_total();
     virt_call_counts(dm->stats.libvirt_calls);
     mover_get_stats(dm->movers, &ms);

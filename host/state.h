@@ -268,6 +268,8 @@ typedef struct dom_state {
     char uuid[SNAP_UUID_MAX];
     char name[SNAP_NAME_MAX];
     int id; /* libvirt id when last seen running; -1 after it stopped */
+    /* the libvirt connection it runs on (conns.h: a connection's id, never reused; 0 none) */
+    unsigned conn_id;
     vn_balancer cfg;
     /* what put it in its mode: "element", "rule FILE:LINE" or "default" (hostpolicy.h) */
     char opt_in[STATE_OPT_IN_MAX];
@@ -407,6 +409,9 @@ static inline void originals_drop(dom_state *st)
     st->orig_recorded = false;
 }
 
+/* uri lines in vnumad.conf */
+#define CONFIG_MAX_URIS 16
+
 /* vnumad.conf (docs/operations.md); defaults from daemon_config_defaults(). */
 typedef struct daemon_config {
     double interval_s;    /* interval = 5 */
@@ -422,9 +427,14 @@ typedef struct daemon_config {
     uint64_t journal_max_bytes; /* journal_max_mib = 64: journal.jsonl rotated past this */
     unsigned journal_files;     /* journal_files = 4: rotated journals kept (.1 ... .N) */
     char pid_file[256];         /* pid_file = /run/vnumad.pid: written when detached; empty: none */
-    char uri[256];              /* uri = qemu:///system */
-    int log_level;              /* log_level = info (err=3 warning=4 info=6 debug=7) */
-    bool test_holds;            /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
+    /* uri = qemu:///system, given once per connection (conns.h); a socket= glob in one is a
+     * connection per matching socket. The first uri line of the file replaces the default. */
+    char uris[CONFIG_MAX_URIS][256];
+    unsigned nr_uris;
+    bool uris_given;        /* a uri line was read (the default is gone) */
+    double scan_interval_s; /* scan_interval = 5: the socket globs looked through again */
+    int log_level;          /* log_level = info (err=3 warning=4 info=6 debug=7) */
+    bool test_holds;        /* test_holds = no: vnumactl hold may park a pass (host/holds.h) */
     char metrics_file[256]; /* metrics_file = (empty: off): Prometheus text, written each pass */
     vn_config decide;       /* busy_threshold, reserve_mib, reserve_percent, min_gain, ... */
     vn_mode default_mode;   /* default_mode = off: a domain no rule and no element speaks for */

@@ -65,6 +65,9 @@ typedef struct virt_dom_id {
     char uuid[SNAP_UUID_MAX];
     char name[SNAP_NAME_MAX];
     int id; /* libvirt's id of the running domain (changes on every start) */
+    /* the libvirt daemon behind the connection, when it was reached through a socket= path
+     * (its status files are read in its own root: domstatus.h); 0: the host's own libvirt */
+    pid_t daemon_pid;
 } virt_dom_id;
 
 /* Running domains. *ret is malloc'd; free() it. */

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -120,11 +123,53 @@ struct virt_conn {
     virt_callbacks cb;
     int cb_lifecycle, cb_metadata, cb_qmp, cb_added, cb_removed, cb_tunable;
     bool close_registered;
+    pid_t daemon_pid; /* the daemon listening on the URI's socket= path (0: none named) */
 };
 
 struct virt_dom {
     virDomainPtr dom;
+    pid_t daemon_pid; /* its connection's */
 };
+
+/*
+ * The pid of the daemon listening on the unix socket of uri's socket= parameter (the kernel's
+ * word: SO_PEERCRED, in this PID namespace), 0 when the URI names none. -errno when it cannot
+ * be told: a connection whose daemon is not known is not used.
+ */
+static int socket_daemon(const char *uri, pid_t *ret)
+{
+    const char *q = strchr(uri, '?'), *s = NULL;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    size_t n;
+    int fd, r = 0;
+
+    *ret = 0;
+    for (; q; q = strchr(q, '&'))
+        if (!strncmp(++q, "socket=", 7)) {
+            s = q + 7;
+            break;
+        }
+    if (!s)
+        return 0;
+    n = strcspn(s, "&#");
+    if (n == 0 || n >= sizeof(sa.sun_path))
+        return -EINVAL;
+    memcpy(sa.sun_path, s, n);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        r = -errno;
+    else if (cred.pid <= 0)
+        r = -ESRCH;
+    else
+        *ret = cred.pid;
+    close(fd);
+    return r;
+}
 
 static void dom_ids(virDomainPtr dom, char *uuid, const char **name)
 {
@@ -292,6 +337,15 @@ static int lv_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
     /* Event registration does not taint domains (only monitor commands do). */
     c->cb_qmp = virConnectDomainQemuMonitorEventRegister(c->conn, NULL, "VSERPORT_CHANGE", on_qmp,
                                                          c, NULL, 0);
+    /* (after the open: the daemon that answered it, or one that took its place since, whose
+     * connection then drops) */
+    r = socket_daemon(uri ? uri : "", &c->daemon_pid);
+    if (r < 0) {
+        snprintf(last_error, sizeof(last_error), "cannot tell the daemon behind the socket: %s",
+                 strerror(-r));
+        lv_close(c);
+        return r;
+    }
     *ret = c;
     return 0;
 error:
@@ -349,6 +403,7 @@ static int lv_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n)
         dom_ids(doms[i], out[k].uuid, &name);
         snprintf(out[k].name, sizeof(out[k].name), "%s", name);
         out[k].id = (int)virDomainGetID(doms[i]);
+        out[k].daemon_pid = c->daemon_pid;
         if (out[k].uuid[0])
             k++;
         virDomainFree(doms[i]);
@@ -372,6 +427,7 @@ static int lv_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
         free(d);
         return r;
     }
+    d->daemon_pid = c->daemon_pid;
     *ret = d;
     return 0;
 }
@@ -387,6 +443,7 @@ static int lv_dom_ref(virt_dom *d, virt_dom **ret)
         return virt_error();
     }
     r->dom = d->dom;
+    r->daemon_pid = d->daemon_pid;
     *ret = r;
     return 0;
 }
@@ -410,6 +467,7 @@ static int lv_dom_ident(virt_dom *d, virt_dom_id *ret)
     snprintf(id.name, sizeof(id.name), "%s", name);
     vid = virDomainGetID(d->dom);
     id.id = vid == (unsigned int)-1 ? -1 : (int)vid;
+    id.daemon_pid = d->daemon_pid;
     if (id.id < 0)
         return -ESRCH;
     *ret = id;

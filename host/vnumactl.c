@@ -308,8 +308,9 @@ static unsigned status_nodes(struct json_object *cells, unsigned *nodes, unsigne
     return nr;
 }
 
-/* One domain of `status`: a header line, a numastat-style table of its cells, counters. */
-static void print_status_domain(struct json_object *d)
+/* One domain of `status`: a header line, a numastat-style table of its cells, counters. Its name
+ * is NAME@CONNECTION when another domain of `doms` has the same name (two libvirt daemons). */
+static void print_status_domain(struct json_object *d, struct json_object *doms)
 {
     struct json_object *agent = jget(d, "agent"), *cells = jget(d, "cells");
     struct json_object *cnt = jget(d, "counters");
@@ -320,9 +321,14 @@ static void print_status_domain(struct json_object *d)
     const char *opt_in = jstr(d, "opt_in", "");
 
     /* what put it in its mode (the element, a host policy rule, the default) when said */
-    printf("%s: mode %s%s%s%s, paused %s, state %s, error %s, agent %s", jstr(d, "name", "?"),
-           jstr(d, "mode", "-"), opt_in[0] ? " (" : "", opt_in, opt_in[0] ? ")" : "",
-           jbool(d, "paused") ? "yes" : "no", jstr(d, "state", "-"), jstr(d, "error", "-"),
+    const char *name = jstr(d, "name", "?"), *conn = jstr(d, "connection", "");
+    unsigned same = 0;
+    for (size_t i = 0; i < jlen(doms); i++)
+        same += !strcmp(jstr(json_object_array_get_idx(doms, i), "name", ""), name);
+    printf("%s%s%s: mode %s%s%s%s, paused %s, state %s, error %s, agent %s", name,
+           same > 1 && conn[0] ? "@" : "", same > 1 ? conn : "", jstr(d, "mode", "-"),
+           opt_in[0] ? " (" : "", opt_in, opt_in[0] ? ")" : "", jbool(d, "paused") ? "yes" : "no",
+           jstr(d, "state", "-"), jstr(d, "error", "-"),
            jbool(agent, "connected") ? "connected" : "not connected");
     if (jnum(agent, "hint_age_s", &hint))
         printf(" (last hint %.1f s ago)", hint);
@@ -383,13 +389,21 @@ static void print_status(struct json_object *r)
 {
     struct json_object *doms = jget(r, "domains");
 
-    printf("vnumad: pass %" PRIu64 ", libvirt %s, %zu domain%s%s\n", ju64(r, "pass"),
-           jbool(r, "connected") ? "connected" : "not connected", jlen(doms),
+    struct json_object *conns = jget(r, "connections");
+    unsigned up = 0;
+    char many[48] = "";
+
+    for (size_t i = 0; i < jlen(conns); i++)
+        up += jbool(json_object_array_get_idx(conns, i), "connected");
+    if (jlen(conns) > 1)
+        snprintf(many, sizeof(many), " (%u of %zu connections up)", up, jlen(conns));
+    printf("vnumad: pass %" PRIu64 ", libvirt %s%s, %zu domain%s%s\n", ju64(r, "pass"),
+           jbool(r, "connected") ? "connected" : "not connected", many, jlen(doms),
            jlen(doms) == 1 ? "" : "s",
            jbool(r, "paused") ? ", paused host-wide (vnumactl resume --all)" : "");
     for (size_t i = 0; i < jlen(doms); i++) {
         printf("\n");
-        print_status_domain(json_object_array_get_idx(doms, i));
+        print_status_domain(json_object_array_get_idx(doms, i), doms);
     }
 }
 

@@ -233,6 +233,7 @@ static int fake_ident(virt_dom *d, virt_dom_id *ret)
 
     if (r < 0)
         return r;
+    memset(ret, 0, sizeof(*ret)); /* (daemon_pid 0: the host's own libvirt) */
     snprintf(ret->uuid, sizeof(ret->uuid), "%s", fd->uuid);
     snprintf(ret->name, sizeof(ret->name), "%s", fd->name);
     ret->id = fd->id;

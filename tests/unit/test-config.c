@@ -123,7 +123,7 @@ int main(void)
           "every key parses (%s)", err);
     CHECK(c.interval_s == 1.5 && c.event_delay_s == 0 && c.rate_limit_mib == 64 && !c.use_qmp &&
               c.balancer_knobs && !c.restore_on_exit && !strcmp(c.socket_path, "/tmp/x.sock") &&
-              !strcmp(c.uri, "qemu:///session") && c.log_level == 7 &&
+              c.nr_uris == 1 && !strcmp(c.uris[0], "qemu:///session") && c.log_level == 7 &&
               c.decide.busy_threshold == 0.5 && c.decide.reserve_bytes == 512ULL << 20 &&
               c.decide.reserve_fraction == 0.05 && c.decide.min_gain_points == 10 &&
               c.decide.switch_margin == 1 && c.decide.early_passes == 2 && c.test_holds &&
@@ -184,9 +184,42 @@ int main(void)
           "a directory is refused ('%s')", err);
     CHECK(load_text("uri = qemu+unix:///system?socket=/run/libvirt/libvirt-sock\n", &c, err,
                     sizeof(err)) == 0 &&
-              load_text("uri = test:///default\n", &c, err, sizeof(err)) == 0 &&
-              !strcmp(c.uri, "test:///default"),
+              load_text("uri = test:///default\n", &c, err, sizeof(err)) == 0 && c.nr_uris == 1 &&
+              !strcmp(c.uris[0], "test:///default"),
           "local URIs are fine: DRIVER:///PATH, DRIVER+unix:///PATH (%s)", err);
+    daemon_config_defaults(&c);
+    CHECK(c.nr_uris == 1 && !strcmp(c.uris[0], "qemu:///system") && c.scan_interval_s == 5,
+          "one connection by default: qemu:///system; scan_interval 5");
+    CHECK(load_text("uri = qemu:///system\n"
+                    "uri = qemu+unix:///system?socket=/var/lib/kubelet/pods/*/volumes/"
+                    "kubernetes.io~empty-dir/libvirt-runtime/virtqemud-sock\nscan_interval = 2\n",
+                    &c, err, sizeof(err)) == 0 &&
+              c.nr_uris == 2 && !strcmp(c.uris[0], "qemu:///system") &&
+              strstr(c.uris[1], "/pods/*/") && c.scan_interval_s == 2,
+          "several uri lines, one with a socket glob, replace the default (%s)", err);
+    CHECK(load_text("uri = qemu:///system\nuri = qemu:///system\n", &c, err, sizeof(err)) ==
+                  -EINVAL &&
+              strstr(err, ":2: uri: 'qemu:///system' given twice"),
+          "the same uri twice is refused ('%s')", err);
+    CHECK(load_text("uri = qemu+unix:///system?socket=run/sock\n", &c, err, sizeof(err)) ==
+                  -EINVAL &&
+              strstr(err, "socket= path must be absolute"),
+          "a relative socket= path is refused ('%s')", err);
+    CHECK(load_text("uri = qemu+unix:///system?socket=/run/a%20b/sock\n", &c, err, sizeof(err)) ==
+                  -EINVAL &&
+              strstr(err, "socket= path must be absolute"),
+          "a socket= path with an escape is refused ('%s')", err);
+    CHECK(load_text("scan_interval = 0.5\n", &c, err, sizeof(err)) == -EINVAL &&
+              strstr(err, "scan_interval: value '0.5' is not a number from 1 to 3600"),
+          "scan_interval below 1 s is refused ('%s')", err);
+    {
+        char many[2048] = "";
+        for (unsigned i = 0; i <= CONFIG_MAX_URIS; i++)
+            snprintf(many + strlen(many), sizeof(many) - strlen(many),
+                     "uri = qemu+unix:///system?socket=/run/h%u/sock\n", i);
+        CHECK(load_text(many, &c, err, sizeof(err)) == -EINVAL && strstr(err, "at most 16 uri"),
+              "at most %u uri lines ('%s')", CONFIG_MAX_URIS, err);
+    }
     CHECK(load_text("interval = 2 # two seconds\nmetrics_file = /srv/a#b\t# kept\nqmp = # empty\n",
                     &c, err, sizeof(err)) < 0 &&
               strstr(err, ":3: qmp: expected yes or no, got ''"),

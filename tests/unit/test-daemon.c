@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "conns.h"
 #include "core.h"
 #include "daemon.h"
 #include "domains.h"
@@ -155,13 +156,13 @@ static unsigned connections_before;
 static bool not_connected(void *arg)
 {
     (void)arg;
-    return !dm.connected;
+    return !conns_connected(&dm);
 }
 
 static bool reconnected(void *arg)
 {
     (void)arg;
-    return dm.connected && fake_connections() > connections_before;
+    return conns_connected(&dm) && fake_connections() > connections_before;
 }
 
 /* libvirtd stops and starts again: vnumad reconnects (with backoff while it is down), forgets
