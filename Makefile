@@ -313,6 +313,9 @@ UDEV_RULES := 60-vnuma-agent.rules
 PROM_RULES := vnuma-alerts.yml
 LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 PROMDIR    := $(DATADIR)/vnuma/prometheus
+# the DaemonSet for KubeVirt nodes (docs/fleet.md), an example to edit and apply
+K8S_MANIFESTS := vnumad-daemonset.yaml
+K8SDIR     := $(DATADIR)/vnuma/kubernetes
 # bash-completion's directory for completions loaded on demand (pkg-config bash-completion)
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 # libvirt's directory of qemu hooks run after /etc/libvirt/hooks/qemu (libvirt >= 6.5)
@@ -324,7 +327,7 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/vnuma \
 	    $(DESTDIR)$(PROMDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(LOGROTATEDIR) \
-	    $(DESTDIR)$(HOOKDIR)
+	    $(DESTDIR)$(HOOKDIR) $(DESTDIR)$(K8SDIR)
 	install -m 0755 $(BUILD)/vnumad $(DESTDIR)$(SBINDIR)/vnumad
 	install -m 0755 $(BUILD)/vnumactl $(DESTDIR)$(SBINDIR)/vnumactl
 	install -m 0755 $(BUILD)/vnuma-agent $(DESTDIR)$(SBINDIR)/vnuma-agent
@@ -337,6 +340,7 @@ install: all
 	install -m 0644 $(addprefix man/,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix dist/prometheus/,$(PROM_RULES)) $(DESTDIR)$(PROMDIR)/
+	install -m 0644 $(addprefix dist/kubernetes/,$(K8S_MANIFESTS)) $(DESTDIR)$(K8SDIR)/
 	install -m 0644 dist/bash-completion/vnumactl $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	install -m 0644 dist/logrotate/vnuma $(DESTDIR)$(LOGROTATEDIR)/vnuma
 	sed $(UNIT_SED) dist/libvirt/vnuma-hook.in > $(DESTDIR)$(HOOKDIR)/vnuma.tmp && \
@@ -355,7 +359,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(UDEV_RULES))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(MAN8)) $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5))
 	rm -f $(addprefix $(DESTDIR)$(PROMDIR)/,$(PROM_RULES))
-	rmdir $(DESTDIR)$(PROMDIR) $(DESTDIR)$(DATADIR)/vnuma 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(K8SDIR)/,$(K8S_MANIFESTS))
+	rmdir $(DESTDIR)$(PROMDIR) $(DESTDIR)$(K8SDIR) $(DESTDIR)$(DATADIR)/vnuma 2>/dev/null || true
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/vnumactl
 	rm -f $(DESTDIR)$(LOGROTATEDIR)/vnuma
 	rmdir $(DESTDIR)$(LOGROTATEDIR) 2>/dev/null || true

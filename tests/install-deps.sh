@@ -20,8 +20,18 @@ for p in $PKGS; do
         missing="$missing $p"
     fi
 done
+# npm for the Kubernetes manifest's check (tests/k8s): Debian's nodejs and npm only where the
+# machine has no npm of its own (a Node.js from elsewhere that brings npm is kept)
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+
+# npm_packages: the manifest check's npm packages (tests/k8s/install.sh, npm ci, exact
+# versions); when they cannot be installed, tests/cli/k8s-manifest.sh skips and says why
+npm_packages() {
+    "$(dirname "$0")/k8s/install.sh" || echo "deps: the npm packages of tests/k8s are not installed (see above)" >&2
+}
 if [ -z "$missing" ]; then
     echo "deps: all build and test packages present"
+    npm_packages
     exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -43,3 +53,4 @@ trap '[ -z "$guard" ] || rm -f "$guard"' EXIT
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq $missing
+npm_packages

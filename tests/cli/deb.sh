@@ -56,6 +56,7 @@ for f in ./usr/sbin/vnumad ./usr/sbin/vnumactl ./lib/systemd/system/vnumad.servi
          ./etc/vnuma/vnumad.conf ./usr/share/man/man8/vnumad.8.gz ./usr/share/man/man8/vnumactl.8.gz \
          ./usr/share/man/man5/vnumad.conf.5.gz ./usr/share/doc/vnuma/operations.md.gz \
          ./usr/share/vnuma/prometheus/vnuma-alerts.yml ./usr/share/bash-completion/completions/vnumactl \
+         ./usr/share/vnuma/kubernetes/vnumad-daemonset.yaml \
          ./etc/logrotate.d/vnuma ./etc/libvirt/hooks/qemu.d/vnuma; do
     grep -qxF "$f" "$tmp/host.list"; ok $? "vnuma contains $f"
 done

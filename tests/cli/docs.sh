@@ -39,7 +39,7 @@ ok $? "every relative link and every docs/NAME named in README.md and docs/*.md 
 
 # ---- what the packaged files point to is in the package ----
 {
-    cat dist/vnumad.conf dist/prometheus/*.yml dist/systemd/*.in dist/logrotate/* man/*.[58]
+    cat dist/vnumad.conf dist/prometheus/*.yml dist/kubernetes/*.yaml dist/systemd/*.in dist/logrotate/* man/*.[58]
     sed 's/^/ /' debian/vnuma.docs | while read -r f; do cat "$f"; done
     "$BUILD/vnumad" --help
     "$BUILD/vnumactl" --help

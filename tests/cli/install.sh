@@ -29,6 +29,7 @@ cat >"$tmp/want" <<EOW
 ./opt/vn/share/man/man8/vnuma-agent.8
 ./opt/vn/share/man/man8/vnumactl.8
 ./opt/vn/share/man/man8/vnumad.8
+./opt/vn/share/vnuma/kubernetes/vnumad-daemonset.yaml
 ./opt/vn/share/vnuma/prometheus/vnuma-alerts.yml
 EOW
 diff "$tmp/want" "$tmp/files" >"$tmp/diff"; ok $? "exactly the expected files ($(tr '\n' ' ' <"$tmp/diff"))"
