@@ -219,6 +219,15 @@ static void scan(vnumad *dm)
     (void)nf;
 }
 
+/* Whether a work still holds one of the connection's domains (its handle is in use). */
+static bool domains_busy(const vnumad *dm, const conn_slot *cs)
+{
+    for (size_t i = 0; i < dm->nr_doms; i++)
+        if (dm->doms[i]->conn_id == cs->id && dm->doms[i]->busy)
+            return true;
+    return false;
+}
+
 /* The connections' work: drop what went, close what was lost, open what is due; then the
  * timer set for the next. */
 static void service(vnumad *dm)
@@ -232,7 +241,7 @@ static void service(vnumad *dm)
     for (unsigned i = 0; i < dm->nr_conns;) {
         conn_slot *cs = dm->conns[i];
         bool idle = !cs->users && !cs->opening && !dm->in_pass;
-        if (cs->gone && idle) {
+        if (cs->gone && idle && !domains_busy(dm, cs)) {
             slot_free(dm, i);
             continue;
         }
@@ -266,8 +275,9 @@ static void arm(vnumad *dm)
         double at = -1;
         if (cs->opening)
             continue;
+        bool waits = cs->users || dm->in_pass || domains_busy(dm, cs);
         if (cs->gone || (!cs->connected && cs->conn))
-            at = now + (cs->users || dm->in_pass ? 0.2 : 0); /* once nothing uses it */
+            at = now + (waits ? 0.2 : 0); /* once nothing uses it */
         else if (!cs->conn && cs->retry_at)
             at = cs->retry_at;
         if (at >= 0 && (next < 0 || at < next))

@@ -375,8 +375,14 @@ static void shutdown_restore(vnumad *dm)
                      LOG_Q(st->name), conns_label(dm, st->conn_id));
             continue;
         }
-        if (virt_dom_open(conns_virt(dm, st->conn_id), st->uuid, &d) < 0)
+        int r = virt_dom_open(conns_virt(dm, st->conn_id), st->uuid, &d);
+        if (r < 0) {
+            /* a daemon that stopped answering (libvirt's keepalive gave up on the call): its
+             * other domains are not waited for again */
+            if (r != -ESRCH && conns_find(dm, st->conn_id))
+                conns_find(dm, st->conn_id)->connected = false;
             continue;
+        }
         domains_restore(dm, d, st, "vnumad stopped");
         virt_dom_free(d);
     }

@@ -543,7 +543,9 @@ static bool consider(vnumad *dm, unsigned conn, const char *uuid, arrival how,
         state_reset_run(st, cr->id.id);
         dm->doms[dm->nr_doms++] = st;
         changed = true;
-        log_info("Tracking domain '%s' (%s)", LOG_Q(cr->id.name), uuid);
+        log_info("Tracking domain '%s' (%s)%s%s", LOG_Q(cr->id.name), uuid,
+                 conns_many(dm) ? " on connection " : "",
+                 conns_many(dm) ? conns_label(dm, conn) : "");
     } else if (st->id != cr->id.id) {
         state_reset_run(st, cr->id.id);
         changed = true;
