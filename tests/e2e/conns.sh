@@ -222,7 +222,7 @@ ok $? "host 4's $D4, pinned to CPU 0 by hand, is balanced again: $(on_host 4 whe
 wait_for 60 st 'conn("h3") is not None and conn("h3")["connected"] is False'
 ok $? "vnumad gives host 3 up: h3 not connected ($(conns_now); its log: $(grep -F "$(uri_of 3)" "$VN_LOG" | grep -vF 'Connected to' | tail -n 1 | sed 's/^<[0-9]>//' | sed "s|$HOSTS|\$HOSTS|" | cut -c1-120))"
 watch_stop "$E2E_TMP/watch"
-calls=$(grep -c . "$E2E_TMP/watch") slow=$(sort -n -k2 "$E2E_TMP/watch" | tail -n 1)
+calls=$(grep -c . "$E2E_TMP/watch") slow=$(sort -n -k2 "$E2E_TMP/watch" | tail -n 1 | cut -d' ' -f2)
 [ "$calls" -gt 0 ] && ! grep -q '^fail' "$E2E_TMP/watch"
 ok $? "vnumactl status answered each of its $calls calls (one every 0.5 s from host 2's kill on) within 10 s (slowest: $slow ms; failed: $(grep -c '^fail' "$E2E_TMP/watch"))"
 host_kill 3 CONT
