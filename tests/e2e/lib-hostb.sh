@@ -7,53 +7,32 @@
 # through B's unix socket. hostb_start takes an optional hook: a file installed as B's
 # /etc/libvirt/hooks/qemu.d/vnuma before B's libvirtd starts (libvirtd looks for hooks then).
 # shellcheck shell=bash
+# shellcheck source=tests/e2e/lib-hosts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-hosts.sh"
 B_ID=${B_ID:-5e1f0c2a9d8b4c7e8f6a5b4c3d2e1f0a}   # host B's machine id
 HB=$E2E_TMP/hostb                          # host B's directories
 B_SOCK=$HB/run/libvirt-sock
 VIRSH_B="virsh -q -c qemu+unix:///system?socket=$B_SOCK"
 B_LIBVIRTD="" B_VIRTLOGD="" B_VN="" B_LOG="" B_VNSOCK=""
 
-# hostb_start: host B's virtlogd and libvirtd in a new mount namespace (pids in B_LIBVIRTD,
-# B_VIRTLOGD); 0 once B's libvirtd answers on its socket (30 s)
+# hostb_start [HOOK]: host B's virtlogd and libvirtd in a new mount namespace (lib-hosts.sh's
+# ns_libvirt_start; pids in B_LIBVIRTD, B_VIRTLOGD); 0 once B's libvirtd answers on its socket
+# (30 s)
 hostb_start() {
-    local d hook=${1:-}
-    for d in run lib/qemu cache/qemu log/qemu etc/qemu; do mkdir -p "$HB/$d"; done
-    chmod 755 "$HB"/run "$HB"/lib "$HB"/cache "$HB"/log "$HB"/etc
-    echo "host_uuid = \"$(cat /proc/sys/kernel/random/uuid)\"" >"$HB/etc/libvirtd.conf"
-    : >"$HB/etc/qemu.conf"
-    echo "$B_ID" >"$HB/machine-id"
-    if [ -n "$hook" ]; then
-        mkdir -p "$HB/etc/hooks/qemu.d" && install -m 0755 "$hook" "$HB/etc/hooks/qemu.d/vnuma"
-    fi
-    # unshare's mount namespace is private: nothing of these mounts reaches host A
-    unshare -m --propagation private bash -c '
-        h=$1
-        mount --bind "$h/run" /run/libvirt && mount --bind "$h/lib" /var/lib/libvirt &&
-            mount --bind "$h/cache" /var/cache/libvirt && mount --bind "$h/log" /var/log/libvirt &&
-            mount --bind "$h/etc" /etc/libvirt && mount --bind "$h/machine-id" /etc/machine-id &&
-            virtlogd -d -p "$h/virtlogd.pid" && libvirtd -d -p "$h/libvirtd.pid"' _ "$HB" \
-        200>&- >"$HB/start.out" 2>&1 || { cat "$HB/start.out" >&2; return 1; }
-    B_VIRTLOGD=$(cat "$HB/virtlogd.pid" 2>/dev/null)
-    wait_for 10 test -s "$HB/libvirtd.pid" && B_LIBVIRTD=$(cat "$HB/libvirtd.pid")
-    [ -n "$B_LIBVIRTD" ] && wait_for 30 b_answers
+    local r
+    ns_libvirt_start "$HB" "$B_ID" "" "${1:-}"
+    r=$?
+    B_LIBVIRTD=$NS_LIBVIRTD B_VIRTLOGD=$NS_VIRTLOGD
+    return $r
 }
 
 b_answers() { $VIRSH_B version >/dev/null 2>&1; }
 
 # hostb_stop: B's domains destroyed and undefined, its vnumad, libvirtd and virtlogd stopped
-# (by pid); the namespace goes with its last process
+# (by pid; lib-hosts.sh's ns_libvirt_stop); the namespace goes with its last process
 hostb_stop() {
-    local d p
     [ -n "$B_VN" ] && stop_vnumad_b >/dev/null
-    if [ -n "$B_LIBVIRTD" ]; then
-        for d in $($VIRSH_B list --all --name 2>/dev/null); do
-            $VIRSH_B destroy "$d" >/dev/null 2>&1
-            $VIRSH_B undefine "$d" >/dev/null 2>&1
-        done
-    fi
-    for p in $B_LIBVIRTD $B_VIRTLOGD; do
-        kill -TERM "$p" 2>/dev/null && wait_for 15 bash -c "! kill -0 $p 2>/dev/null"
-    done
+    [ -n "$B_LIBVIRTD$B_VIRTLOGD" ] && ns_libvirt_stop "$HB" "$B_SOCK" "$B_LIBVIRTD" "$B_VIRTLOGD"
     B_LIBVIRTD="" B_VIRTLOGD=""
 }
 e2e_at_exit hostb_stop

@@ -10,7 +10,9 @@
 #     and waits until virsh answers (30 s), or exits 77 saying why.
 #   - define_domain NAME TEMPLATE [SED_EXPR...]: defines and starts vnuma-e2e-$$-NAME from a
 #     tests/data/domains/*.xml.in template (@NAME@, @OPTIN@ filled in; optin_sed makes the
-#     expression for an opt-in element); prints the full name.
+#     expression for an opt-in element); prints the full name. The cleanup destroys and
+#     undefines it; with E2E_DOMAIN_LIST set (lib-hosts.sh's on_host: a domain of another
+#     libvirtd, which destroys its domains itself), it is listed there instead.
 #   - start_vnumad [CONFIG LINES...] / stop_vnumad: a private vnumad (config, socket and
 #     state dir under one mktemp -d), log in $VN_LOG, journal in $VN_JOURNAL.
 #   - wait_for TIMEOUT_S COMMAND... (tests/lib/check.sh): polls COMMAND until it succeeds; 1 on
@@ -455,7 +457,7 @@ define_stopped() {
     xml=$E2E_TMP/$name.xml
     sed "${args[@]}" "$template" >"$xml" || return 1
     $VIRSH define "$xml" >"$E2E_TMP/define.out" 2>&1 || { cat "$E2E_TMP/define.out" >&2; return 1; }
-    echo "$name" >>"$E2E_TMP/domains" # a file: this often runs in $(...)
+    echo "$name" >>"${E2E_DOMAIN_LIST:-$E2E_TMP/domains}" # a file: this often runs in $(...)
     echo "$name"
 }
 
