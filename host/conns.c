@@ -151,6 +151,7 @@ static conn_slot *slot_new(vnumad *dm, unsigned line, const conn_match *m)
     cs->line = line;
     cs->m = *m;
     cs->backoff_s = BACKOFF_MIN_S;
+    cs->retry_at = vn_mono_s(); /* its open is due (the timer's) */
     cs->dm = dm;
     dm->conns[dm->nr_conns++] = cs;
     return cs;
@@ -341,10 +342,7 @@ int conns_start(vnumad *dm, const virt_callbacks *events)
         }
     }
     if (conns_many(dm))
-        scan(dm);
-    for (unsigned i = 0; i < dm->nr_conns; i++)
-        if (!dm->conns[i]->conn && !dm->conns[i]->retry_at && !dm->conns[i]->opening)
-            open_slot(dm, dm->conns[i], false);
+        scan(dm); /* (the globs' sockets: opened on the workers, when the timer runs) */
     arm(dm);
     return 0;
 }

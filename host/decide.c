@@ -682,7 +682,8 @@ static int cmp_domain(const void *a, const void *b)
         return x->d->priority > y->d->priority ? -1 : 1;
     if (x->busy != y->busy)
         return x->busy > y->busy ? -1 : 1;
-    return strcmp(x->d->name, y->d->name);
+    int r = strcmp(x->d->name, y->d->name);
+    return r ? r : strcmp(x->d->uuid, y->d->uuid); /* (two daemons' domains of one name) */
 }
 
 static bool domain_planned(const snap_domain *d)
@@ -829,8 +830,10 @@ int decide(const topology *t, const snapshot *s, const vn_config *c, plan *ret)
         return -ENOMEM;
     p.nr_domains = nr;
     qsort(order, nr, sizeof(*order), cmp_domain);
-    for (unsigned i = 0; i < nr && r == 0; i++)
+    for (unsigned i = 0; i < nr && r == 0; i++) {
+        p.domains[slot[order[i].input_idx]].input = order[i].input_idx;
         r = decide_domain(t, order[i].d, c, &ps, &p.domains[slot[order[i].input_idx]]);
+    }
     if (r < 0) {
         plan_clear(&p);
         return r;

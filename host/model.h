@@ -324,6 +324,9 @@ typedef struct plan_cell {
 
 typedef struct plan_domain {
     char name[SNAP_NAME_MAX];
+    /* its domain's index in the snapshot decide was given (names are unique in a snapshot
+     * file, not on a host with several libvirt daemons: the pass matches by this) */
+    unsigned input;
     vn_mode mode;
     unsigned nr_cells;
     plan_cell *cells;

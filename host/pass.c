@@ -685,12 +685,11 @@ static void pass_act_all(vnumad *dm, pass_set *ps, plan *p)
     snapshot *s = &ps->s;
     plan_domain *pds[MAX_DOMAINS];
 
-    for (unsigned i = 0; i < s->nr_domains; i++) {
+    for (unsigned i = 0; i < s->nr_domains; i++)
         pds[i] = NULL;
-        for (unsigned k = 0; k < p->nr_domains; k++)
-            if (strcmp(p->domains[k].name, s->domains[i].name) == 0)
-                pds[i] = &p->domains[k];
-    }
+    for (unsigned k = 0; k < p->nr_domains; k++) /* by index: two domains may share a name */
+        if (p->domains[k].input < s->nr_domains)
+            pds[p->domains[k].input] = &p->domains[k];
     for (unsigned i = 0; i < s->nr_domains; i++) {
         dom_state *st = ps->sts[i];
         plan_domain *pd = pds[i];
