@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vnumad.conf's libvirt URIs and their socket globs (host/connuri.h).
+ * vnumad.conf's libvirt URIs, their socket globs and the daemons behind them (host/connuri.h).
  */
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "connuri.h"
 #include "util.h"
@@ -142,4 +145,35 @@ int conn_uri_expand(const char *uri, conn_match *out, unsigned max)
     }
     globfree(&g);
     return (int)n;
+}
+
+int conn_uri_daemon(const char *uri, pid_t *ret_pid, uid_t *ret_uid)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    size_t n = 0;
+    const char *s = socket_param(uri, &n);
+    int r = 0;
+
+    *ret_pid = 0;
+    *ret_uid = 0;
+    if (!s)
+        return 0;
+    if (n == 0 || n >= sizeof(sa.sun_path))
+        return -EINVAL;
+    memcpy(sa.sun_path, s, n);
+    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        r = -errno;
+    else if (cred.pid <= 0)
+        r = -ESRCH; /* a daemon in a PID namespace this one does not contain */
+    else {
+        *ret_pid = cred.pid;
+        *ret_uid = cred.uid;
+    }
+    return r;
 }

@@ -2,8 +2,9 @@
 /*
  * The libvirt URIs of vnumad.conf's uri lines (docs/configuration.md, "Connections"): a URI's
  * socket= parameter, and the sockets a glob in it matches, each a connection of its own with a
- * label (what the glob's wildcard components matched: "h2" for .../h2/libvirt-sock). Pure: no
- * state, nothing but the file system's view of the sockets.
+ * label (what the glob's wildcard components matched: "h2" for .../h2/libvirt-sock), and the
+ * daemon listening on a URI's socket. No state: nothing but the file system's view of the
+ * sockets, and the kernel's word on who listens.
  */
 #pragma once
 
@@ -34,3 +35,10 @@ bool conn_uri_is_pattern(const char *uri);
  * whose path fits in a URI. Sorted by path. How many (at most max), or -errno.
  */
 int conn_uri_expand(const char *uri, conn_match *out, unsigned max);
+/*
+ * The pid and user of the daemon listening on the unix socket of uri's socket= parameter (the
+ * kernel's word: SO_PEERCRED, in vnumad's PID and user namespaces, whatever namespaces the daemon
+ * runs in), pid 0 when the URI names no socket. -errno when it cannot be told (-ESRCH: its PID
+ * namespace is not below vnumad's): a connection whose daemon is not known is not used.
+ */
+int conn_uri_daemon(const char *uri, pid_t *ret_pid, uid_t *ret_uid);

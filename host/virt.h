@@ -66,8 +66,12 @@ typedef struct virt_dom_id {
     char name[SNAP_NAME_MAX];
     int id; /* libvirt's id of the running domain (changes on every start) */
     /* the libvirt daemon behind the connection, when it was reached through a socket= path
-     * (its status files are read in its own root: domstatus.h); 0: the host's own libvirt */
+     * (its status files are read in its own root, its pids mapped from its PID namespace:
+     * domstatus.h); 0: the host's own libvirt */
     pid_t daemon_pid;
+    /* its user (SO_PEERCRED, as daemon_pid): root's daemon keeps libvirt's system layout, any
+     * other a session daemon's, and only this user may have written its files */
+    uid_t daemon_uid;
 } virt_dom_id;
 
 /* Running domains. *ret is malloc'd; free() it. */

@@ -15,10 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "connuri.h"
 #include "util.h"
 
 #define VIRT_METADATA_URI       "urn:vnuma:balancer:1"
@@ -124,52 +123,14 @@ struct virt_conn {
     int cb_lifecycle, cb_metadata, cb_qmp, cb_added, cb_removed, cb_tunable;
     bool close_registered;
     pid_t daemon_pid; /* the daemon listening on the URI's socket= path (0: none named) */
+    uid_t daemon_uid; /* ... and its user */
 };
 
 struct virt_dom {
     virDomainPtr dom;
     pid_t daemon_pid; /* its connection's */
+    uid_t daemon_uid;
 };
-
-/*
- * The pid of the daemon listening on the unix socket of uri's socket= parameter (the kernel's
- * word: SO_PEERCRED, in this PID namespace), 0 when the URI names none. -errno when it cannot
- * be told: a connection whose daemon is not known is not used.
- */
-static int socket_daemon(const char *uri, pid_t *ret)
-{
-    const char *q = strchr(uri, '?'), *s = NULL;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
-    size_t n;
-    int fd, r = 0;
-
-    *ret = 0;
-    for (; q; q = strchr(q, '&'))
-        if (!strncmp(++q, "socket=", 7)) {
-            s = q + 7;
-            break;
-        }
-    if (!s)
-        return 0;
-    n = strcspn(s, "&#");
-    if (n == 0 || n >= sizeof(sa.sun_path))
-        return -EINVAL;
-    memcpy(sa.sun_path, s, n);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        r = -errno;
-    else if (cred.pid <= 0)
-        r = -ESRCH;
-    else
-        *ret = cred.pid;
-    close(fd);
-    return r;
-}
 
 static void dom_ids(virDomainPtr dom, char *uuid, const char **name)
 {
@@ -339,7 +300,7 @@ static int lv_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
                                                          c, NULL, 0);
     /* (after the open: the daemon that answered it, or one that took its place since, whose
      * connection then drops) */
-    r = socket_daemon(uri ? uri : "", &c->daemon_pid);
+    r = conn_uri_daemon(uri ? uri : "", &c->daemon_pid, &c->daemon_uid);
     if (r < 0) {
         snprintf(last_error, sizeof(last_error), "cannot tell the daemon behind the socket: %s",
                  strerror(-r));
@@ -404,6 +365,7 @@ static int lv_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n)
         snprintf(out[k].name, sizeof(out[k].name), "%s", name);
         out[k].id = (int)virDomainGetID(doms[i]);
         out[k].daemon_pid = c->daemon_pid;
+        out[k].daemon_uid = c->daemon_uid;
         if (out[k].uuid[0])
             k++;
         virDomainFree(doms[i]);
@@ -428,6 +390,7 @@ static int lv_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
         return r;
     }
     d->daemon_pid = c->daemon_pid;
+    d->daemon_uid = c->daemon_uid;
     *ret = d;
     return 0;
 }
@@ -444,6 +407,7 @@ static int lv_dom_ref(virt_dom *d, virt_dom **ret)
     }
     r->dom = d->dom;
     r->daemon_pid = d->daemon_pid;
+    r->daemon_uid = d->daemon_uid;
     *ret = r;
     return 0;
 }
@@ -468,6 +432,7 @@ static int lv_dom_ident(virt_dom *d, virt_dom_id *ret)
     vid = virDomainGetID(d->dom);
     id.id = vid == (unsigned int)-1 ? -1 : (int)vid;
     id.daemon_pid = d->daemon_pid;
+    id.daemon_uid = d->daemon_uid;
     if (id.id < 0)
         return -ESRCH;
     *ret = id;

@@ -97,6 +97,21 @@ int main(void)
     snprintf(uri, sizeof(uri), "qemu+unix:///system?socket=%s/none-*/sock", dir);
     CHECK(conn_uri_expand(uri, m, 8) == 0, "a glob that matches nothing: no connection");
 
+    /* the daemon behind a socket: the kernel's word (SO_PEERCRED); the sockets are this
+     * process's */
+    pid_t dpid = -1;
+    uid_t duid = 1;
+    snprintf(uri, sizeof(uri), "qemu+unix:///session?socket=%s/h1/libvirt-sock&mode=direct", dir);
+    int r = conn_uri_daemon(uri, &dpid, &duid);
+    CHECK(r == 0 && dpid == getpid() && duid == geteuid(),
+          "the daemon listening on socket=: this process, pid %d uid %u (r=%d)", (int)dpid,
+          (unsigned)duid, r);
+    r = conn_uri_daemon("qemu:///system", &dpid, &duid);
+    CHECK(r == 0 && dpid == 0 && duid == 0, "no socket= names no daemon: pid 0");
+    snprintf(uri, sizeof(uri), "qemu+unix:///system?socket=%s/none/sock", dir);
+    r = conn_uri_daemon(uri, &dpid, &duid);
+    CHECK(r == -ENOENT && dpid == 0, "a socket that is not there: -ENOENT (%d)", r);
+
     snprintf(path, sizeof(path), "rm -rf '%s'", dir);
     (void)system(path);
     return tap_done();
