@@ -206,7 +206,8 @@ void domains_restore(vnumad *dm, virt_dom *d, dom_state *st, const char *why)
     dm->stats.errors[METRICS_ERR_RESTORE_BOUNDS] += refused;
     /* a vnumad that restarted may not have found the backends yet */
     in = sample_input_of(st);
-    if (ramlayout_locate_backends(d, &in, &st->sample, &st->count, st->orig.memfd_cells) < 0)
+    if (ramlayout_locate_backends(dm->root, d, &in, &st->sample, &st->count, st->orig.memfd_cells) <
+        0)
         log_warn("Cannot find the shared memory backends of '%s' to give them their own policy "
                  "back",
                  LOG_Q(st->name));

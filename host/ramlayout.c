@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/vfs.h>
 
-#include "domstatus.h"
 #include "json.h"
 #include "log.h"
 #include "procmaps.h"
@@ -367,8 +366,8 @@ int ramlayout_ensure_maps(const char *root, dom_sample_cache *sc, const virt_dom
     return nr > 0;
 }
 
-int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
-                              dom_counters *count, uint64_t memfd_cells)
+int ramlayout_locate_backends(const char *root, virt_dom *d, const sample_input *in,
+                              dom_sample_cache *sc, dom_counters *count, uint64_t memfd_cells)
 {
     unsigned cells[SNAP_MAX_CELLS_PER_DOMAIN], n = 0;
     virt_dom_id ident;
@@ -395,8 +394,7 @@ int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_ca
         r = ramlayout_ensure(d, in, sc, count, &ident, cells, n, false, err, sizeof(err));
     if (r <= 0)
         return r < 0 ? r : -ENOENT;
-    if (sc->pid <= 0)
-        r = domstatus_qemu_pid(&ident, &sc->pid, NULL, 0);
+    r = sample_find_qemu(root, &ident, sc, NULL, 0);
     return r < 0 ? r : 0;
 }
 

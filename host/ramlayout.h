@@ -60,9 +60,9 @@ unsigned ramlayout_backoff(unsigned failures);
 /* Find the backends of the cells whose shared policy vnumad changed (memfd_cells: the originals')
  * and the QEMU pid, when no sample of this vnumad has yet (it restarted, and the domain opts
  * out before its first pass): the policies can then be put back. Nothing is asked when a
- * sample found them already. 0 or -errno. */
-int ramlayout_locate_backends(virt_dom *d, const sample_input *in, dom_sample_cache *sc,
-                              dom_counters *count, uint64_t memfd_cells);
+ * sample found them already. root: where /proc is ("/"). 0 or -errno. */
+int ramlayout_locate_backends(const char *root, virt_dom *d, const sample_input *in,
+                              dom_sample_cache *sc, dom_counters *count, uint64_t memfd_cells);
 
 /* The domain's RAM layout changed (a memory device plugged or unplugged): find it again
  * at the next sample (query-memdev, info mtree, query-memory-devices). */

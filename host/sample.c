@@ -29,7 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "domstatus.h"
 #include "domxml.h"
 #include "json.h"
 #include "log.h"
@@ -327,20 +326,6 @@ static vn_mem_binding placed_binding(const topology *t, const dom_placed *p, uns
     return b;
 }
 
-/* sc->pid, found when not known yet: libvirt's status file of this run (host/domstatus.h). 0 or
- * -errno, why in err. */
-static int find_qemu_pid(const virt_dom_id *ident, dom_sample_cache *sc, char *err, size_t errlen)
-{
-    int r;
-
-    if (sc->pid > 0)
-        return 0;
-    r = domstatus_qemu_pid(ident, &sc->pid, err, errlen);
-    if (r < 0)
-        sc->pid = 0;
-    return r;
-}
-
 /* The page size of a range, found once per RAM layout (and said when it is hugetlbfs's).
  * 0, or -ESRCH when QEMU is gone; a size it cannot tell is taken as the base page size. */
 static int range_page_size(const sample_host *h, dom_sample_cache *sc, ram_range *rr,
@@ -389,7 +374,7 @@ static void window_count_memory(virt_dom *d, const sample_host *h, const sample_
     nr_cells = vcpu_cells(cell_of, nr_vcpus, cell_ids, &cell_mask);
     if (ramlayout_ensure(d, in, sc, count, ident, cell_ids, nr_cells, guest_numa, err,
                          sizeof(err)) <= 0 ||
-        find_qemu_pid(ident, sc, err, sizeof(err)) < 0)
+        sample_find_qemu(h->root, ident, sc, err, sizeof(err)) < 0)
         return;
     for (unsigned ri = 0; ri < sc->nr_ram && ri < SNAP_MAX_CELLS_PER_DOMAIN; ri++) {
         ram_range *rr = &sc->ram[ri];
@@ -453,7 +438,7 @@ static int sample_memory(const sample_host *h, const sample_input *in, dom_sampl
     int r;
 
     char why[STATE_ERROR_MAX] = "";
-    r = find_qemu_pid(ident, sc, why, sizeof(why));
+    r = sample_find_qemu(h->root, ident, sc, why, sizeof(why));
     if (r < 0)
         return vn_fail(err, errlen, r, "finding its QEMU failed: %s", why[0] ? why : strerror(-r));
     uint64_t rss_kib = 0, ram_kib = 0;
@@ -635,7 +620,7 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     if (use_qmp) {
         r = ramlayout_ensure(d, in, sc, count, &ident, cell_ids, nr_cells, guest_numa, err, errlen);
     } else if (ops && ops->query) {
-        (void)find_qemu_pid(&ident, sc, NULL, 0);
+        (void)sample_find_qemu(h->root, &ident, sc, NULL, 0);
         r = ramlayout_ensure_maps(h->root, sc, &ident, &x, !h->one_off);
     } else {
         r = 0;
@@ -654,7 +639,8 @@ int sample_domain(virt_dom *d, const sample_host *h, const sample_input *in, dom
     first = sc->nr_prev == 0 || sc->nr_prev != nr_vcpus || !(dt > 0);
     /* the domain's own bound: its cgroup (a host may confine machine.slice), not vnumad's */
     vn_cpuset cg;
-    (void)find_qemu_pid(&ident, sc, NULL, 0); /* none: no bound is known, the XML's stand */
+    (void)sample_find_qemu(h->root, &ident, sc, NULL,
+                           0); /* none: no bound is known, the XML's stand */
     if (sc->cg_pid != sc->pid || sc->cg_gen != sc->xml_gen) {
         sc->cg_file[0] = '\0'; /* another process, or a minute on (SAMPLE_XML_REFRESH_S) */
         sc->cg_pid = sc->pid;

@@ -13,11 +13,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domstatus.h"
 #include "model.h"
 #include "sample_proc.h"
 #include "util.h"
 
 /* ---- the QEMU process ---- */
+
+int sample_find_qemu(const char *root, const virt_dom_id *ident, dom_sample_cache *sc, char *err,
+                     size_t errlen)
+{
+    int r;
+
+    sc->daemon_pid = ident->daemon_pid; /* (a restarted daemon has another) */
+    if (sc->pid > 0)
+        return 0;
+    r = domstatus_qemu_pid(root, ident, &sc->pid, err, errlen);
+    if (r < 0)
+        sc->pid = 0;
+    return r;
+}
 
 int sample_thread_of(const char *root, pid_t pid, pid_t tid)
 {

@@ -2,7 +2,7 @@
 /*
  * What the sample stage reads of a QEMU process in /proc and its cgroup (sample_proc.c): whether
  * a thread is its own, its vCPU threads' CPU time, CPU and affinity, its cgroup's CPUs, its
- * memory nodes. Its pid is libvirt's (host/domstatus.h).
+ * memory nodes. Its pid is libvirt's (host/domstatus.h), in vnumad's PID namespace.
  */
 #pragma once
 
@@ -10,7 +10,9 @@
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "state.h"
 #include "topology.h"
+#include "virt.h"
 
 /* <root><path> as one line into buf (newline cut). Returns 0 or -errno. */
 int sample_read_line(const char *root, const char *path, char *buf, size_t len);
@@ -38,6 +40,15 @@ int sample_cgroup_cpus(const char *root, pid_t pid, char *cached, size_t cached_
  */
 int sample_mems_allowed(const char *root, pid_t pid, const topology *t, vn_nodeset *ret,
                         uint64_t *rss_kib);
+
+/*
+ * sc->pid when it is not known yet: the QEMU of this run of the domain, from libvirt's status
+ * file (host/domstatus.h: read in its daemon's root, its pid mapped from the daemon's PID
+ * namespace); and sc->daemon_pid, the daemon the domain is reached through now. 0 or -errno
+ * with the reason in err (sc->pid then 0).
+ */
+int sample_find_qemu(const char *root, const virt_dom_id *ident, dom_sample_cache *sc, char *err,
+                     size_t errlen);
 
 /* Whether thread tid is one of process pid's (under root: "/", a fixture tree in tests), as the
  * kernel lists them in /proc/PID/task: 0, or -ESRCH when it is not (or either is gone). A thread

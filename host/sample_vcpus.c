@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "domstatus.h"
 #include "log.h"
+#include "nspid.h"
 #include "qemu.h"
 #include "sample_proc.h"
 #include "util.h"
@@ -108,9 +108,42 @@ void sample_vcpus_stale(dom_sample_cache *sc)
     sc->vcpus_for_id = -1;
 }
 
+/*
+ * QEMU's thread ids are its PID namespace's. In a namespace other than vnumad's (a KubeVirt pod:
+ * told once per QEMU process, sc->ns_pid), each becomes the id here of the thread of sc->pid that
+ * has it there (nspid.h): only ever one of this QEMU's threads. 0, -ESRCH when QEMU is gone, or
+ * -EPERM when it reports an id none of its threads has.
+ */
+static int vcpus_here(const char *root, dom_sample_cache *sc, qmp_vcpu *qv, unsigned nr_qv,
+                      char *err, size_t errlen)
+{
+    int r;
+
+    if (sc->ns_pid != sc->pid) {
+        r = nspid_other(root, sc->pid);
+        if (r < 0)
+            return vn_fail(err, errlen, -ESRCH, "its QEMU (pid %d) is gone", (int)sc->pid);
+        sc->ns_other = r > 0;
+        sc->ns_pid = sc->pid;
+    }
+    for (unsigned i = 0; sc->ns_other && i < nr_qv; i++) {
+        pid_t tid;
+        r = nspid_task(root, sc->pid, qv[i].thread_id, &tid);
+        if (r == -ESRCH && sample_thread_of(root, sc->pid, sc->pid) < 0)
+            return vn_fail(err, errlen, -ESRCH, "its QEMU (pid %d) is gone", (int)sc->pid);
+        if (r < 0)
+            return vn_fail(err, errlen, -EPERM,
+                           "QEMU (pid %d, in a PID namespace of its own) reports thread %d for "
+                           "vCPU %u, which none of its threads is there",
+                           (int)sc->pid, (int)qv[i].thread_id, qv[i].cpu_index);
+        qv[i].thread_id = tid;
+    }
+    return 0;
+}
+
 /* This QEMU run's vCPUs (number, cell, thread, QOM path) from one query-cpus-fast, each thread
- * checked to be one of the QEMU libvirt started for this run: its thread ids are what QEMU says,
- * and they are pinned and sampled as root. */
+ * checked to be one of the QEMU libvirt started for this run: its thread ids are what QEMU says
+ * (in its PID namespace: vcpus_here), and they are pinned and sampled as root. */
 static int vcpus_learn(virt_dom *d, const char *root, dom_sample_cache *sc,
                        const virt_dom_id *ident, char *err, size_t errlen)
 {
@@ -121,10 +154,8 @@ static int vcpus_learn(virt_dom *d, const char *root, dom_sample_cache *sc,
     int r;
 
     sample_vcpus_stale(sc);
-    if (sc->pid <= 0 && (r = domstatus_qemu_pid(ident, &sc->pid, why, sizeof(why))) < 0) {
-        sc->pid = 0;
+    if ((r = sample_find_qemu(root, ident, sc, why, sizeof(why))) < 0)
         return vn_fail(err, errlen, r, "finding its QEMU failed: %s", why[0] ? why : strerror(-r));
-    }
     r = virt_qmp(d, "{\"execute\":\"query-cpus-fast\"}", &reply);
     if (r < 0)
         return vn_fail(err, errlen, r, "query-cpus-fast failed: %s", virt_last_error());
@@ -135,6 +166,9 @@ static int vcpus_learn(virt_dom *d, const char *root, dom_sample_cache *sc,
         return vn_fail(err, errlen, -EINVAL, "the domain reports no vCPUs");
     if (nr_qv > STATE_MAX_VCPUS)
         return vn_fail(err, errlen, -E2BIG, "%u vCPUs, at most %u handled", nr_qv, STATE_MAX_VCPUS);
+    r = vcpus_here(root, sc, qv, nr_qv, err, errlen);
+    if (r < 0)
+        return r;
     for (unsigned i = 0; i < nr_qv; i++) {
         if (qv[i].cpu_index >= STATE_MAX_VCPUS)
             return vn_fail(err, errlen, -E2BIG, "vCPU number %u, at most %u handled",

@@ -139,7 +139,16 @@ typedef struct hint_prev {
  * the live XML. Owned by a work while the domain is busy, by the loop otherwise.
  */
 typedef struct dom_sample_cache {
-    pid_t pid; /* QEMU process */
+    pid_t pid; /* QEMU process, in vnumad's PID namespace (sample_find_qemu) */
+    /* the libvirt daemon the domain was reached through at the last sample (virt_dom_id's
+     * daemon_pid; 0: the host's own libvirt): the paths in its XML (the agent channel's socket)
+     * are in that daemon's root */
+    pid_t daemon_pid;
+    /* whether QEMU process ns_pid runs in a PID namespace other than vnumad's (a KubeVirt
+     * pod's): the thread ids it reports are then its namespace's, mapped to vnumad's
+     * (sample_vcpus.c, nspid.h). Told once per process: for another pid, told again */
+    pid_t ns_pid;
+    bool ns_other;
     vn_nodeset
         mems_allowed; /* node indexes QEMU may have memory on (Mems_allowed); empty unknown */
     uint64_t rss_counted_kib; /* QEMU's VmRSS at the last page count (sample.h); 0 unknown */
@@ -179,7 +188,8 @@ typedef struct dom_sample_cache {
     uint64_t poll_cpu_ns[STATE_MAX_VCPUS];
     double poll_at_s;
     int kvm_poll;
-    pid_t vcpu_tid[STATE_MAX_VCPUS]; /* vCPU thread ids (query-cpus-fast), 0 unknown */
+    /* vCPU thread ids (query-cpus-fast, in vnumad's PID namespace), 0 unknown */
+    pid_t vcpu_tid[STATE_MAX_VCPUS];
     /* The vCPUs of this QEMU run from one query-cpus-fast (sample.c): number, guest cell,
      * thread, QOM path; read again on a new run, a vCPU hot(un)plug or a thread gone. Each
      * pass then reads the threads' CPU time, CPU and affinity from /proc, not libvirt. */

@@ -137,6 +137,11 @@ void fake_host_init(daemon_host *host)
     write_file("etc/machine-id", "0123456789abcdef0123456789abcdef\n");
     write_file("run/libvirt/qemu/.keep", ""); /* the fake QEMUs' pid files (fakehost_qemu.c) */
     write_file("proc/.keep", "");
+    write_file("proc/self/ns/.keep", ""); /* vnumad's PID namespace (nspid.h) */
+    char self[256];
+    snprintf(self, sizeof(self), "%s/proc/self/ns/pid", fh.root);
+    if (symlink(FAKE_HOST_PIDNS, self) < 0)
+        abort();
     char run[128];
     snprintf(run, sizeof(run), "%s/run/libvirt", fh.root);
     setenv("VN_LIBVIRT_RUN_DIR", run, 1);

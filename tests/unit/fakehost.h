@@ -153,6 +153,10 @@ void fake_dom_memory(fake_dom *fd, unsigned nr_cells, unsigned mib, unsigned nod
 void fake_dom_hugetlbfs(fake_dom *fd);
 /* A hostile QEMU: its query-cpus-fast gives vCPU v the thread of vCPU ov of domain `other`. */
 void fake_dom_report_tid(fake_dom *fd, unsigned v, const fake_dom *other, unsigned ov);
+/* Its QEMU runs in a PID namespace of its own (a KubeVirt pod's): /proc shows its ns/pid and
+ * NSpid lines with its ids there, inner_base for the process and inner_base + 1 + v for vCPU v's
+ * thread, the ids its monitor reports; 0: the host's namespace again. */
+void fake_dom_pidns(fake_dom *fd, pid_t inner_base);
 /* libvirt's status file under fd's name names `other` (its uuid, run id and QEMU pid), as a
  * file planted or left there would; NULL: fd's own again. */
 void fake_dom_forge_status(fake_dom *fd, const fake_dom *other);

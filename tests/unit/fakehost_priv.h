@@ -60,6 +60,9 @@ struct fake_dom {
      * (0: its own); a forged status file (fake_dom_forge_status): the domain it names */
     pid_t reported_tid[FAKE_MAX_VCPUS];
     const struct fake_dom *status_of;
+    /* its QEMU runs in a PID namespace of its own (fake_dom_pidns): there its pid is pidns_base
+     * and vCPU v's thread pidns_base + 1 + v, the ids its monitor reports; 0: the host's */
+    pid_t pidns_base;
 };
 
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */
@@ -115,6 +118,8 @@ extern const virt_ops fake_virt;
  * written again (after its vCPUs' CPU time, pins or running changed); node n's meminfo
  * written again; the monitor's reply to cmd (-EPERM: the domain has no fake memory). */
 pid_t fake_qemu_pid(const fake_dom *fd);
+/* The PID namespace the fake host's processes are in, as /proc/PID/ns/pid names it. */
+#define FAKE_HOST_PIDNS "pid:[4026531836]"
 void fake_qemu_sync(fake_dom *fd);
 /* The guest's <memory> and <cpu><numa> cells for its live XML, into buf. */
 void fake_qemu_xml(const fake_dom *fd, char *buf, size_t len);

@@ -75,6 +75,17 @@ static void rm(const char *rel)
     (void)unlink(path);
 }
 
+/* rel, a symbolic link to target (as /proc's ns links: target is only a name) */
+static void link_rel(const char *rel, const char *target)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", fh.root, rel);
+    (void)unlink(path);
+    if (symlink(target, path) < 0)
+        abort();
+}
+
 static void rmdir_rel(const char *rel)
 {
     char path[512];
@@ -143,6 +154,31 @@ void fake_dom_report_tid(fake_dom *fd, unsigned v, const fake_dom *other, unsign
     pthread_mutex_unlock(&fh.lock);
 }
 
+void fake_dom_pidns(fake_dom *fd, pid_t inner_base)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->pidns_base = inner_base;
+    fake_qemu_sync(fd);
+    pthread_mutex_unlock(&fh.lock);
+}
+
+/* The thread id QEMU's monitor reports for vCPU v: its own, in its namespace; or a forged one. */
+static pid_t reported_tid(const fake_dom *fd, unsigned v)
+{
+    if (fd->reported_tid[v])
+        return fd->reported_tid[v];
+    return fd->pidns_base ? fd->pidns_base + 1 + (pid_t)v : vcpu_tid(fd, v);
+}
+
+/* A task's NSpid line: its id here, and in its own namespace when that is another. */
+static void nspid_line(const fake_dom *fd, pid_t here, pid_t inner, char *buf, size_t len)
+{
+    if (fd->pidns_base)
+        snprintf(buf, len, "NSpid:\t%d\t%d\n", (int)here, (int)inner);
+    else
+        snprintf(buf, len, "NSpid:\t%d\n", (int)here);
+}
+
 void fake_dom_forge_status(fake_dom *fd, const fake_dom *other)
 {
     pthread_mutex_lock(&fh.lock);
@@ -181,18 +217,33 @@ void fake_qemu_sync(fake_dom *fd)
         for (unsigned v = 0; v < fd->nr_vcpus; v++) {
             snprintf(rel, sizeof(rel), "proc/%d/stat", (int)vcpu_tid(fd, v));
             rm(rel);
+            snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", (int)pid, (int)vcpu_tid(fd, v));
+            rm(rel);
             snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)vcpu_tid(fd, v));
             rmdir_rel(rel);
         }
+        snprintf(rel, sizeof(rel), "proc/%d/ns/pid", (int)pid);
+        rm(rel);
         return;
     }
+    char ns[64], nsl[64];
     put_status(fd, rel);
+    snprintf(rel, sizeof(rel), "proc/%d/ns", (int)pid); /* its PID namespace (nspid.h) */
+    mkdirs(rel);
+    snprintf(ns, sizeof(ns), "pid:[%u]", 4026532000u + (unsigned)(fd - fh.doms));
+    snprintf(rel, sizeof(rel), "proc/%d/ns/pid", (int)pid);
+    link_rel(rel, fd->pidns_base ? ns : FAKE_HOST_PIDNS);
     snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid); /* its main thread */
     mkdirs(rel);
+    nspid_line(fd, pid, fd->pidns_base, nsl, sizeof(nsl));
+    snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", (int)pid, (int)pid);
+    snprintf(text, sizeof(text), "Name:\tqemu-system-x86\n%s", nsl);
+    put(rel, text);
     snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
     snprintf(text, sizeof(text),
-             "Name:\tqemu-system-x86\nTgid:\t%d\nVmRSS:\t%" PRIu64 " kB\nMems_allowed_list:\t0-1\n",
-             (int)pid, fd->nr_pages * 4 + fd->rss_extra_kib);
+             "Name:\tqemu-system-x86\nTgid:\t%d\n%sVmRSS:\t%" PRIu64
+             " kB\nMems_allowed_list:\t0-1\n",
+             (int)pid, nsl, fd->nr_pages * 4 + fd->rss_extra_kib);
     put(rel, text);
     /* each cell's RAM as QEMU maps it: anonymous, or a hugetlbfs file named after its backend,
      * with QEMU's guard page after it */
@@ -225,6 +276,10 @@ void fake_qemu_sync(fake_dom *fd)
         mkdirs(rel);
         snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)tid);
         mkdirs(rel);
+        nspid_line(fd, tid, fd->pidns_base + 1 + (pid_t)v, nsl, sizeof(nsl));
+        snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", (int)pid, (int)tid);
+        snprintf(text, sizeof(text), "Name:\tCPU %u/KVM\n%s", v, nsl);
+        put(rel, text);
         snprintf(rel, sizeof(rel), "proc/%d/schedstat", (int)tid);
         snprintf(text, sizeof(text), "%" PRIu64 " 0 0\n", fd->cpu_ns[v]);
         put(rel, text);
@@ -476,8 +531,7 @@ static char *reply_cpus(const fake_dom *fd)
                 "%s{\"thread-id\":%d,\"props\":{\"core-id\":%u,\"thread-id\":0,%s\"socket-id\":0},"
                 "\"qom-path\":\"/machine/unattached/device[%u]\",\"cpu-index\":%u,"
                 "\"target\":\"x86_64\"}",
-                v ? "," : "", (int)(fd->reported_tid[v] ? fd->reported_tid[v] : vcpu_tid(fd, v)), v,
-                node, v, v);
+                v ? "," : "", (int)reported_tid(fd, v), v, node, v, v);
     }
     fputs("],\"id\":\"libvirt-1\"}", f);
     fclose(f);

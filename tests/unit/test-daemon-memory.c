@@ -711,6 +711,55 @@ static void test_foreign_threads(void)
     stop();
 }
 
+/* A QEMU in a PID namespace of its own (a KubeVirt pod's) reports its vCPU threads' ids as its
+ * namespace has them: vnumad takes each as the thread of that QEMU that has the id there (NSpid,
+ * nspid.h), samples and pins it, and moves its memory, as any domain's. Reporting a thread id
+ * none of its threads has there (the id of another domain's thread here) is refused as above. */
+static void test_own_pid_namespace(void)
+{
+    daemon_config cfg;
+    fake_dom *pod, *victim;
+    dom_state *st;
+    unsigned pins;
+    bool here = true;
+
+    config_qmp(&cfg);
+    pod = two_cells_on_node1("fake-pod");
+    fake_dom_pidns(pod, 100);
+    start(&cfg);
+    CHECK(run_until(one_cell_moved, pod),
+          "own PID namespace: sampled and balanced, one cell's memory moved to node 0");
+    (void)run_until(settled, NULL);
+    st = domains_find_by_name(&dm, "fake-pod");
+    for (unsigned v = 0; st && v < 4; v++)
+        here &= st->sample.vcpu_tid[v] > 4194304; /* the fake host's ids, not 101..104 */
+    CHECK(st && st->sample.ns_other && here,
+          "own PID namespace: its vCPU threads are known by their ids here (%d, not 101)",
+          st ? (int)st->sample.vcpu_tid[0] : -1);
+    int moved = cell_on_node0(pod);
+    CHECK(moved >= 0 && cell_pinned(pod, moved, "0-1") && cell_pinned(pod, 1 - moved, "2-3") &&
+              dm.stats.errors[METRICS_ERR_SAMPLE] == 0,
+          "own PID namespace: each cell's vCPUs pinned to its memory's node, no failed sample");
+    stop();
+
+    config_qmp(&cfg);
+    victim = fake_dom_add("fake-victim", 2, NULL);
+    fake_dom_memory(victim, 0, CELL_MIB, 1);
+    pod = two_cells_on_node1("fake-pod");
+    fake_dom_pidns(pod, 100);
+    fake_dom_report_tid(pod, 1, victim, 0);
+    start(&cfg);
+    (void)run_until(settled, NULL);
+    pass();
+    pins = fake_dom_calls(pod, FAKE_PIN_VCPU) + fake_dom_calls(pod, FAKE_PIN_EMULATOR);
+    CHECK(dm.stats.skips[METRICS_SKIP_SAMPLE_FAILED] >= 1 && pins == 0 && fake_move_calls() == 0 &&
+              all_pins_are(victim, "0-3"),
+          "own PID namespace, another domain's thread id reported: not sampled, nothing pinned "
+          "(%u) or moved (%u)",
+          pins, fake_move_calls());
+    stop();
+}
+
 int main(void)
 {
     fake_host_init(&host);
@@ -726,6 +775,7 @@ int main(void)
     test_advise_untainted();
     test_monitor_hangs();
     test_foreign_threads();
+    test_own_pid_namespace();
     test_advise_job();
     return tap_done();
 }

@@ -27,7 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "domstatus.h"
 #include "numa_ops.h"
 #include "qemu.h"
 #include "ramlayout.h"
@@ -660,93 +659,6 @@ static void test_granule(void)
     CHECK(system(cmd) == 0, "fixture removed");
 }
 
-/* status file `name`.xml in dir/qemu with text, mode */
-static void put_status(const char *dir, const char *name, const char *text, mode_t mode)
-{
-    char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/qemu/%s.xml", dir, name);
-    (void)unlink(path);
-    f = fopen(path, "we");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-    (void)chmod(path, mode);
-}
-
-/* libvirt's status file (host/domstatus.h): the QEMU pid, believed only for the domain and run it
- * names, from a file only libvirt's user may write, never through a link. */
-static void test_status_file(void)
-{
-    const char *u1 = "11111111-2222-3333-4444-555555555555";
-    const char *u2 = "99999999-2222-3333-4444-555555555555";
-    char dir[] = "/tmp/vnuma-test-run-XXXXXX", path[600], text[512], err[256] = "";
-    virt_dom_id a = {.id = 7}, b = {.id = 8};
-    pid_t pid = 0;
-
-    if (!mkdtemp(dir))
-        return;
-    snprintf(path, sizeof(path), "%s/qemu", dir);
-    (void)mkdir(path, 0700);
-    (void)setenv("VN_LIBVIRT_RUN_DIR", dir, 1);
-    snprintf(a.uuid, sizeof(a.uuid), "%s", u1);
-    snprintf(a.name, sizeof(a.name), "x'y");
-    snprintf(b.uuid, sizeof(b.uuid), "%s", u2);
-    snprintf(b.name, sizeof(b.name), "x&apos;y");
-    snprintf(text, sizeof(text),
-             "<!-- auto -->\n<domstatus state='running' pid='4001'>\n  <vcpus><vcpu id='0' "
-             "pid='4002'/></vcpus>\n  <domain type='kvm' id='7'>\n    <name>x&apos;y</name>\n"
-             "    <uuid>%s</uuid>\n  </domain>\n</domstatus>\n",
-             u1);
-    put_status(dir, "x'y", text, 0600);
-
-    int r = domstatus_qemu_pid(&a, &pid, err, sizeof(err));
-    CHECK(r == 0 && pid == 4001, "x'y: the pid of its status file (%d, %s)", (int)pid, err);
-    pid = 0;
-    r = domstatus_qemu_pid(&b, &pid, err, sizeof(err));
-    CHECK(r == -ESRCH && pid == 0, "x&apos;y: no status file of its own, x'y's is not read (%d)",
-          r);
-    /* the same file planted under the other name (libvirt names its pid file so) */
-    put_status(dir, "x&apos;y", text, 0600);
-    err[0] = '\0';
-    r = domstatus_qemu_pid(&b, &pid, err, sizeof(err));
-    CHECK(r == -EPERM && pid == 0 && strstr(err, "another domain's"),
-          "x&apos;y: a status file naming another uuid is refused (%d: %s)", r, err);
-    a.id = 9;
-    r = domstatus_qemu_pid(&a, &pid, err, sizeof(err));
-    CHECK(r == -ESRCH && pid == 0,
-          "x'y: a status file of an earlier run is not this run's (%d: %s)", r, err);
-    a.id = 7;
-    put_status(dir, "x'y", text, 0620);
-    r = domstatus_qemu_pid(&a, &pid, err, sizeof(err));
-    CHECK(r == -EPERM && pid == 0, "a group-writable status file is refused (%d: %s)", r, err);
-    put_status(dir, "x'y", text, 0600);
-    snprintf(path, sizeof(path), "%s/qemu/x&apos;y.xml", dir);
-    (void)unlink(path);
-    char target[600];
-    snprintf(target, sizeof(target), "%s/qemu/x'y.xml", dir);
-    CHECK(symlink(target, path) == 0, "a link planted under x&apos;y");
-    snprintf(b.uuid, sizeof(b.uuid), "%s", u1);
-    b.id = 7;
-    r = domstatus_qemu_pid(&b, &pid, err, sizeof(err));
-    CHECK(r == -EPERM && pid == 0, "a status file that is a link is not followed (%d: %s)", r, err);
-    (void)unlink(path);
-    put_status(dir, "x&apos;y",
-               "<!DOCTYPE d [<!ENTITY p '4001'>]><domstatus pid='&p;'><domain id='7'>"
-               "<uuid>11111111-2222-3333-4444-555555555555</uuid></domain></domstatus>",
-               0600);
-    r = domstatus_qemu_pid(&b, &pid, err, sizeof(err));
-    CHECK(r == -EINVAL && pid == 0, "a DTD with entities is not a status file (%d: %s)", r, err);
-    snprintf(b.name, sizeof(b.name), "../x'y");
-    r = domstatus_qemu_pid(&b, &pid, err, sizeof(err));
-    CHECK(r == -EINVAL && pid == 0, "a name with '/' is refused (%d)", r);
-    (void)unsetenv("VN_LIBVIRT_RUN_DIR");
-    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-    CHECK(system(path) == 0, "fixture removed");
-}
-
 /* A thread is QEMU's when the kernel lists it in /proc/PID/task. */
 static void test_thread_of(void)
 {
@@ -761,7 +673,6 @@ int main(void)
 {
     char err[256] = "";
 
-    test_status_file();
     test_thread_of();
     test_cgroup_cpus();
     test_thread();
