@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "loop.h"
+#include "nsroot.h"
 #include "util.h"
 #include "virt.h"
 
@@ -289,7 +290,7 @@ static long process_euid(pid_t pid)
     return -EINVAL;
 }
 
-int agentlink_connect(const char *path, pid_t peer, int *ret)
+int agentlink_connect(const char *path, pid_t daemon, pid_t peer, int *ret)
 {
     _cleanup_close_ int pfd = -1, fd = -1;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -303,10 +304,17 @@ int agentlink_connect(const char *path, pid_t peer, int *ret)
     if (strlen(path) >= sizeof(sa.sun_path))
         return -ENAMETOOLONG;
     /* a handle on the socket file itself (O_PATH opens nothing), never through a link in its
-     * place; the directories above are the operator's (a /var/lib may be a link) */
-    pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-    if (pfd < 0)
-        return -errno;
+     * place; the directories above are the operator's (a /var/lib may be a link), or the
+     * daemon's, in its root (links there lead nowhere outside it) */
+    if (daemon > 0) {
+        pfd = nsroot_open("/", daemon, path, O_PATH | O_NOFOLLOW);
+        if (pfd < 0)
+            return pfd;
+    } else {
+        pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (pfd < 0)
+            return -errno;
+    }
     if (fstat(pfd, &st) < 0)
         return -errno;
     if (S_ISLNK(st.st_mode))
@@ -334,7 +342,7 @@ int agentlink_connect(const char *path, pid_t peer, int *ret)
     return 0;
 }
 
-int agentlink_open(const char *path, pid_t qemu, const agentlink_callbacks *cb,
+int agentlink_open(const char *path, pid_t daemon, pid_t qemu, const agentlink_callbacks *cb,
                    agentlink_stats *stats, agentlink **ret)
 {
     agentlink *l;
@@ -343,7 +351,7 @@ int agentlink_open(const char *path, pid_t qemu, const agentlink_callbacks *cb,
     size_t len = 0;
     int fd = -1, r;
 
-    r = agentlink_connect(path, qemu, &fd);
+    r = agentlink_connect(path, daemon, qemu, &fd);
     if (r < 0)
         return r;
     l = calloc(1, sizeof(*l));

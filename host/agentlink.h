@@ -62,14 +62,17 @@ int agentlink_find_channel(const char *domxml, char *path, size_t len, bool *ret
  * Connect to the channel socket at `path` (from the live XML: whoever can write the domain's XML,
  * or QEMU after an escape, may point it or swap it elsewhere) as root, only if it is a socket and
  * not a symbolic link, owned by the user `peer` (the domain's QEMU) runs as, and `peer` is the
- * process listening on it (SO_PEERCRED). The connected socket into *ret. 0; -ELOOP: a link;
- * -ENOTSOCK; -EPERM: another user's socket or another process listens; -ESRCH: peer unknown or
- * gone; another -errno.
+ * process listening on it (SO_PEERCRED). `daemon`: the libvirt daemon that wrote the path, when
+ * it is reached through a socket (virt_dom_id.daemon_pid): the path is as it sees it, in its
+ * mount namespace (a KubeVirt pod's), and is looked up in its root, every link resolved inside
+ * it (nsroot.h); 0: the host's own libvirt, the path is the host's. The connected socket into
+ * *ret. 0; -ELOOP: a link; -ENOTSOCK; -EPERM: another user's socket or another process listens;
+ * -ESRCH: peer or daemon unknown or gone; another -errno.
  */
-int agentlink_connect(const char *path, pid_t peer, int *ret);
-/* agentlink_connect() to the channel of the domain whose QEMU is `qemu`, then send the hello;
- * stats is owned by the caller and outlives the link. */
-int agentlink_open(const char *path, pid_t qemu, const agentlink_callbacks *cb,
+int agentlink_connect(const char *path, pid_t daemon, pid_t peer, int *ret);
+/* agentlink_connect() to the channel of the domain whose QEMU is `qemu` (its daemon `daemon`),
+ * then send the hello; stats is owned by the caller and outlives the link. */
+int agentlink_open(const char *path, pid_t daemon, pid_t qemu, const agentlink_callbacks *cb,
                    agentlink_stats *stats, agentlink **ret);
 void agentlink_close(agentlink *l);
 bool agentlink_ready(const agentlink *l);

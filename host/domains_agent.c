@@ -154,7 +154,8 @@ void domains_agent_connect(vnumad *dm, dom_state *st)
         st->guest.no_channel_gen = st->sample.xml_gen;
         return;
     }
-    r = agentlink_open(path, st->sample.pid, &cb, &st->guest.stats, &st->guest.link);
+    r = agentlink_open(path, st->sample.daemon_pid, st->sample.pid, &cb, &st->guest.stats,
+                       &st->guest.link);
     /* refused: tried again each pass (QEMU's own socket may come back), said once per read of
      * the live XML */
     if ((r == -ELOOP || r == -ENOTSOCK || r == -EPERM) &&

@@ -99,7 +99,7 @@ static void test_flood(void)
         return;
     lfd = listen_at("flood.sock");
     path_of(path, sizeof(path), "flood.sock");
-    int r = lfd >= 0 ? agentlink_open(path, getpid(), &cb, &stats, &l) : -1;
+    int r = lfd >= 0 ? agentlink_open(path, 0, getpid(), &cb, &stats, &l) : -1;
     if (r == 0)
         srv = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (!CHECK(r == 0 && srv >= 0, "vnumad connected to the flooding guest's channel (r=%d)", r))
@@ -147,7 +147,7 @@ static void test_hello_timeout(void)
 
     vn_clock_use(&fake_clock);
     path_of(path, sizeof(path), "silent.sock");
-    r = lfd >= 0 ? agentlink_open(path, getpid(), &cb, &stats, &l) : -1;
+    r = lfd >= 0 ? agentlink_open(path, 0, getpid(), &cb, &stats, &l) : -1;
     if (r == 0)
         srv = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (!CHECK(r == 0 && srv >= 0, "hello: connected to a peer that will not answer (r=%d)", r))
@@ -179,27 +179,83 @@ int main(void)
     lfd = listen_at("qemu.sock");
     CHECK(lfd >= 0, "a listening socket plays QEMU's channel");
     path_of(path, sizeof(path), "qemu.sock");
-    r = agentlink_connect(path, getpid(), &fd);
+    r = agentlink_connect(path, 0, getpid(), &fd);
     CHECK(r == 0 && fd >= 0, "QEMU's own socket: connected (r=%d)", r);
     if (fd >= 0)
         close(fd);
     (void)pending(lfd);
-    r = agentlink_connect(path, 0, &fd);
+    r = agentlink_connect(path, 0, 0, &fd);
     CHECK(r == -ESRCH, "no QEMU known yet: not connected (r=%d)", r);
 
     /* a link in the socket's place, to QEMU's own socket even */
     path_of(path, sizeof(path), "link.sock");
     path_of(target, sizeof(target), "qemu.sock");
     CHECK(symlink(target, path) == 0, "a symbolic link to it");
-    r = agentlink_connect(path, getpid(), &fd);
+    r = agentlink_connect(path, 0, getpid(), &fd);
     CHECK(r == -ELOOP && !pending(lfd), "a link is not followed, nothing connects (r=%d)", r);
+
+    /* the path as the libvirt daemon sees it (a KubeVirt pod's: host/nsroot.h): this process as
+     * the daemon, its root is "/"; then a daemon chrooted into dir, whose "/qemu.sock" is the
+     * socket and for whom a link to the socket's host path leads nowhere; a gone daemon */
+    path_of(path, sizeof(path), "qemu.sock");
+    r = agentlink_connect(path, getpid(), getpid(), &fd);
+    CHECK(r == 0 && fd >= 0, "through the daemon's root (/proc/%d/root): connected (r=%d)",
+          (int)getpid(), r);
+    if (fd >= 0)
+        close(fd);
+    (void)pending(lfd);
+    path_of(path, sizeof(path), "link.sock");
+    r = agentlink_connect(path, getpid(), getpid(), &fd);
+    CHECK(r == -ELOOP && !pending(lfd), "through the daemon's root: a link is not followed (r=%d)",
+          r);
+    if (geteuid() == 0) {
+        int ready[2];
+        char c = 0;
+        path_of(target, sizeof(target), "qemu.sock");
+        path_of(path, sizeof(path), "host-path.sock");
+        CHECK(symlink(target, path) == 0 && pipe(ready) == 0,
+              "a link to the socket's host path, in the daemon's root");
+        pid_t daemon = fork();
+        if (daemon == 0) {
+            if (chroot(dir) < 0 || write(ready[1], "x", 1) != 1)
+                _exit(1);
+            pause();
+            _exit(0);
+        }
+        close(ready[1]);
+        CHECK(daemon > 0 && read(ready[0], &c, 1) == 1 && c == 'x', "a daemon chrooted in %s", dir);
+        close(ready[0]);
+        r = agentlink_connect("/qemu.sock", daemon, getpid(), &fd);
+        CHECK(r == 0 && fd >= 0, "its /qemu.sock is QEMU's socket: connected (r=%d)", r);
+        if (fd >= 0)
+            close(fd);
+        (void)pending(lfd);
+        r = agentlink_connect(target, daemon, getpid(), &fd);
+        CHECK(r == -ENOENT && !pending(lfd),
+              "the socket's host path, as the daemon sees it: nothing there (r=%d)", r);
+        r = agentlink_connect("/host-path.sock", daemon, getpid(), &fd);
+        CHECK(r == -ELOOP && !pending(lfd), "a link in its root: not followed (r=%d)", r);
+        path_of(path, sizeof(path), "host-dir");
+        CHECK(symlink(dir, path) == 0, "a directory link to the socket's host directory");
+        r = agentlink_connect("/host-dir/qemu.sock", daemon, getpid(), &fd);
+        CHECK(r == -ENOENT && !pending(lfd),
+              "through it: the host's directory as the daemon sees it, nothing there (r=%d)", r);
+        if (daemon > 0) {
+            kill(daemon, SIGTERM);
+            (void)waitpid(daemon, NULL, 0);
+            r = agentlink_connect("/qemu.sock", daemon, getpid(), &fd);
+            CHECK(r == -ESRCH, "the daemon gone: -ESRCH (r=%d)", r);
+        }
+    } else {
+        printf("# a chrooted daemon: not checked (needs root to chroot)\n");
+    }
 
     /* a file */
     path_of(path, sizeof(path), "file");
     FILE *f = fopen(path, "we");
     if (f)
         fclose(f);
-    r = agentlink_connect(path, getpid(), &fd);
+    r = agentlink_connect(path, 0, getpid(), &fd);
     CHECK(r == -ENOTSOCK, "a regular file: not a socket (r=%d)", r);
 
     /* another user's socket (root can make one: chown) */
@@ -207,7 +263,7 @@ int main(void)
         int ofd = listen_at("other-user.sock");
         path_of(path, sizeof(path), "other-user.sock");
         CHECK(ofd >= 0 && chown(path, 65534, 65534) == 0, "a socket owned by uid 65534");
-        r = agentlink_connect(path, getpid(), &fd);
+        r = agentlink_connect(path, 0, getpid(), &fd);
         CHECK(r == -EPERM && !pending(ofd),
               "another user's socket: refused before connecting (r=%d)", r);
         if (ofd >= 0)
@@ -232,7 +288,7 @@ int main(void)
     close(ready[1]); /* a child that failed gives EOF, not a wait */
     CHECK(child > 0 && read(ready[0], &c, 1) == 1 && c == 'x', "another process listens");
     path_of(path, sizeof(path), "other.sock");
-    r = agentlink_connect(path, getpid(), &fd);
+    r = agentlink_connect(path, 0, getpid(), &fd);
     CHECK(r == -EPERM, "another process's listening socket: refused (r=%d)", r);
     if (child > 0) {
         kill(child, SIGTERM);
