@@ -4,7 +4,9 @@
  * directory: a path through an absolute link (/var/run -> /run, as container images have it) is
  * found inside that root; a link to a file outside the root, absolute or by "..", leads nowhere
  * (the same file exists outside and must not be read); a link as the last component is refused
- * with O_NOFOLLOW; a gone process is -ESRCH. Then this process's own root.
+ * with O_NOFOLLOW; links that name each other are -ELOOP; a gone process is -ESRCH. Each case
+ * twice: through nsroot_open (openat2 RESOLVE_IN_ROOT) and through nsroot_walk, what it falls
+ * back to without openat2 (a kernel before 5.6, valgrind). Then this process's own root.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,13 +46,28 @@ static void link_at(const char *target, const char *rel)
         fprintf(stderr, "# cannot link %s\n", path);
 }
 
-/* the first line of what nsroot_open gives for path, or "" with r < 0 */
+/* How a case opens: nsroot_open (openat2 where the kernel has it), or nsroot_walk (what it falls
+ * back to without openat2) from the fixture's proc/PID/root. */
+static int walking;
+
+/* the first line of what path opens to as process pid sees it, or "" with r < 0 */
 static int read_in(const char *root, int pid, const char *path, int flags, char *buf, size_t len)
 {
-    int fd = nsroot_open(root, pid, path, flags);
+    char dir[700];
+    int fd;
     ssize_t n;
 
     buf[0] = '\0';
+    if (walking) {
+        snprintf(dir, sizeof(dir), "%s/proc/%d/root", root, pid);
+        int rfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+            return -ESRCH;
+        fd = nsroot_walk(rfd, path, flags);
+        close(rfd);
+    } else {
+        fd = nsroot_open(root, pid, path, flags);
+    }
     if (fd < 0)
         return fd;
     n = read(fd, buf, len - 1);
@@ -60,6 +77,52 @@ static int read_in(const char *root, int pid, const char *path, int flags, char 
     buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     return 0;
+}
+
+/* every case, the way `walking` says */
+/* every case, the way `walking` says */
+static void cases(const char *root)
+{
+    const char *how = walking ? "walk" : "open";
+    char buf[256];
+    int r;
+
+    r = read_in(root, 20, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "inside"), "%s: the daemon's /run/libvirt/qemu/dom.xml (%d, %s)",
+          how, r, buf);
+    r = read_in(root, 20, "/var/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "inside"),
+          "%s: through its /var/run -> /run (an absolute link): inside its root (%d, %s)", how, r,
+          buf);
+    r = read_in(root, 20, "run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "inside"), "%s: a relative path: from its root too (%d)", how, r);
+    r = read_in(root, 20, "/run/./libvirt//qemu/../qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "inside"), "%s: '.', '//' and '..' inside the root (%d)", how, r);
+    r = read_in(root, 20, "/var/run/rel-in/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "inside"),
+          "%s: a relative link (libvirt/qemu) after an absolute one (%d, %s)", how, r, buf);
+    r = read_in(root, 20, "/run/abs-out", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ENOENT && !buf[0],
+          "%s: a link to an absolute path outside its root stays inside: nothing there (%d, %s)",
+          how, r, buf);
+    r = read_in(root, 20, "/run/rel-out", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ENOENT && !buf[0], "%s: a link of '..' past its root stays inside (%d, %s)", how, r,
+          buf);
+    r = read_in(root, 20, "/../../../../secret", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ENOENT && !buf[0], "%s: a path of '..' past its root stays inside (%d)", how, r);
+    r = read_in(root, 21, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ENOENT && !buf[0],
+          "%s: a directory link to the host's path: resolved in its root, not the host's file "
+          "(%d, %s)",
+          how, r, buf);
+    r = read_in(root, 20, "/run/abs-out", O_RDONLY | O_NOFOLLOW, buf, sizeof(buf));
+    CHECK(r == -ELOOP, "%s: O_NOFOLLOW: a link as the last component is refused (%d)", how, r);
+    r = read_in(root, 20, "/run/loop-a/x", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ELOOP, "%s: links that name each other: -ELOOP (%d)", how, r);
+    r = read_in(root, 20, "/run/libvirt/qemu/dom.xml/x", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ENOTDIR, "%s: a file as a directory: -ENOTDIR (%d)", how, r);
+    r = read_in(root, 77, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
+    CHECK(r == -ESRCH, "%s: a process that is gone: -ESRCH (%d)", how, r);
 }
 
 int main(void)
@@ -78,50 +141,31 @@ int main(void)
     put("secret", "outside\n");
     snprintf(target, sizeof(target), "%s/secret", top);
     link_at(target, "host/proc/20/root/run/abs-out");
-    link_at("../../../../../../../../secret", "host/proc/20/root/run/rel-out");
+    link_at("../../../../../secret",
+            "host/proc/20/root/run/rel-out"); /* top/secret, without the root */
+    link_at("libvirt/qemu", "host/proc/20/root/run/rel-in");
+    link_at("/run/loop-b", "host/proc/20/root/run/loop-a");
+    link_at("loop-a", "host/proc/20/root/run/loop-b");
     snprintf(target, sizeof(target), "%s/outside/run/libvirt", top);
     put("host/proc/21/root/run/.keep", "");
     link_at(target, "host/proc/21/root/run/libvirt"); /* a directory link out of the root */
     put("host/proc/21/root/libvirt/qemu/dom.xml", "inside-21\n");
 
-    r = read_in(root, 20, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == 0 && !strcmp(buf, "inside"), "the daemon's /run/libvirt/qemu/dom.xml (%d, %s)", r,
-          buf);
-    r = read_in(root, 20, "/var/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == 0 && !strcmp(buf, "inside"),
-          "through its /var/run -> /run (an absolute link): inside its root (%d, %s)", r, buf);
-    r = read_in(root, 20, "run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == 0 && !strcmp(buf, "inside"), "a relative path: from its root too (%d)", r);
-    r = read_in(root, 20, "/run/abs-out", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == -ENOENT && !buf[0],
-          "a link to an absolute path outside its root stays inside: nothing there (%d, %s)", r,
-          buf);
-    r = read_in(root, 20, "/run/rel-out", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == -ENOENT && !buf[0], "a link of '..' past its root stays inside (%d, %s)", r, buf);
-    r = read_in(root, 20, "/../../../secret", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == -ENOENT && !buf[0], "a path of '..' past its root stays inside (%d)", r);
-    r = read_in(root, 21, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == -ENOENT && !buf[0],
-          "a directory link to the host's path: resolved in its root, not the host's file (%d, "
-          "%s)",
-          r, buf);
-    r = read_in(root, 20, "/run/abs-out", O_RDONLY | O_NOFOLLOW, buf, sizeof(buf));
-    CHECK(r == -ELOOP, "O_NOFOLLOW: a link as the last component is refused (%d)", r);
-    r = read_in(root, 77, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
-    CHECK(r == -ESRCH, "a process that is gone: -ESRCH (%d)", r);
+    cases(root);
+    walking = 1;
+    cases(root);
+    walking = 0;
     r = read_in(root, 0, "/run/libvirt/qemu/dom.xml", O_RDONLY, buf, sizeof(buf));
     CHECK(r == -ESRCH, "pid 0: none (%d)", r);
 
     /* live: this process's root is the file system's */
     snprintf(target, sizeof(target), "%s/secret", top);
     r = read_in("/", getpid(), target, O_RDONLY, buf, sizeof(buf));
-    if (r == -ENOSYS) {
-        printf("# this kernel has no openat2 (before 5.6): nsroot_open cannot work here\n");
-        CHECK(0, "live: openat2 exists");
-    } else {
-        CHECK(r == 0 && !strcmp(buf, "outside"), "live: a file through /proc/%d/root (%d)",
-              (int)getpid(), r);
-    }
+    CHECK(r == 0 && !strcmp(buf, "outside"), "live: a file through /proc/%d/root (%d)",
+          (int)getpid(), r);
+    walking = 1;
+    r = read_in("/", getpid(), target, O_RDONLY, buf, sizeof(buf));
+    CHECK(r == 0 && !strcmp(buf, "outside"), "live, walking: the same file (%d)", r);
     snprintf(buf, sizeof(buf), "rm -rf '%s'", top);
     CHECK(system(buf) == 0, "fixture removed");
     return tap_done();
