@@ -252,7 +252,8 @@ $(BUILD)/tests/test-ctl-client: $(BUILD)/tests/unit/test-ctl-client.o $(BUILD)/h
 
 # The whole daemon on the fake host (tests/unit/fakehost.h).
 FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o \
-                 $(BUILD)/tests/unit/fakehost_qemu.o $(BUILD)/tests/unit/daemon_drive.o
+                 $(BUILD)/tests/unit/fakehost_daemons.o $(BUILD)/tests/unit/fakehost_qemu.o \
+                 $(BUILD)/tests/unit/daemon_drive.o
 FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory \
                   $(BUILD)/tests/test-live-snapshot \
                   $(BUILD)/tests/test-daemon-poll $(BUILD)/tests/test-daemon-tenant \
