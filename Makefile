@@ -258,7 +258,8 @@ FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory \
                   $(BUILD)/tests/test-live-snapshot \
                   $(BUILD)/tests/test-daemon-poll $(BUILD)/tests/test-daemon-tenant \
                   $(BUILD)/tests/test-daemon-placed $(BUILD)/tests/test-daemon-place \
-                  $(BUILD)/tests/test-daemon-carried $(BUILD)/tests/test-daemon-policy
+                  $(BUILD)/tests/test-daemon-carried $(BUILD)/tests/test-daemon-policy \
+                  $(BUILD)/tests/test-daemon-conns
 $(FAKEHOST_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(FAKEHOST_OBJS) $(CORE_LIB) \
                                      $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
