@@ -2,7 +2,9 @@
 /*
  * Several libvirt connections through whole passes on the fake host (fakehost.h: its daemons,
  * each opened by its URI; host/conns.h): the same name on both of two daemons (both balanced,
- * each by its own decision; NAME@LABEL finds each).
+ * each by its own decision; NAME@LABEL finds each); a socket glob (a connection per socket,
+ * one appears and is connected, one goes and its domain with it, each named by what the glob
+ * matched).
  */
 #include <json-c/json.h>
 #include <pthread.h>
@@ -29,11 +31,41 @@
 
 /* ---- what vnumad has ---- */
 
+/* vnumad's connection to uri, or NULL. */
+static conn_slot *conn_to(const char *uri)
+{
+    for (unsigned i = 0; i < dm.nr_conns; i++)
+        if (!strcmp(dm.conns[i]->m.uri, uri))
+            return dm.conns[i];
+    return NULL;
+}
+
+static bool conn_up(void *uri)
+{
+    const conn_slot *cs = conn_to(uri);
+
+    return cs && cs->connected;
+}
+
+static bool conn_gone(void *uri)
+{
+    return !conn_to(uri);
+}
+
 static dom_state *state_of(fake_dom *fd)
 {
     char uuid[SNAP_UUID_MAX];
 
     return fake_dom_uuid(fd, uuid, sizeof(uuid)) ? domains_find(&dm, uuid) : NULL;
+}
+
+/* The URI of the connection vnumad tracks the domain on ("" when untracked or none). */
+static const char *tracked_uri(fake_dom *fd)
+{
+    const dom_state *st = state_of(fd);
+    const conn_slot *cs = st ? conns_find(&dm, st->conn_id) : NULL;
+
+    return cs ? cs->m.uri : "";
 }
 
 static bool both_pinned(fake_dom *a, fake_dom *b)
@@ -89,10 +121,104 @@ static void test_same_name(void)
     stop();
 }
 
+/* ---- 6. a socket glob ---- */
+
+static char sock_dir[80]; /* (a socket's path fits in sun_path) */
+
+static void sock_uri(const char *label, char *buf, size_t len)
+{
+    snprintf(buf, len, "qemu+unix:///system?socket=%s/%.8s/sock", sock_dir, label);
+}
+
+/* A unix socket listening at DIR/label/sock (a daemon's, as the glob sees it). */
+static int sock_make(const char *label)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char dir[96];
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    snprintf(dir, sizeof(dir), "%s/%.8s", sock_dir, label);
+    (void)mkdir(dir, 0700);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+        abort();
+    return fd;
+}
+
+static bool label_is(fake_dom *fd, const char *label)
+{
+    const dom_state *st = state_of(fd);
+
+    return st && !strcmp(conns_label(&dm, st->conn_id), label);
+}
+
+static void test_glob(void)
+{
+    daemon_config cfg;
+    char uri[3][256], glob[256], path[300];
+    fake_dom *dom[3];
+    fake_daemon *d[3];
+    int fd[3];
+    static const char *const label[] = {"h1", "h2", "h3"};
+
+    snprintf(sock_dir, sizeof(sock_dir), "%.64s/sockets", fake_host_root());
+    (void)mkdir(sock_dir, 0700);
+    for (int i = 0; i < 3; i++)
+        sock_uri(label[i], uri[i], sizeof(uri[i]));
+    snprintf(glob, sizeof(glob), "qemu+unix:///system?socket=%s/*/sock", sock_dir);
+    fake_host_config(&cfg);
+    const char *uris[] = {glob};
+    config_uris(&cfg, uris, 1);
+    cfg.scan_interval_s = 1;
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        fd[i] = sock_make(label[i]);
+        d[i] = fake_daemon_add(uri[i]);
+        snprintf(name, sizeof(name), "fake-%s", label[i]);
+        dom[i] = fake_dom_add_on(d[i], name, 2, AUTO);
+        fake_dom_set_busy(dom[i], 1.0);
+    }
+    start(&cfg);
+    CHECK(both_pinned(dom[0], dom[1]), "glob: the domains behind both sockets are balanced");
+    CHECK(label_is(dom[0], "h1") && label_is(dom[1], "h2") && !strcmp(tracked_uri(dom[0]), uri[0]),
+          "glob: each connection is named by what the glob matched (h1, h2), its URI the "
+          "socket's");
+
+    /* a third socket appears: connected at the next scan */
+    fd[2] = sock_make("h3");
+    d[2] = fake_daemon_add(uri[2]);
+    dom[2] = fake_dom_add_on(d[2], "fake-h3", 2, AUTO);
+    fake_dom_set_busy(dom[2], 1.0);
+    fake_clock_advance(cfg.scan_interval_s);
+    CHECK(run_until(conn_up, uri[2]) && run_until(pinned_to_one_node, dom[2]) &&
+              label_is(dom[2], "h3"),
+          "glob: a new socket h3 is found at the next scan, connected, its domain balanced");
+
+    /* h2's socket goes: its connection is dropped and its domain no longer tracked */
+    (void)run_until(settled, NULL);
+    snprintf(path, sizeof(path), "%s/h2/sock", sock_dir);
+    unlink(path);
+    close(fd[1]);
+    fake_clock_advance(cfg.scan_interval_s);
+    CHECK(run_until(conn_gone, uri[1]) && !state_of(dom[1]),
+          "glob: h2's socket removed: its connection is dropped, its domain no longer tracked");
+    CHECK(fake_daemon_open_now(d[1]) == 0, "glob: vnumad closed its connection to h2");
+    CHECK(state_of(dom[0]) && state_of(dom[2]) && conn_up(uri[0]) && conn_up(uri[2]),
+          "glob: h1 and h3 stay");
+    stop();
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%.8s/sock", sock_dir, label[i]);
+        unlink(path);
+        if (i != 1)
+            close(fd[i]);
+    }
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* (a crash shows after which check) */
     fake_host_init(&host);
     test_same_name();
+    test_glob();
     return tap_done();
 }
