@@ -2,7 +2,8 @@
 /*
  * Several libvirt connections through whole passes on the fake host (fakehost.h: its daemons,
  * each opened by its URI; host/conns.h): the same name on both of two daemons (both balanced,
- * each by its own decision; NAME@LABEL finds each); a socket glob (a connection per socket,
+ * each by its own decision; NAME@LABEL finds each); one daemon down (its domain kept and
+ * skipped, the other's balanced, then reconnected); a socket glob (a connection per socket,
  * one appears and is connected, one goes and its domain with it, each named by what the glob
  * matched).
  */
@@ -47,6 +48,11 @@ static bool conn_up(void *uri)
     return cs && cs->connected;
 }
 
+static bool conn_down(void *uri)
+{
+    return !conn_up(uri);
+}
+
 static bool conn_gone(void *uri)
 {
     return !conn_to(uri);
@@ -66,6 +72,13 @@ static const char *tracked_uri(fake_dom *fd)
     const conn_slot *cs = st ? conns_find(&dm, st->conn_id) : NULL;
 
     return cs ? cs->m.uri : "";
+}
+
+/* The domain is pinned somewhere else than vnumad put it (all CPUs), as an operator might. */
+static void repin_away(fake_dom *fd)
+{
+    for (unsigned v = 0; v < fake_dom_nr_vcpus(fd); v++)
+        fake_dom_set_pin(fd, v, "0-3");
 }
 
 static bool both_pinned(fake_dom *a, fake_dom *b)
@@ -118,6 +131,48 @@ static void test_same_name(void)
     CHECK(domains_find_by_name(&dm, "fake-same@" URI_A) == state_of(a) &&
               domains_find_by_name(&dm, "fake-same@" URI_B) == state_of(b),
           "same name: NAME@LABEL finds each on its own connection");
+    stop();
+}
+
+/* ---- 4. one daemon down ---- */
+
+static bool reconnected_b(void *db)
+{
+    return conn_up(URI_B) && fake_daemon_connections(db) == 2;
+}
+
+static void test_daemon_down(void)
+{
+    daemon_config cfg;
+    fake_daemon *db;
+    fake_dom *a, *b;
+
+    start_two(&cfg, &db, &a, &b, "fake-a", "fake-b");
+    (void)both_pinned(a, b);
+    (void)run_until(settled, NULL);
+    fake_daemon_stop(db);
+    CHECK(run_until(conn_down, URI_B) && conn_up(URI_A),
+          "down: vnumad sees B's connection lost, A's still up");
+    CHECK(state_of(b) && !strcmp(tracked_uri(b), URI_B),
+          "down: B's domain is still tracked, on B's connection");
+    uint64_t skipped = dm.stats.skips[METRICS_SKIP_NOT_ANSWERING];
+    unsigned calls_b = fake_dom_calls(b, FAKE_VCPUS);
+    repin_away(a);
+    pass();
+    CHECK(pinned_to_one_node(a), "down: the next pass balances A's domain again");
+    CHECK(dm.stats.skips[METRICS_SKIP_NOT_ANSWERING] == skipped + 1 &&
+              fake_dom_calls(b, FAKE_VCPUS) == calls_b,
+          "down: B's domain is skipped as not answering, without a call (skips %llu -> %llu)",
+          (unsigned long long)skipped,
+          (unsigned long long)dm.stats.skips[METRICS_SKIP_NOT_ANSWERING]);
+    fake_daemon_start(db);
+    fake_clock_advance(30.0); /* past the reconnect's backoff */
+    CHECK(run_until(reconnected_b, db), "down: B is back and vnumad connects to it again");
+    (void)run_until(settled, NULL);
+    repin_away(b);
+    pass();
+    CHECK(pinned_to_one_node(b) && !strcmp(tracked_uri(b), URI_B),
+          "down: B's domain is balanced again on its new connection");
     stop();
 }
 
@@ -219,6 +274,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0); /* (a crash shows after which check) */
     fake_host_init(&host);
     test_same_name();
+    test_daemon_down();
     test_glob();
     return tap_done();
 }
