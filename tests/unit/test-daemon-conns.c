@@ -3,9 +3,10 @@
  * Several libvirt connections through whole passes on the fake host (fakehost.h: its daemons,
  * each opened by its URI; host/conns.h): the same name on both of two daemons (both balanced,
  * each by its own decision; NAME@LABEL finds each); one daemon down (its domain kept and
- * skipped, the other's balanced, then reconnected); a socket glob (a connection per socket,
- * one appears and is connected, one goes and its domain with it, each named by what the glob
- * matched).
+ * skipped, the other's balanced, then reconnected); one hung as vnumad starts (its open blocks
+ * a worker, never vnumad's start, the control socket or the other connection); a socket glob
+ * (a connection per socket, one appears and is connected, one goes and its domain with it, each
+ * named by what the glob matched).
  */
 #include <json-c/json.h>
 #include <pthread.h>
@@ -116,6 +117,15 @@ static void start_two(daemon_config *cfg, fake_daemon **ret_b, fake_dom **a, fak
     start(cfg);
 }
 
+/* ---- status ---- */
+
+static bool status_answers(void)
+{
+    char reply[65536];
+
+    return ctl("{\"command\":\"status\"}", reply, sizeof(reply)) && strstr(reply, "\"return\"");
+}
+
 /* ---- 2. the same name on both ---- */
 
 static void test_same_name(void)
@@ -173,6 +183,70 @@ static void test_daemon_down(void)
     pass();
     CHECK(pinned_to_one_node(b) && !strcmp(tracked_uri(b), URI_B),
           "down: B's domain is balanced again on its new connection");
+    stop();
+}
+
+/* ---- 5. one daemon hung ---- */
+
+/* B is hung when vnumad starts: its open blocks a worker, never vnumad's start. A watchdog
+ * releases B after WATCHDOG_S real seconds if the test has not (a start that waits for B
+ * returns only then). */
+#define WATCHDOG_S 20
+
+static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watchdog_cond = PTHREAD_COND_INITIALIZER;
+static bool watchdog_off, watchdog_fired;
+
+static void *watchdog(void *db)
+{
+    struct timespec end;
+
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += WATCHDOG_S;
+    pthread_mutex_lock(&watchdog_lock);
+    while (!watchdog_off && pthread_cond_timedwait(&watchdog_cond, &watchdog_lock, &end) == 0)
+        ;
+    watchdog_fired = !watchdog_off;
+    pthread_mutex_unlock(&watchdog_lock);
+    fake_daemon_release(db);
+    return NULL;
+}
+
+static bool fired(void)
+{
+    bool f;
+
+    pthread_mutex_lock(&watchdog_lock);
+    f = watchdog_fired;
+    pthread_mutex_unlock(&watchdog_lock);
+    return f;
+}
+
+static void test_start_hung(void)
+{
+    daemon_config cfg;
+    fake_daemon *db;
+    fake_dom *a, *b;
+    pthread_t t;
+
+    two_daemons(&cfg, &db, &a, &b, "fake-a", "fake-b");
+    fake_daemon_hang(db);
+    watchdog_off = watchdog_fired = false;
+    if (pthread_create(&t, NULL, watchdog, db) != 0)
+        abort();
+    start(&cfg);
+    CHECK(!fired(), "hung at start: vnumad's start does not wait for B's open");
+    CHECK(run_until(pinned_to_one_node, a) && !fired(),
+          "hung at start: A's domain is balanced while B's open blocks");
+    CHECK(status_answers() && !fired(), "hung at start: the control socket answers (status)");
+    CHECK(!conn_up(URI_B) && !fired(), "hung at start: B is not connected");
+    pthread_mutex_lock(&watchdog_lock);
+    watchdog_off = true;
+    pthread_cond_signal(&watchdog_cond);
+    pthread_mutex_unlock(&watchdog_lock);
+    pthread_join(t, NULL); /* (it releases B) */
+    CHECK(run_until(conn_up, URI_B) && run_until(pinned_to_one_node, b),
+          "hung at start: released, B is connected and its domain balanced");
     stop();
 }
 
@@ -275,6 +349,7 @@ int main(void)
     fake_host_init(&host);
     test_same_name();
     test_daemon_down();
+    test_start_hung();
     test_glob();
     return tap_done();
 }
