@@ -252,12 +252,14 @@ $(BUILD)/tests/test-ctl-client: $(BUILD)/tests/unit/test-ctl-client.o $(BUILD)/h
 
 # The whole daemon on the fake host (tests/unit/fakehost.h).
 FAKEHOST_OBJS := $(BUILD)/tests/unit/fakehost.o $(BUILD)/tests/unit/fakehost_virt.o \
-                 $(BUILD)/tests/unit/fakehost_qemu.o $(BUILD)/tests/unit/daemon_drive.o
+                 $(BUILD)/tests/unit/fakehost_daemons.o $(BUILD)/tests/unit/fakehost_qemu.o \
+                 $(BUILD)/tests/unit/daemon_drive.o
 FAKEHOST_TESTS := $(BUILD)/tests/test-daemon $(BUILD)/tests/test-daemon-memory \
                   $(BUILD)/tests/test-live-snapshot \
                   $(BUILD)/tests/test-daemon-poll $(BUILD)/tests/test-daemon-tenant \
                   $(BUILD)/tests/test-daemon-placed $(BUILD)/tests/test-daemon-place \
-                  $(BUILD)/tests/test-daemon-carried $(BUILD)/tests/test-daemon-policy
+                  $(BUILD)/tests/test-daemon-carried $(BUILD)/tests/test-daemon-policy \
+                  $(BUILD)/tests/test-daemon-conns
 $(FAKEHOST_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(FAKEHOST_OBJS) $(CORE_LIB) \
                                      $(PROTO_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)

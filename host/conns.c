@@ -337,8 +337,10 @@ int conns_start(vnumad *dm, const virt_callbacks *events)
             continue;
         if (conn_uri_expand(dm->cfg.uris[l], &m, 1) == 1) {
             conn_slot *cs = slot_new(dm, l, &m);
+            /* one connection: opened before the first pass; of several, each on a worker (one
+             * whose daemon does not answer would hold the loop and every line after it) */
             if (cs)
-                open_slot(dm, cs, true);
+                open_slot(dm, cs, !conns_many(dm));
         }
     }
     if (conns_many(dm))

@@ -16,8 +16,8 @@
 #include "core.h"
 #include "virt.h"
 
-/* The uri lines' connections made; the plain ones opened now (as before any glob: a host's own
- * libvirtd is there before the first pass), the globs' on the workers. `events` are the
+/* The uri lines' connections made; a single plain one opened now (a host's own libvirtd is
+ * there before the first pass), several and the globs' on the workers. `events` are the
  * handlers of every connection (opaque: the conn_slot). 0 or -errno. */
 int conns_start(vnumad *dm, const virt_callbacks *events);
 /* Every connection closed (a worker still in a call on one keeps it: the process is ending). */

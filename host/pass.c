@@ -314,8 +314,9 @@ static virt_dom *pass_admit(vnumad *dm, dom_state *st)
         dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
         return NULL;
     }
-    if (!st->dom && !conns_virt(dm, st->conn_id)) {
-        /* its libvirt daemon does not answer, or is being reconnected: tracked until it is back */
+    if (!conns_virt(dm, st->conn_id)) {
+        /* its libvirt daemon does not answer, or is being reconnected (a handle it still has
+         * is of the connection lost, closed once nothing uses it): tracked until it is back */
         dm->stats.skips[METRICS_SKIP_NOT_ANSWERING]++;
         return NULL;
     }

@@ -70,6 +70,12 @@ bool settled(void *arg)
     return true;
 }
 
+bool events_read(void *arg)
+{
+    (void)arg;
+    return fake_events_queued() == 0;
+}
+
 bool first_pass_done(void *arg)
 {
     (void)arg;

@@ -30,6 +30,9 @@ bool run_until(bool (*cond)(void *), void *arg);
 /* Nothing out: no event's read, no pass running or due, no work of a pass, no domain held,
  * no memory moving. */
 bool settled(void *arg);
+/* Every event the fake libvirt daemons sent is read (what it started may still be out:
+ * settled says). */
+bool events_read(void *arg);
 /* The first pass ran and everything it started is in. */
 bool first_pass_done(void *arg);
 /* One pass as the timer runs it, s seconds of the fake clock after the last (pass(): 5 s),

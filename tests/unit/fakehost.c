@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fake host of the unit tests (fakehost.h): the host tree, the clock, the domains and
- * what the test does to them. The fake libvirt vnumad calls is fakehost_virt.c. */
+ * what the test does to them. The fake libvirt vnumad calls is fakehost_virt.c, its daemons
+ * fakehost_daemons.c. */
 #include "fakehost.h"
 
 #include <dirent.h>
@@ -153,6 +154,9 @@ void fake_host_init(daemon_host *host)
     }
     fh.all = fh.topo.cpus;
     fh.mono_ns = 1000ULL * 1000000000ULL;
+    pthread_mutex_lock(&fh.lock);
+    fake_daemons_reset();
+    pthread_mutex_unlock(&fh.lock);
     vn_clock_use(&fake_clock);
     virt_use(&fake_virt);
     static char machine_id[128];
@@ -201,8 +205,7 @@ void fake_host_reset(void)
         fh.node_free[n] = fh.min_free[n] = FAKE_NODE_FREE;
         fake_node_sync(n);
     }
-    fh.down = false;
-    fh.nr_events = 0;
+    fake_daemons_reset();
     pthread_mutex_unlock(&fh.lock);
     /* vnumad's records of the originals go with the domains they were of */
     char dir[PATH_MAX];
@@ -219,6 +222,11 @@ void fake_host_reset(void)
 
 fake_dom *fake_dom_add(const char *name, unsigned nr_vcpus, const char *balancer)
 {
+    return fake_dom_add_on(fake_daemon_default(), name, nr_vcpus, balancer);
+}
+
+fake_dom *fake_dom_add_on(fake_daemon *d, const char *name, unsigned nr_vcpus, const char *balancer)
+{
     fake_dom *fd = NULL;
 
     pthread_mutex_lock(&fh.lock);
@@ -229,6 +237,7 @@ fake_dom *fake_dom_add(const char *name, unsigned nr_vcpus, const char *balancer
         abort();
     memset(fd, 0, sizeof(*fd));
     fd->used = true;
+    fd->daemon = d;
     snprintf(fd->name, sizeof(fd->name), "%s", name);
     snprintf(fd->uuid, sizeof(fd->uuid), "00000000-0000-4000-8000-%012u",
              (unsigned)(fd - fh.doms) + 1);
@@ -252,6 +261,21 @@ bool fake_dom_uuid(fake_dom *fd, char *buf, size_t len)
 unsigned fake_dom_nr_vcpus(fake_dom *fd)
 {
     return fd->nr_vcpus;
+}
+
+void fake_dom_set_daemon(fake_dom *fd, fake_daemon *d)
+{
+    pthread_mutex_lock(&fh.lock);
+    fd->daemon = d;
+    pthread_mutex_unlock(&fh.lock);
+}
+
+void fake_dom_set_uuid(fake_dom *fd, const fake_dom *as)
+{
+    pthread_mutex_lock(&fh.lock);
+    memcpy(fd->uuid, as->uuid, sizeof(fd->uuid));
+    fake_qemu_sync(fd); /* its status file names it */
+    pthread_mutex_unlock(&fh.lock);
 }
 
 static vn_cpuset parse_cpus(const char *cpus)
@@ -444,7 +468,7 @@ void fake_dom_hook(fake_dom *fd, fake_call call, fake_hook fn, void *arg)
     pthread_mutex_unlock(&fh.lock);
 }
 
-/* ---- events, libvirtd ---- */
+/* ---- events ---- */
 
 void fake_event_lifecycle(fake_dom *fd, virt_lifecycle ev, bool migrated)
 {
@@ -452,7 +476,7 @@ void fake_event_lifecycle(fake_dom *fd, virt_lifecycle ev, bool migrated)
 
     snprintf(e.uuid, sizeof(e.uuid), "%s", fd->uuid);
     snprintf(e.name, sizeof(e.name), "%s", fd->name);
-    fake_queue_event(&e);
+    fake_queue_event(fd->daemon, &e);
 }
 
 void fake_event_metadata(fake_dom *fd)
@@ -461,32 +485,5 @@ void fake_event_metadata(fake_dom *fd)
 
     snprintf(e.uuid, sizeof(e.uuid), "%s", fd->uuid);
     snprintf(e.name, sizeof(e.name), "%s", fd->name);
-    fake_queue_event(&e);
-}
-
-void fake_libvirtd_stop(void)
-{
-    fake_event e = {.kind = FE_CLOSED};
-
-    fake_queue_event(&e);
-    pthread_mutex_lock(&fh.lock);
-    fh.down = true;
-    pthread_mutex_unlock(&fh.lock);
-}
-
-void fake_libvirtd_start(void)
-{
-    pthread_mutex_lock(&fh.lock);
-    fh.down = false;
-    pthread_mutex_unlock(&fh.lock);
-}
-
-unsigned fake_connections(void)
-{
-    unsigned n;
-
-    pthread_mutex_lock(&fh.lock);
-    n = fh.opened;
-    pthread_mutex_unlock(&fh.lock);
-    return n;
+    fake_queue_event(fd->daemon, &e);
 }

@@ -8,6 +8,11 @@
  *              port closed), vCPUs (CPU time, pins), emulator pins; lifecycle
  *              and metadata events delivered on vnumad's loop as libvirt's are; libvirtd stopped
  *              and started; any call failed with an errno, hung until released, or hooked
+ *   daemons    several libvirt daemons (the system libvirtd, a KubeVirt pod's virtqemud), each
+ *              opened by its URI, with its own domains, lookups, lists and events; one stopped
+ *              and started, or hung as by SIGSTOP (every call on it blocks until released).
+ *              Their QEMUs share the host tree, as the host's own libvirt's do (two domains of
+ *              one name have one status file: with QMP off vnumad only looks there for a bound)
  *   the clock  a fake vn_clock_ops (lib/clock.h): it moves when the test moves it, and when
  *              vnumad waits out a CPU time window; each vCPU's CPU time grows with it at the
  *              busy fraction the test set, so the busy vnumad measures is exact
@@ -33,8 +38,9 @@
 #include "daemon.h"
 #include "virt.h"
 
-#define FAKE_MAX_DOMS  8
-#define FAKE_MAX_VCPUS 8
+#define FAKE_MAX_DOMS    8
+#define FAKE_MAX_VCPUS   8
+#define FAKE_MAX_DAEMONS 8
 
 /* The calls of the fake libvirt, for failures, hangs, hooks and counts. */
 typedef enum fake_call {
@@ -61,6 +67,7 @@ typedef enum fake_call {
 } fake_call;
 
 typedef struct fake_dom fake_dom;
+typedef struct fake_daemon fake_daemon;
 typedef void (*fake_hook)(fake_dom *fd, fake_call call, void *arg);
 
 /* Install the fake libvirt and clock, write the host tree; *host is what daemon_start takes.
@@ -71,14 +78,23 @@ const char *fake_host_root(void);
 /* A daemon configuration for the fake host: QMP off, its socket, state and config file in
  * the tree, every pass run by the test (long interval, no event delay). */
 void fake_host_config(daemon_config *cfg);
-/* Forget every domain and undo every failure, hang and hook (between tests). */
+/* Forget every domain and every daemon but the default one, and undo every failure, hang and
+ * hook (between tests). */
 void fake_host_reset(void);
 
 /* ---- domains ---- */
 
 /* A running domain with nr_vcpus vCPUs pinned nowhere (all host CPUs), persistent, with this
- * <balancer> element (NULL: none) and no <state>. No event is sent. */
+ * <balancer> element (NULL: none) and no <state>, on the default daemon. No event is sent. */
 fake_dom *fake_dom_add(const char *name, unsigned nr_vcpus, const char *balancer);
+/* A domain as fake_dom_add() makes it, on daemon d. */
+fake_dom *fake_dom_add_on(fake_daemon *d, const char *name, unsigned nr_vcpus,
+                          const char *balancer);
+/* The domain is d's from now on: d's lists show it, lookups on d's connections find it, its
+ * events come from d. A handle made on another daemon's connection no longer reaches it. */
+void fake_dom_set_daemon(fake_dom *fd, fake_daemon *d);
+/* The domain's UUID is `as`'s from now on (a tenant chose its VM's UUID). */
+void fake_dom_set_uuid(fake_dom *fd, const fake_dom *as);
 /* The domain's uuid into buf (false: too small); its number of vCPUs. */
 bool fake_dom_uuid(fake_dom *fd, char *buf, size_t len);
 unsigned fake_dom_nr_vcpus(fake_dom *fd);
@@ -138,10 +154,38 @@ void fake_dom_hook(fake_dom *fd, fake_call call, fake_hook fn, void *arg);
 /* An event, delivered to vnumad on its loop's next iteration (as libvirt's). */
 void fake_event_lifecycle(fake_dom *fd, virt_lifecycle ev, bool migrated);
 void fake_event_metadata(fake_dom *fd);
-/* libvirtd stops: the connection's close callback comes, every call fails with -ENOTCONN
- * and connecting fails until fake_libvirtd_start(). */
+/* The default daemon stops (fake_daemon_stop) / starts again (fake_daemon_start). */
 void fake_libvirtd_stop(void);
 void fake_libvirtd_start(void);
+
+/* ---- libvirt daemons (fakehost_daemons.c) ---- */
+
+/* The daemon every domain is on unless the test says otherwise: the system libvirtd, opened by
+ * vnumad's default uri (qemu:///system). */
+fake_daemon *fake_daemon_default(void);
+/* A daemon answering at uri: vnumad's open of exactly that URI reaches it (a glob's
+ * connection: the concrete URI vnumad builds, ...?socket=/DIR/h1/sock); an open of a URI no
+ * daemon has fails. Up, with no domain; until fake_host_reset(). */
+fake_daemon *fake_daemon_add(const char *uri);
+/* The daemon stops: each connection open to it gets its close callback and is dead (every
+ * call through it fails with -ENOTCONN, also after the daemon is back); opens of its URI fail
+ * until fake_daemon_start(). */
+void fake_daemon_stop(fake_daemon *d);
+void fake_daemon_start(fake_daemon *d);
+/* The daemon hangs (SIGSTOP): an open of its URI, a list or lookup on its connections and every
+ * call on its domains blocks until fake_daemon_release() (SIGCONT), and the fake clock jumps
+ * past any timeout of vnumad's when a call starts to block; its events wait as well.
+ * fake_daemon_hung() says whether a call is blocked on it now. */
+void fake_daemon_hang(fake_daemon *d);
+bool fake_daemon_hung(fake_daemon *d);
+void fake_daemon_release(fake_daemon *d);
+/* Events queued for vnumad's loop and not read yet (a hung daemon's, held, too). */
+unsigned fake_events_queued(void);
+/* Connections vnumad opened to the daemon so far; how many of them are open now (not closed by
+ * vnumad, whether alive or dead). */
+unsigned fake_daemon_connections(fake_daemon *d);
+unsigned fake_daemon_open_now(fake_daemon *d);
+
 /* ---- guest memory (with cfg.use_qmp) ---- */
 
 /* The domain's guest gets nr_cells NUMA cells (0: no guest NUMA, one range) of mib MiB each,
@@ -178,7 +222,7 @@ bool fake_dom_first_moved(fake_dom *fd, uint64_t *ret_gpa);
  * the clock (the end of a pass's CPU time window, or the mover waiting for tokens). */
 void fake_query_calls(unsigned *total, unsigned *at_wait);
 
-/* How many connections vnumad has opened. */
+/* How many connections vnumad has opened, to all the daemons. */
 unsigned fake_connections(void);
 /* The fake clock moves s seconds ahead. */
 void fake_clock_advance(double s);

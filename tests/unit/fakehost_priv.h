@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Between the fake host's files (fakehost.h): fakehost.c (the host, the clock, the domains and
- * what the test does to them) and fakehost_virt.c (the fake libvirt vnumad calls).
+ * what the test does to them), fakehost_daemons.c (the libvirt daemons, their connections and
+ * events) and fakehost_virt.c (the fake libvirt's calls on domains vnumad makes).
  */
 #pragma once
 
@@ -18,9 +19,47 @@
 #define FAKE_NODE_BYTES  (8ULL << 30) /* each node's MemTotal */
 #define FAKE_NODE_FREE   (6ULL << 30) /* ... and its MemFree before any guest memory */
 #define FAKE_EVENTS_MAX  64
+#define FAKE_MAX_CONNS   16 /* connections open at once, to all the daemons */
+#define FAKE_URI_MAX     256
+#define FAKE_DEFAULT_URI "qemu:///system" /* the default daemon's (vnumad's default uri) */
+
+typedef enum fake_event_kind { FE_LIFECYCLE, FE_METADATA, FE_CLOSED } fake_event_kind;
+
+typedef struct fake_event {
+    fake_event_kind kind;
+    char uuid[SNAP_UUID_MAX], name[SNAP_NAME_MAX];
+    virt_lifecycle ev;
+    bool migrated;
+    /* the connection it is for (fake_conn index and generation): queued once per connection
+     * open to the daemon, delivered only while that connection is open */
+    unsigned conn, gen;
+} fake_event;
+
+/* A libvirt daemon (fakehost_daemons.c): the system libvirtd, or a pod's virtqemud. */
+struct fake_daemon {
+    bool used;
+    char uri[FAKE_URI_MAX];             /* what vnumad opens it by */
+    bool down;                          /* stopped: opens fail, its connections are dead */
+    unsigned run;                       /* its starts: a connection of an earlier run is dead */
+    bool hung;                          /* stopped by SIGSTOP: every call on it blocks */
+    unsigned hanging;                   /* calls blocked on it now */
+    unsigned opened;                    /* connections opened to it */
+    fake_event events[FAKE_EVENTS_MAX]; /* for vnumad's loop, held while it is hung */
+    unsigned nr_events;
+};
+
+/* A connection vnumad opened (virt_conn *) */
+typedef struct fake_conn {
+    bool open; /* until vnumad closes it */
+    fake_daemon *daemon;
+    unsigned run; /* the daemon's run it was opened in */
+    unsigned gen; /* fh.opened when it was opened: handles and events name it by this */
+    virt_callbacks cb;
+} fake_conn;
 
 struct fake_dom {
     bool used;
+    fake_daemon *daemon; /* the libvirt daemon that runs it */
     char uuid[SNAP_UUID_MAX];
     char name[SNAP_NAME_MAX];
     int id;
@@ -68,17 +107,9 @@ struct fake_dom {
 /* a handle vnumad holds (virt_dom *): its domain and the connection it was made on */
 typedef struct fake_handle {
     fake_dom *fd;
-    unsigned conn_gen;
+    fake_conn *conn;
+    unsigned gen; /* conn's generation then */
 } fake_handle;
-
-typedef enum fake_event_kind { FE_LIFECYCLE, FE_METADATA, FE_CLOSED } fake_event_kind;
-
-typedef struct fake_event {
-    fake_event_kind kind;
-    char uuid[SNAP_UUID_MAX], name[SNAP_NAME_MAX];
-    virt_lifecycle ev;
-    bool migrated;
-} fake_event;
 
 typedef struct fake_host_state {
     pthread_mutex_t lock;
@@ -89,14 +120,11 @@ typedef struct fake_host_state {
     fake_dom doms[FAKE_MAX_DOMS];
     unsigned next_id;
     uint64_t mono_ns;
-    bool down;         /* libvirtd stopped */
-    unsigned conn_gen; /* the open connection's generation; 0: none open */
-    unsigned opened;   /* connections opened */
-    virt_callbacks cb; /* the open connection's */
-    int pipe[2];       /* events for the loop */
+    fake_daemon daemons[FAKE_MAX_DAEMONS]; /* [0]: the default one, at FAKE_DEFAULT_URI */
+    fake_conn conns[FAKE_MAX_CONNS];
+    unsigned opened; /* connections opened, to all the daemons */
+    int pipe[2];     /* events for the loop */
     int watch;
-    fake_event events[FAKE_EVENTS_MAX];
-    unsigned nr_events;
     uint64_t node_free[FAKE_NODES]; /* bytes (node_free, meminfo) */
     uint64_t min_free[FAKE_NODES];  /* the lowest node_free[] a page move left */
     unsigned move_calls;            /* move_pages(2) moves made */
@@ -109,8 +137,30 @@ extern fake_host_state fh;
 
 /* Moves the fake clock; each running vCPU's CPU time grows with it. Called with fh.lock. */
 void fake_clock_move(uint64_t ns);
-/* An event for vnumad's loop (delivered by the fake libvirt's watch on fh.pipe). */
-void fake_queue_event(const fake_event *e);
+
+/* The daemons and their connections (fakehost_daemons.c). */
+/* The default daemon up with no domain, every other one gone, no connection (fakehost.c's
+ * reset and init). Called with fh.lock. */
+void fake_daemons_reset(void);
+/* An event from daemon d for vnumad's loop, to each connection open to it (delivered by the
+ * watch on fh.pipe on the loop's next iteration, once d is not hung). */
+void fake_queue_event(fake_daemon *d, const fake_event *e);
+/* While d is hung (SIGSTOP), the calling thread blocks; the fake clock jumps past any timeout
+ * of vnumad's when it starts to. Called with fh.lock (released while it waits). */
+void fake_daemon_wait(fake_daemon *d);
+/* Whether handle h's connection is alive: open, and its daemon up in the run it was opened in.
+ * Called with fh.lock. */
+bool fake_handle_alive(const fake_handle *h);
+/* vnumad's connections (virt_ops open, close, list_running and dom_open). */
+int fake_conn_open(const char *uri, const virt_callbacks *cb, virt_conn **ret);
+void fake_conn_close(virt_conn *c);
+int fake_conn_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n);
+int fake_conn_dom_open(virt_conn *c, const char *uuid, virt_dom **ret);
+/* What the last failed call of this thread said (virt_ops last_error). */
+const char *fake_last_error(void);
+/* Sets it (printf-like). */
+void fake_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The fake libvirt (fakehost_virt.c). */
 extern const virt_ops fake_virt;
 

@@ -1,23 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fake libvirt of the fake host (fakehost.h): the virt_ops vnumad calls, its connection
- * and the events it delivers on vnumad's loop. */
+/* The fake libvirt of the fake host (fakehost.h): the virt_ops vnumad calls, its calls on
+ * domains (the daemons, their connections and events: fakehost_daemons.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fakehost_priv.h"
-#include "loop.h"
-
-static __thread char fake_error[128];
 
 /* ---- calls ---- */
 
 /*
- * The common start of a call on a domain: counted, hooked, hung, failed. Returns 0 with the
- * lock held, or -errno without it.
+ * The common start of a call on a domain: counted, hooked, hung (the call, or the domain's
+ * daemon), failed. Returns 0 with the lock held, or -errno without it.
  */
 static int call_begin(virt_dom *d, fake_call call, fake_dom **ret)
 {
@@ -43,21 +39,21 @@ static int call_begin(virt_dom *d, fake_call call, fake_dom **ret)
             pthread_cond_wait(&fh.released, &fh.lock);
         fd->hanging--;
     }
-    if (fh.down || h->conn_gen != fh.conn_gen) {
+    fake_daemon_wait(h->conn->daemon);
+    if (!fake_handle_alive(h)) {
         pthread_mutex_unlock(&fh.lock);
-        snprintf(fake_error, sizeof(fake_error), "fake: no connection to libvirtd");
+        fake_set_error("fake: no connection to libvirtd");
         return -ENOTCONN;
     }
-    if (!fd->used || !fd->running) {
+    if (!fd->used || !fd->running || fd->daemon != h->conn->daemon) {
         pthread_mutex_unlock(&fh.lock);
-        snprintf(fake_error, sizeof(fake_error), "fake: domain is not running");
+        fake_set_error("fake: domain is not running");
         return -ESRCH;
     }
     if (fd->fail[call]) {
         int r = fd->fail[call];
         pthread_mutex_unlock(&fh.lock);
-        snprintf(fake_error, sizeof(fake_error), "fake: call %d fails: %s", (int)call,
-                 strerror(-r));
+        fake_set_error("fake: call %d fails: %s", (int)call, strerror(-r));
         return r;
     }
     *ret = fd;
@@ -70,143 +66,7 @@ static int call_end(int r)
     return r;
 }
 
-static const char *fake_last_error(void)
-{
-    return fake_error;
-}
-
-/* ---- the connection ---- */
-
-static void deliver(int watch, int fd, int events, void *opaque)
-{
-    fake_event ev[FAKE_EVENTS_MAX];
-    virt_callbacks cb;
-    unsigned n;
-    char buf[64];
-
-    (void)watch;
-    (void)events;
-    (void)opaque;
-    while (read(fd, buf, sizeof(buf)) > 0)
-        ;
-    pthread_mutex_lock(&fh.lock);
-    n = fh.nr_events;
-    memcpy(ev, fh.events, n * sizeof(ev[0]));
-    fh.nr_events = 0;
-    cb = fh.cb;
-    pthread_mutex_unlock(&fh.lock);
-    for (unsigned i = 0; i < n; i++) {
-        if (ev[i].kind == FE_CLOSED && cb.closed)
-            cb.closed(cb.opaque);
-        else if (ev[i].kind == FE_LIFECYCLE && cb.lifecycle)
-            cb.lifecycle(cb.opaque, ev[i].uuid, ev[i].name, ev[i].ev, ev[i].migrated);
-        else if (ev[i].kind == FE_METADATA && cb.metadata)
-            cb.metadata(cb.opaque, ev[i].uuid, ev[i].name);
-    }
-}
-
-void fake_queue_event(const fake_event *e)
-{
-    pthread_mutex_lock(&fh.lock);
-    if (fh.conn_gen && fh.nr_events < FAKE_EVENTS_MAX)
-        fh.events[fh.nr_events++] = *e;
-    pthread_mutex_unlock(&fh.lock);
-    if (write(fh.pipe[1], "e", 1) < 0)
-        abort();
-}
-
-static int fake_open(const char *uri, const virt_callbacks *cb, virt_conn **ret)
-{
-    (void)uri;
-    pthread_mutex_lock(&fh.lock);
-    if (fh.down) {
-        pthread_mutex_unlock(&fh.lock);
-        snprintf(fake_error, sizeof(fake_error), "fake: libvirtd is not running");
-        return -ENOTCONN;
-    }
-    fh.cb = *cb;
-    fh.conn_gen = ++fh.opened;
-    fh.nr_events = 0;
-    pthread_mutex_unlock(&fh.lock);
-    if (fh.watch < 0)
-        fh.watch = loop_add_fd(fh.pipe[0], LOOP_READABLE, deliver, NULL);
-    *ret = (virt_conn *)&fh;
-    return 0;
-}
-
-static void fake_close(virt_conn *c)
-{
-    if (!c)
-        return;
-    pthread_mutex_lock(&fh.lock);
-    memset(&fh.cb, 0, sizeof(fh.cb));
-    fh.conn_gen = 0;
-    fh.nr_events = 0;
-    pthread_mutex_unlock(&fh.lock);
-}
-
-static int fake_list_running(virt_conn *c, virt_dom_id **ret, size_t *ret_n)
-{
-    virt_dom_id *ids = calloc(FAKE_MAX_DOMS, sizeof(*ids));
-    size_t n = 0;
-
-    (void)c;
-    if (!ids)
-        return -ENOMEM;
-    pthread_mutex_lock(&fh.lock);
-    if (fh.down || !fh.conn_gen) {
-        pthread_mutex_unlock(&fh.lock);
-        free(ids);
-        return -ENOTCONN;
-    }
-    for (unsigned i = 0; i < FAKE_MAX_DOMS; i++) {
-        fake_dom *fd = &fh.doms[i];
-        if (!fd->used || !fd->running)
-            continue;
-        snprintf(ids[n].uuid, sizeof(ids[n].uuid), "%s", fd->uuid);
-        snprintf(ids[n].name, sizeof(ids[n].name), "%s", fd->name);
-        ids[n++].id = fd->id;
-    }
-    pthread_mutex_unlock(&fh.lock);
-    *ret = ids;
-    *ret_n = n;
-    return 0;
-}
-
-static fake_handle *handle_new(fake_dom *fd)
-{
-    fake_handle *h = calloc(1, sizeof(*h));
-
-    if (h) {
-        h->fd = fd;
-        h->conn_gen = fh.conn_gen;
-    }
-    return h;
-}
-
-static int fake_dom_open(virt_conn *c, const char *uuid, virt_dom **ret)
-{
-    fake_handle *h = NULL;
-
-    (void)c;
-    pthread_mutex_lock(&fh.lock);
-    for (unsigned i = 0; i < FAKE_MAX_DOMS && !h; i++) {
-        fake_dom *fd = &fh.doms[i];
-        if (fd->used && strcmp(fd->uuid, uuid) == 0) {
-            fd->calls[FAKE_LOOKUP]++;
-            if (fh.down || !fh.conn_gen) {
-                pthread_mutex_unlock(&fh.lock);
-                return -ENOTCONN;
-            }
-            h = handle_new(fd);
-        }
-    }
-    pthread_mutex_unlock(&fh.lock);
-    if (!h)
-        return -ESRCH;
-    *ret = (virt_dom *)h;
-    return 0;
-}
+/* ---- handles ---- */
 
 static int fake_dom_ref(virt_dom *d, virt_dom **ret)
 {
@@ -398,7 +258,7 @@ static int fake_other(virt_dom *d)
 
     if (r < 0)
         return r;
-    snprintf(fake_error, sizeof(fake_error), "fake: not on the fake host");
+    fake_set_error("fake: not on the fake host");
     return call_end(-EPERM);
 }
 
@@ -411,7 +271,7 @@ static int fake_qmp(virt_dom *d, const char *cmd, char **ret_reply)
         return r;
     r = fake_qemu_qmp(fd, cmd, ret_reply);
     if (r < 0)
-        snprintf(fake_error, sizeof(fake_error), "fake: QMP %s", strerror(-r));
+        fake_set_error("fake: QMP %s", strerror(-r));
     return call_end(r);
 }
 
@@ -523,16 +383,16 @@ static int fake_hmp(virt_dom *d, const char *cmd, char **ret_reply)
         return r;
     r = fake_qemu_hmp(fd, cmd, ret_reply);
     if (r < 0)
-        snprintf(fake_error, sizeof(fake_error), "fake: HMP %s", strerror(-r));
+        fake_set_error("fake: HMP %s", strerror(-r));
     return call_end(r);
 }
 
 const virt_ops fake_virt = {
     .last_error = fake_last_error,
-    .open = fake_open,
-    .close = fake_close,
-    .list_running = fake_list_running,
-    .dom_open = fake_dom_open,
+    .open = fake_conn_open,
+    .close = fake_conn_close,
+    .list_running = fake_conn_list_running,
+    .dom_open = fake_conn_dom_open,
     .dom_ref = fake_dom_ref,
     .dom_free = fake_dom_free_handle,
     .dom_ident = fake_ident,
