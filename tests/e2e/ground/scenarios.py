@@ -935,6 +935,12 @@ def acted_bytes(dom):
     return sum(r.get("bytes_moved", 0) or 0 for r in recs), recs
 
 
+def moved_bytes(dom):
+    """what vnumad's records say it moved of dom, whatever their action: a move the mover ends
+    between two passes is in the next pass's record, whose action may be none"""
+    return sum(r.get("bytes_moved", 0) or 0 for r in journal_lines() if r.get("domain") == dom)
+
+
 def start_misplaced(name, backing, allowed, cell_mib=32):
     """a domain of 2 cells started with vCPUs, emulator and memory on the last node, allowed on
     `allowed` only; returns its probe state"""

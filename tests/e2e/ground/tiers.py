@@ -195,13 +195,13 @@ def tiers_hugetlb(tier):
         # every page off node 3, and the journal has the moves (the record of the pass that
         # finished them comes after the pages moved)
         on = {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}
-        return on if on[3] == 0 and on[2] + on[tier] == pages and S.acted_bytes("T-huge")[0] >= HUGE_MIB << 20 else None
+        return on if on[3] == 0 and on[2] + on[tier] == pages and S.moved_bytes("T-huge") >= HUGE_MIB << 20 else None
     conv = S.wait_until(180, placed, 1.0)
     num["pages_placed"] = conv
-    moved, recs = S.acted_bytes("T-huge")
+    moved = S.moved_bytes("T-huge")
     S.wait_passes(3, "tiers-hugetlb: it holds")
     after = {n: huge_pages_on("T-huge", n) for n in (2, 3, tier)}
-    moved_later, recs = S.acted_bytes("T-huge")
+    moved_later, recs = S.moved_bytes("T-huge"), S.acted_bytes("T-huge")[1]
     free1 = {n: S.huge_free(n) for n in (2, 3, tier)}
     num.update({"pages_3_passes_later": after, "huge_free_after": free1, "bytes_moved": moved,
                 "bytes_moved_3_passes_later": moved_later})
