@@ -50,20 +50,21 @@ for spec in "lib" "proto lib" "agent proto lib" "host proto lib"; do
     ok "$([ -z "$out" ]; echo $?)" "$1/ includes only from ${*} ${out:+: $(echo $out)}"
 done
 
-# the build itself refuses a crossing: agent/'s flags cannot find a host/ header
-probe=agent/zz-house-probe.c
-printf '#include "decide.h"\n' >"$probe"
-trap 'rm -f "$probe"' EXIT
-out=$(make -s --no-print-directory BUILD="$BUILD" "$BUILD/agent/zz-house-probe.o" 2>&1)
+# the build itself refuses a crossing: agent/'s flags cannot find a host/ header (in a copy
+# of the tree: tests run at once, and another's make must not find the probe in agent/)
+probe_tree=$(mktemp -d)
+trap 'rm -rf "$probe_tree"' EXIT
+cp -r Makefile lib proto agent host "$probe_tree/"
+printf '#include "decide.h"\n' >"$probe_tree/agent/zz-house-probe.c"
+out=$(make -s --no-print-directory -C "$probe_tree" BUILD=build build/agent/zz-house-probe.o 2>&1)
 rc=$?
-rm -f "$probe" "$BUILD/agent/zz-house-probe.o" "$BUILD/agent/zz-house-probe.d"
 ok "$([ $rc -ne 0 ] && grep -q 'decide.h' <<<"$out"; echo $?)" \
     "an agent/ file that includes a host/ header does not compile ($(grep -m1 -o 'decide.h.*' <<<"$out"))"
 
 # the checker on a tree built to fail: a.h and b.h include each other, a.c and b.c call each
 # other, c.c defines a function that a.h declares
 t=$(mktemp -d)
-trap 'rm -f "$probe"; rm -rf "$t"' EXIT
+trap 'rm -rf "$probe_tree" "$t"' EXIT
 printf '#pragma once\n#include "b.h"\nint a_f(void);\nint c_f(void);\n' >"$t/a.h"
 printf '#pragma once\n#include "a.h"\nint b_f(void);\n' >"$t/b.h"
 printf '#include "a.h"\nint a_f(void) { return b_f(); }\n' >"$t/a.c"
