@@ -303,7 +303,7 @@ ok $? "d: the journal has records with every exact name $out"
 
 # ---- e. nothing was executed ----
 pwned=$(find / /root /tmp /run /var/lib/libvirt /var/lib/vnuma /var/log/libvirt "$E2E_TMP" \
-    "$(readlink "/proc/$VN_PID/cwd")" "$(readlink "/proc/$(pgrep -xo libvirtd)/cwd")" \
+    "$(readlink "/proc/$VN_PID/cwd")" "$(readlink "/proc/$(own_pids libvirtd | head -n 1)/cwd")" \
     -maxdepth 3 -name "$PWN*" 2>/dev/null | sort -u)
 [ -z "$pwned" ]
 ok $? "e: no $PWN* file was created: no shell ran a name ($pwned)"

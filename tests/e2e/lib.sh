@@ -39,12 +39,13 @@ E2E_TMP=$(mktemp -d /tmp/vnuma-e2e.XXXXXX)
 E2E_LIBVIRTD_KILLED=0
 VN_PID="" VN_LOG="" VN_SOCK="" VN_STATE="" VN_JOURNAL="" VN_CONF="" VN_RUNS=0
 
-# foreign_vnumads: "PID ARGS" of every balancing vnumad this script did not start (one-shot
-# runs such as vnumad --advise do not count). Another vnumad acts on the same opted-in domains
+# foreign_vnumads: "PID ARGS" of every balancing vnumad of this mount namespace this script did
+# not start (one-shot runs such as vnumad --advise do not count; a vnumad of another test's own
+# host, tests/lib/own-host.sh, talks to another libvirtd). Another vnumad acts on the same opted-in domains
 # and would make every result here meaningless.
 foreign_vnumads() {
     local p args
-    for p in $(pgrep -x vnumad); do
+    for p in $(own_pids vnumad); do
         [ "$p" = "$VN_PID" ] && continue
         args=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
         case " $args " in
@@ -116,13 +117,14 @@ e2e_preamble() {
 # should the test not get to start_libvirtd. Prints the pid it killed.
 kill_libvirtd() {
     local p
-    p=$(pgrep -xo libvirtd) || return 1
+    p=$(own_pids libvirtd | head -n 1)
+    [ -n "$p" ] || return 1
     E2E_LIBVIRTD_KILLED=1
     echo "$p"
     kill -TERM "$p" && wait_for 15 bash -c "! kill -0 $p 2>/dev/null"
 }
 start_libvirtd() {
-    pgrep -x libvirtd >/dev/null || libvirtd -d 200>&- || return 1
+    [ -n "$(own_pids libvirtd)" ] || libvirtd_start || return 1
     wait_for 30 libvirt_answers && E2E_LIBVIRTD_KILLED=0
 }
 
@@ -348,7 +350,7 @@ e2e_cleanup() {
     fi
     # a test that killed libvirtd may have failed before restarting it
     if [ "$E2E_LIBVIRTD_KILLED" = 1 ]; then
-        pgrep -x libvirtd >/dev/null || libvirtd -d 200>&-
+        [ -n "$(own_pids libvirtd)" ] || libvirtd_start
         wait_for 30 libvirt_answers
     fi
     # a domain the test made that is still defined afterwards fails the test, with what
