@@ -10,10 +10,10 @@
 # run is made elsewhere (.ci/run: in its sanitized pass): where type='kvm' domains start, only
 # their [kvm] run is made here, and the TCG one is reported as SKIP; where they do not, the TCG
 # one runs here as usual.
-# cli/valgrind and cli/fuzz (offline: no libvirtd, no daemon, no domain; CPU-bound) run in the
-# background beside the first e2e tests, which spend most of their time waiting, and are
-# waited for before the proving ground, which must not share the CPUs (its scenarios measure
-# how busy its guests' vCPUs are). VN_BESIDE=0 runs them in line.
+# Each test's line gives its seconds; the pass's wall time is printed before the closing line.
+# The unit tests run first, one after the other; then every cli and e2e test but the proving
+# ground, VN_JOBS (default 3) at a time, each on a libvirt host of its own (below); then the
+# proving ground's tests, one at a time with nothing beside them.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -135,65 +135,190 @@ run_script() {
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
     printf '%-28s FAIL (left behind:%s)\n' "$name" "$new"
 }
-BESIDE=""
-[ "${VN_BESIDE:-1}" != 0 ] && BESIDE="cli/valgrind cli/fuzz"
-beside_pid=""
-if [ -n "$BESIDE" ]; then
-    rm -f "$logdir/beside.counts" "$logdir/beside.out"
-    # a subshell: its counts come back through a file, its lines are printed when waited for
+# ---- the pool: every cli and e2e test but the proving ground, VN_JOBS (3) at a time ----
+# Each runs on a libvirt host of its own (tests/lib/own-host.sh: a mount namespace with its own
+# libvirtd, virtlogd, /run/libvirt, /var/lib/libvirt, /etc/libvirt...), so tests that run at once
+# share no libvirtd, no domain and no vnumad. Most of their time is waiting on libvirt, QEMU and
+# guests, so their waits overlap on two cores; none assumes a speed (tests/slow-stack.sh). What a
+# test left is checked in its own host (own-host.sh's DIR/leftovers, and any process still in its
+# namespace). Each test's lines are printed when it ends. Two tests that change or race for the
+# same thing of this machine are never run at once (job_group). VN_JOBS=1 runs the tests one
+# after the other, on the same hosts.
+JOBS=${VN_JOBS:-3}
+VN_JOBS_SAID="the cli and e2e tests $JOBS at a time, then the proving ground alone"
+hosts_dir=$(mktemp -d /tmp/vnuma-hosts.XXXXXX)
+# the guest image and the programs the tests build on demand, built once before they run at
+# once (vm-images/build-guest.sh, cli/fuzz, cli/valgrind: make is not run twice in one tree)
+if [ "$(id -u)" = 0 ]; then
+    make --no-print-directory -s BUILD="$BUILD" agent-static guest-tools >/dev/null 2>&1
+    vm-images/build-guest.sh >"$logdir/build-guest.log" 2>&1 ||
+        echo "tests/run.sh: the test guest did not build (the tests that boot it will say so): $(tail -n 1 "$logdir/build-guest.log")"
+fi
+make --no-print-directory -s BUILD="$BUILD" fuzz-build "$BUILD/fuzz/fuzz-proto-host-replay" >"$logdir/prebuild.log" 2>&1 ||
+    echo "tests/run.sh: make fuzz-build failed (cli/fuzz and cli/valgrind will say so): $(tail -n 1 "$logdir/prebuild.log")"
+
+# ground-systemd's virtqemud, built from Debian's libvirt source (tests/lib/build-virtqemud.sh,
+# reused once built) while the pool's tests wait on their guests, not while the ground waits
+vqd_pid=""
+case " ${VN_SKIP_TESTS:-} " in
+*" e2e/ground-systemd "*) ;;
+*) [ "$(id -u)" = 0 ] && { tests/lib/build-virtqemud.sh "$BUILD/virtqemud" >"$logdir/build-virtqemud.out" 2>&1 200>&- & vqd_pid=$!; } ;;
+esac
+
+# pool_job NAME: in the background, NAME's test on a host of its own; its result lines go to
+# $logdir/KEY.out, its counts to $logdir/KEY.counts
+pool_job() {
+    local name=$1 key host cmd
+    key=$(job_key "$name")
+    host=$hosts_dir/$key
+    case $name in
+    *"[kvm]") cmd=(env VN_ACCEL=kvm bash "tests/${name%\[kvm\]}.sh") ;;
+    *) cmd=(bash "tests/$name.sh") ;;
+    esac
+    mkdir -p "$host"
     (
         total_pass=0 total_fail=0 total_skip=0 failed_progs=""
-        # run_one, not run_script: what the e2e tests in front leave and take away meanwhile
-        # is theirs (they are checked for leftovers each), and these make no domain or daemon
-        for b in $BESIDE; do run_one "$b" bash "tests/$b.sh"; done >"$logdir/beside.out" 2>&1
-        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/beside.counts"
+        {
+            run_one "$name" tests/lib/own-host.sh "$host" "${cmd[@]}"
+            own_host_left "$name" "$host"
+        } >"$logdir/$key.out" 2>&1
+        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/$key.counts"
     ) &
-    beside_pid=$!
-    trap '[ -n "$beside_pid" ] && kill "$beside_pid" 2>/dev/null; exit 130' INT TERM HUP
-fi
-# wait_beside: the tests run in the background are done; their lines and counts are added
-wait_beside() {
-    local bp bf bs bprogs
-    [ -n "$beside_pid" ] || return 0
-    wait "$beside_pid"
-    beside_pid=""
-    cat "$logdir/beside.out" 2>/dev/null
-    if read -r bp bf bs bprogs <"$logdir/beside.counts" 2>/dev/null; then
+    pool_pids[$!]=$name
+}
+job_key() { local k=${1//\//-}; echo "${k//[\[\]]/_}"; }
+# job_group NAME: tests of one group never run at once: they change the same thing of this
+# machine (backends: the huge pages it adds and puts back), or would race for it (the two
+# migration tests: each host B listens for the incoming migration on libvirt's first free port)
+job_group() {
+    case ${1%\[kvm\]} in
+    e2e/backends) echo hugepages ;;
+    e2e/migrate | e2e/migrate-hook) echo migration ;;
+    *) echo "" ;;
+    esac
+}
+# own_host_left NAME HOST: what the test left in its own host is its failure: what own-host.sh
+# found (and removed) and any process still in the namespace
+own_host_left() {
+    local name=$1 host=$2 ns p new=""
+    [ -s "$host/leftovers" ] && new=$(paste -sd' ' "$host/leftovers")
+    if [ -s "$host/mntns" ]; then
+        ns=$(cat "$host/mntns")
+        for p in /proc/[0-9]*; do
+            [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
+            new="$new process:${p#/proc/}($(cat "$p/comm" 2>/dev/null))"
+            kill -KILL "${p#/proc/}" 2>/dev/null
+        done
+    fi
+    if [ -n "$new" ]; then
+        total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
+        printf '%-28s FAIL (left behind: %s)\n' "$name" "$new"
+    elif [ "${VN_KEEP_HOSTS:-0}" != 1 ]; then
+        rm -rf "$host"
+    fi
+}
+# pool_collect: waits for one job of the pool to end (polled: bash's wait -n misses a job that
+# ended before it was called); prints its lines and adds its counts
+pool_collect() {
+    local pid="" p name key bp bf bs bprogs
+    while [ -z "$pid" ]; do
+        for p in "${!pool_pids[@]}"; do
+            kill -0 "$p" 2>/dev/null || { pid=$p; break; }
+        done
+        [ -n "$pid" ] || sleep 0.5
+    done
+    wait "$pid"
+    name=${pool_pids[$pid]}
+    unset "pool_pids[$pid]"
+    key=$(job_key "$name")
+    cat "$logdir/$key.out" 2>/dev/null
+    if read -r bp bf bs bprogs <"$logdir/$key.counts" 2>/dev/null; then
         total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
         failed_progs="$failed_progs${bprogs:+ $bprogs}"
     else
-        total_fail=$((total_fail + 1)); failed_progs="$failed_progs beside($BESIDE)"
-        printf '%-28s FAIL (the tests run in the background left no counts: %s)\n' "beside" "$BESIDE"
+        total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name"
+        printf '%-28s FAIL (its job left no counts)\n' "$name"
     fi
 }
+# pool_busy GROUP: a job of GROUP runs
+pool_busy() {
+    local p
+    [ -n "$1" ] || return 1
+    for p in "${!pool_pids[@]}"; do [ "$(job_group "${pool_pids[$p]}")" = "$1" ] && return 0; done
+    return 1
+}
+declare -A pool_pids=()
+trap 'for p in "${!pool_pids[@]}"; do kill "$p" 2>/dev/null; done; exit 130' INT TERM HUP
+
+# The queue, the longest first (the seconds of an idle run here: docs/benchmarks.md "The suite
+# in parallel"), so that the pool does not end on one long test alone; then the others in the
+# order of their names. An e2e test that also runs with type='kvm' is two jobs.
+FIRST="e2e/migrate-hook e2e/agent-storm cli/valgrind e2e/migrate e2e/pidns e2e/conns e2e/storm e2e/agent-host"
+names=($FIRST)
+grounds=()
 for dir in tests/cli tests/e2e; do
     for s in "$dir"/*.sh; do
         [ -f "$s" ] || continue
         case $(basename "$s") in lib.sh | lib-*.sh) continue ;; esac # sourced by the others
         name=$(basename "$dir")/$(basename "$s" .sh)
-        case " $BESIDE " in *" $name "*) continue ;; esac
-        case $name in e2e/ground*) wait_beside ;; esac # the ground has the CPUs to itself
-        if [ -z "$kvm_skip" ] && case " ${VN_TCG_ELSEWHERE:-} " in *" $name "*) true ;; *) false ;; esac; then
-            total_skip=$((total_skip + 1))
-            printf '%-28s SKIP (its TCG run is elsewhere: VN_TCG_ELSEWHERE; the [kvm] one runs here)\n' "$name"
-        else
-            run_script "$name" bash "$s"
-        fi
-        case " $KVM_TESTS " in
-        *" $(basename "$s" .sh) "*)
-            [ "$dir" = tests/e2e ] || continue
-            if [ -n "$kvm_skip" ]; then
-                total_skip=$((total_skip + 1))
-                printf '%-28s SKIP (%s)\n' "$name[kvm]" "$kvm_skip"
-            else
-                run_script "$name[kvm]" env VN_ACCEL=kvm bash "$s"
-            fi
-            ;;
-        esac
+        case $name in e2e/ground*) grounds+=("$name"); continue ;; esac # the ground: alone, below
+        case " $FIRST " in *" $name "*) continue ;; esac
+        names+=("$name")
     done
 done
+queue=()
+for name in "${names[@]}"; do
+    [ -f "tests/$name.sh" ] || continue
+    if [ -z "$kvm_skip" ] && case " ${VN_TCG_ELSEWHERE:-} " in *" $name "*) true ;; *) false ;; esac; then
+        total_skip=$((total_skip + 1))
+        printf '%-28s SKIP (its TCG run is elsewhere: VN_TCG_ELSEWHERE; the [kvm] one runs here)\n' "$name"
+    elif case " ${VN_SKIP_TESTS:-} " in *" $name "*) true ;; *) false ;; esac; then
+        run_one "$name" true # prints its SKIP
+    else
+        queue+=("$name")
+    fi
+    case $name in e2e/*) ;; *) continue ;; esac
+    case " $KVM_TESTS " in *" ${name#e2e/} "*) ;; *) continue ;; esac
+    if [ -n "$kvm_skip" ]; then
+        total_skip=$((total_skip + 1))
+        printf '%-28s SKIP (%s)\n' "$name[kvm]" "$kvm_skip"
+    elif case " ${VN_SKIP_TESTS:-} " in *" $name[kvm] "*) true ;; *) false ;; esac; then
+        run_one "$name[kvm]" true
+    else
+        queue+=("$name[kvm]")
+    fi
+done
+# the pool: the first job of the queue whose group is not running, whenever fewer than JOBS run
+while [ ${#queue[@]} -gt 0 ]; do
+    if [ ${#pool_pids[@]} -ge "$JOBS" ]; then
+        pool_collect
+        continue
+    fi
+    picked=""
+    for i in "${!queue[@]}"; do
+        pool_busy "$(job_group "${queue[$i]}")" && continue
+        picked=$i
+        break
+    done
+    if [ -z "$picked" ]; then
+        pool_collect
+        continue
+    fi
+    pool_job "${queue[$picked]}"
+    unset "queue[$picked]"
+    queue=("${queue[@]}")
+done
+while [ ${#pool_pids[@]} -gt 0 ]; do pool_collect; done
+rmdir "$hosts_dir" 2>/dev/null
+trap - INT TERM HUP
+[ -n "$vqd_pid" ] && wait "$vqd_pid"
 
-wait_beside
+# ---- the proving ground: one boot at a time, with the CPUs to itself (its scenarios measure how
+# busy its guests' vCPUs are) ----
+for name in "${grounds[@]}"; do
+    run_script "$name" bash "tests/$name.sh"
+done
+
 left=$(leftovers)
 if [ -n "$left" ]; then
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"
@@ -204,6 +329,7 @@ else
 fi
 
 echo
+echo "# the pass took $SECONDS s ($VN_JOBS_SAID)"
 [ -n "$failed_progs" ] && echo "failed:$failed_progs"
 [ $total_skip -gt 0 ] && echo "($total_skip test programs skipped: see above; skips are not passes)"
 echo "$total_pass passed, $total_fail failed"
