@@ -170,11 +170,14 @@ def on_node3_at_a(name, vn_a_conf, vlog):
     """name started on A and placed on node 3 by vnumad A (opted in with nodes="3", nodes 0-2 busy);
     vnumad A then stops
     keeping the placement. (its state, the hogs on nodes 0-2) or (None, ...)"""
+    # started before the busy loops: a domain start under them took 26-30 s of the ground's time
+    # (TCG: eight vCPUs on the host's two cores), against 5 s without; what vnumad A decides is
+    # still decided with them running
+    pad_ids()
+    S.start_dom(name, cells=2, cell_mib=CELL_MIB, kernel=SPIN)
     busy = hogs([0, 1, 2])
     vn = S.start_vnumad(vn_a_conf, vlog)
     S.wait_passes(3, "migrate: vnumad A reads the other load")
-    pad_ids()
-    S.start_dom(name, cells=2, cell_mib=CELL_MIB, kernel=SPIN)
     # nodes="3": vnumad A's own choice under the busy loops depends on how it reads a node its
     # threads share (seen: a cell put on busy node 2); the element makes node 3 certain
     S.virsh("metadata", name, "urn:vnuma:balancer:1", "--key", "vnuma", "--set",
