@@ -20,9 +20,12 @@
 #     tests/unit/test-daemon-carried.c);
 #   - an XML placed by a host with more nodes (cell 1 on node 3, which libvirt here refuses),
 #     restored with vnumad B stopped: the hook takes that placement out, and it starts.
-# One host node here: where the cells go, and a migration with vnumad B stopped or stopped by
-# SIGSTOP (the hook's 5 s timeout: unchanged), are proven in the proving ground
-# (tests/e2e/ground/migrate.py, scenarios 30-32).
+#   - with vnumad B stopped, and with vnumad B stopped by SIGSTOP (the hook's 5 s timeout), an
+#     opted-in domain's migration completes and it arrives unchanged (no <placed>, no
+#     <numatune>); the proving ground's scenario 32 checked the same on four nodes, and is now
+#     GROUND_SUITE=migrate's, for the benchmark.
+# One host node here: where the cells go is proven in the proving ground
+# (tests/e2e/ground/migrate.py, scenario 30).
 # Prints "ok N - ..." lines and "N passed, N failed"; exit 77 when it cannot run here.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -255,4 +258,31 @@ ok $? "... running, without the earlier host's placement: no <numatune>, no <pla
 live_xml_b "$R" | grep -q '<vcpu' && ! live_xml_b "$R" | grep -q '<vcpupin'
 ok $? "... and without its <vcpupin>s"
 b_done "$R"
+
+# ---- vnumad B down, then stopped by SIGSTOP: an opted-in domain arrives unchanged ----
+# (the hook gets no answer: at once when vnumad B's socket is gone, after its 5 s timeout when
+# vnumad B does not answer; the migration completes either way)
+U=$(define_domain down "$T" "$(optin_sed 'mode="auto"')")
+ok $? "domain $U defined and started on A, opted in"
+out=$(migrate_to_b "$U")
+ok $? "virsh migrate --live $U to host B, vnumad B stopped${out:+: $out}"
+[ "$($VIRSH_B domstate "$U" 2>/dev/null)" = running ] && unplaced "$U"
+ok $? "... it runs on B unchanged: no <numatune>, no <placed>"
+$VIRSH_B destroy "$U" >/dev/null 2>&1
+SG=$(define_domain sigstop "$T" "$(optin_sed 'mode="auto"')")
+ok $? "domain $SG defined and started on A, opted in"
+start_vnumad_b && kill -STOP "$B_VN"
+ok $? "vnumad B started again, then stopped by SIGSTOP"
+t0=$(date +%s.%N)
+out=$(migrate_to_b "$SG")
+rc=$?
+secs=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$t0" "$(date +%s.%N)")
+kill -CONT "$B_VN"
+ok $rc "virsh migrate --live $SG to host B, vnumad B stopped by SIGSTOP: it completes (${secs} s)${out:+: $out}"
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 5 else 1)" "$secs"
+ok $? "... after the hook waited its 5 s for vnumad B (${secs} s)"
+[ "$($VIRSH_B domstate "$SG" 2>/dev/null)" = running ] && unplaced "$SG"
+ok $? "... it runs on B unchanged: no <numatune>, no <placed>"
+b_done "$SG"
+stop_vnumad_b
 finish

@@ -17,7 +17,10 @@
 #   - vnumad B balances it (auto) without taking its pins as originals, and an opt-out on B
 #     restores B's originals (virsh vcpupin, emulatorpin, the threads' Cpus_allowed_list),
 #     never A's saved ones; no <original> is left;
-#   - vnumad A forgot the domain ("migrated away") and restored nothing.
+#   - vnumad A forgot the domain ("migrated away") and restored nothing;
+#   - with no qemu hook, the domain arrives unplaced: no <placed> in B's <state>, no <numatune>,
+#     and no record of vnumad B says "arrival": "placed" (the proving ground's scenario 31 checked
+#     the same on four nodes; it is now GROUND_SUITE=migrate's, for the benchmark).
 # Prints "ok N - ..." lines and "N passed, N failed"; exit 77 when it cannot run here.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -57,6 +60,19 @@ ok $? "vnumad B runs ($(grep -m1 'vnumad started' "$B_LOG" | cut -c1-100))"
 D=$(define_domain migrate "$T" "s|</vcpu>|</vcpu><cputune><vcpupin vcpu='0' cpuset='1'/></cputune>|")
 ok $? "domain $D defined on A (vCPU 0 pinned to CPU 1 in its <cputune>)"
 [ $fail -eq 0 ] || finish
+
+# live_xml_numatune DOM: the live XML has a <numatune>
+live_xml_numatune() { $VIRSH dumpxml "$1" 2>/dev/null | grep -q '<numatune'; }
+# b_arrivals DOM: the "arrival" of each of vnumad B's records of DOM ("-" for none), one line
+b_arrivals() {
+    "$BUILD/vnumactl" --socket "$B_VNSOCK" decisions "$1" --json 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+r = r.get("return", r)
+print(" ".join(str(d.get("arrival", "-")) for d in r["decisions"]))' 2>/dev/null
+}
+b_recorded() { [ -n "$(b_arrivals "$1")" ]; }
+b_records_unplaced() { local a; a=$(b_arrivals "$1"); [ -n "$a" ] && ! grep -qw placed <<<"$a"; }
 
 # migrate_run FLAG EXPECTED: one migration of $D from A to B (virsh migrate --live FLAG)
 migrate_run() {
@@ -107,6 +123,11 @@ migrate_run() {
     ok $? "$tag: B's <original host=\"$B_ID\"> holds B's originals $want, emulator 0-1: $(on_b originals "$D")"
     ! on_b live_state "$D" | grep -q "$A_ID"
     ok $? "$tag: nothing of A's <original> is left in B's live metadata"
+    ! on_b live_state "$D" | grep -q '<placed' && ! on_b live_xml_numatune "$D"
+    ok $? "$tag: no hook here: no <placed> in B's <state>, no <numatune> in its live XML"
+    wait_for 15 b_recorded "$D"
+    b_records_unplaced "$D"
+    ok $? "$tag: B's records of it do not say \"arrival\": \"placed\" ($(b_arrivals "$D"))"
     on_b pins_are "$D" "$THERE" && [ "$(on_b emulator_pin "$D")" = 1 ]
     ok $? "$tag: the pins it came with stay while it is advised ($(on_b vcpu_pins "$D"), emulator $(on_b emulator_pin "$D"))"
     on_b set_meta "$D" '<balancer mode="auto"/>' >/dev/null
