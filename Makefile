@@ -216,11 +216,12 @@ $(BUILD)/vnuma-agent: $(BUILD)/agent/main.o $(AGENT_LINK)
 ifeq ($(SANITIZE),1)
 # ASan cannot link a static program: with SANITIZE=1 the static programs of the test guests'
 # initramfs (vm-images/build-guest.sh) are built without sanitizers in $(BUILD)/plain/ and
-# copied. The sanitized pass tests the host side; the guest runs these plain ones.
+# copied (only when they changed: tests run at once may read them). The sanitized pass tests
+# the host side; the guest runs these plain ones.
 $(BUILD)/vnuma-agent-static $(GUEST_TOOLS): FORCE
 	@$(MAKE) --no-print-directory SANITIZE= BUILD=$(BUILD)/plain $(@:$(BUILD)/%=$(BUILD)/plain/%)
 	@mkdir -p $(dir $@)
-	cp -p $(@:$(BUILD)/%=$(BUILD)/plain/%) $@
+	@cmp -s $(@:$(BUILD)/%=$(BUILD)/plain/%) $@ || cp -p $(@:$(BUILD)/%=$(BUILD)/plain/%) $@
 FORCE:
 else
 $(BUILD)/vnuma-agent-static: $(BUILD)/agent/main.o $(AGENT_LINK)

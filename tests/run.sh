@@ -23,10 +23,23 @@ if [ ! -d "$VN_TOPOLOGIES" ]; then
 fi
 # make check starts the services the suite needs (virtlogd, libvirtd) before any test;
 # a test that needs them also starts them itself, so each runs alone too.
+. "$(dirname "$0")/services.sh"
 if [ "$(id -u)" = 0 ]; then
-    . "$(dirname "$0")/services.sh"
     why=$(start_services) || echo "tests/run.sh: $why (the tests that need libvirtd will say so)"
 fi
+# cpu_mark: "SECONDS BUSY TOTAL", the wall clock and the machine's CPU ticks (/proc/stat: busy is
+# user, nice, system, irq, softirq and steal; total adds idle and iowait); cpu_since MARK: "N s,
+# the CPUs busy P% (C CPU-seconds)" since MARK. A pass whose CPUs were busy all along is as short
+# as its CPU work allows.
+cpu_mark() { echo "$SECONDS $(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)"; }
+cpu_since() {
+    local s0 b0 t0 b1 t1 hz
+    read -r s0 b0 t0 <<<"$1"
+    read -r _ b1 t1 <<<"$(cpu_mark)"
+    hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+    echo "$((SECONDS - s0)) s, the CPUs busy $(((b1 - b0) * 100 / ((t1 - t0) > 0 ? (t1 - t0) : 1)))% ($(((b1 - b0) / hz)) CPU-seconds)"
+}
+pass_mark=$(cpu_mark)
 logdir=$BUILD/test-logs
 mkdir -p "$logdir"
 
@@ -76,6 +89,19 @@ for t in "$BUILD"/tests/test-*; do
     case "$t" in *-live) continue ;; esac  # drivers run by tests/e2e scripts against real domains
     run_one "$(basename "$t")" "$t"
 done
+# VN_SAN_BUILD=build-san (.ci/run): one pass over both builds. Every unit test runs on both;
+# each cli and e2e test runs once, on the ASan+UBSan build, but those of VN_PLAIN_ONLY (the
+# proving ground, the packages, what measures the plain build or cannot run sanitized) on
+# BUILD only, and those of VN_BOTH (a check that holds on the plain build only, such as an RSS
+# bound ASan's quarantine breaks) on both. A test on the ASan build is named NAME[asan].
+SAN_BUILD=${VN_SAN_BUILD:-}
+if [ -n "$SAN_BUILD" ]; then
+    for t in "$SAN_BUILD"/tests/test-*; do
+        [ -x "$t" ] || continue
+        case "$t" in *-live) continue ;; esac
+        run_one "$(basename "$t")[asan]" env UBSAN_OPTIONS=print_stacktrace=1 "$t"
+    done
+fi
 # The e2e tests that sample, pin or move run twice: with TCG domains and with type='kvm'
 # ones (firmware only: no guest kernel boots under this machine's /dev/kvm, but QEMU runs
 # with real KVM memory slots, "CPU n/KVM" threads and KVM statistics, and prints and behaves
@@ -116,7 +142,8 @@ leftovers() {
     for f in /etc/libvirt/qemu/vnuma-e2e-*.xml; do
         [ -f "$f" ] && out="$out config:$(printf %q "$(basename "$f")")"
     done
-    for p in $(pgrep -x vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
+    # (this mount namespace's: a vnumad on a test's own host is that host's to check)
+    for p in $(own_pids vnumad); do out="$out vnumad:$p($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 120))"; done
     # (groun[d]: the pattern does not match a pgrep of it running at the same time, beside)
     for p in $(pgrep -f -- '-name vnuma-groun[d]'); do out="$out ground:$p"; done
     echo "$out"
@@ -145,7 +172,6 @@ run_script() {
 # same thing of this machine are never run at once (job_group). VN_JOBS=1 runs the tests one
 # after the other, on the same hosts.
 JOBS=${VN_JOBS:-3}
-VN_JOBS_SAID="the cli and e2e tests $JOBS at a time, then the proving ground alone"
 hosts_dir=$(mktemp -d /tmp/vnuma-hosts.XXXXXX)
 # the guest image and the programs the tests build on demand, built once before they run at
 # once (vm-images/build-guest.sh, cli/fuzz, cli/valgrind: make is not run twice in one tree)
@@ -171,9 +197,11 @@ pool_job() {
     local name=$1 key host cmd
     key=$(job_key "$name")
     host=$hosts_dir/$key
-    case $name in
-    *"[kvm]") cmd=(env VN_ACCEL=kvm bash "tests/${name%\[kvm\]}.sh") ;;
-    *) cmd=(bash "tests/$name.sh") ;;
+    local base=${name%\[asan\]} build=$BUILD
+    [ "$base" != "$name" ] && build=$SAN_BUILD
+    case $base in
+    *"[kvm]") cmd=(env BUILD="$build" UBSAN_OPTIONS=print_stacktrace=1 VN_ACCEL=kvm bash "tests/${base%\[kvm\]}.sh") ;;
+    *) cmd=(env BUILD="$build" UBSAN_OPTIONS=print_stacktrace=1 bash "tests/$base.sh") ;;
     esac
     mkdir -p "$host"
     (
@@ -191,7 +219,8 @@ job_key() { local k=${1//\//-}; echo "${k//[\[\]]/_}"; }
 # machine (backends: the huge pages it adds and puts back), or would race for it (the two
 # migration tests: each host B listens for the incoming migration on libvirt's first free port)
 job_group() {
-    case ${1%\[kvm\]} in
+    local b=${1%\[asan\]}
+    case ${b%\[kvm\]} in
     e2e/backends) echo hugepages ;;
     e2e/migrate | e2e/migrate-hook) echo migration ;;
     *) echo "" ;;
@@ -267,6 +296,14 @@ for dir in tests/cli tests/e2e; do
     done
 done
 queue=()
+# queue_add NAME: NAME's runs, on the builds VN_SAN_BUILD gives it (above)
+queue_add() {
+    local in_plain=0 in_both=0
+    case " ${VN_PLAIN_ONLY:-} " in *" $1 "*) in_plain=1 ;; esac
+    case " ${VN_BOTH:-} " in *" $1 "*) in_both=1 ;; esac
+    if [ -z "$SAN_BUILD" ] || [ $in_plain = 1 ] || [ $in_both = 1 ]; then queue+=("$1"); fi
+    if [ -n "$SAN_BUILD" ] && [ $in_plain = 0 ]; then queue+=("$1[asan]"); fi
+}
 for name in "${names[@]}"; do
     [ -f "tests/$name.sh" ] || continue
     if [ -z "$kvm_skip" ] && case " ${VN_TCG_ELSEWHERE:-} " in *" $name "*) true ;; *) false ;; esac; then
@@ -275,7 +312,7 @@ for name in "${names[@]}"; do
     elif case " ${VN_SKIP_TESTS:-} " in *" $name "*) true ;; *) false ;; esac; then
         run_one "$name" true # prints its SKIP
     else
-        queue+=("$name")
+        queue_add "$name"
     fi
     case $name in e2e/*) ;; *) continue ;; esac
     case " $KVM_TESTS " in *" ${name#e2e/} "*) ;; *) continue ;; esac
@@ -285,10 +322,11 @@ for name in "${names[@]}"; do
     elif case " ${VN_SKIP_TESTS:-} " in *" $name[kvm] "*) true ;; *) false ;; esac; then
         run_one "$name[kvm]" true
     else
-        queue+=("$name[kvm]")
+        queue_add "$name[kvm]"
     fi
 done
 # the pool: the first job of the queue whose group is not running, whenever fewer than JOBS run
+pool_mark=$(cpu_mark)
 while [ ${#queue[@]} -gt 0 ]; do
     if [ ${#pool_pids[@]} -ge "$JOBS" ]; then
         pool_collect
@@ -311,13 +349,18 @@ done
 while [ ${#pool_pids[@]} -gt 0 ]; do pool_collect; done
 rmdir "$hosts_dir" 2>/dev/null
 trap - INT TERM HUP
+pool_said="the cli and e2e tests, $JOBS at a time: $(cpu_since "$pool_mark")"
+echo "# $pool_said"
 [ -n "$vqd_pid" ] && wait "$vqd_pid"
 
 # ---- the proving ground: one boot at a time, with the CPUs to itself (its scenarios measure how
 # busy its guests' vCPUs are) ----
+ground_mark=$(cpu_mark)
 for name in "${grounds[@]}"; do
     run_script "$name" bash "tests/$name.sh"
 done
+ground_said="the proving ground: $(cpu_since "$ground_mark")"
+echo "# $ground_said"
 
 left=$(leftovers)
 if [ -n "$left" ]; then
@@ -329,7 +372,7 @@ else
 fi
 
 echo
-echo "# the pass took $SECONDS s ($VN_JOBS_SAID)"
+echo "# the pass took $(cpu_since "$pass_mark"); $pool_said; $ground_said"
 [ -n "$failed_progs" ] && echo "failed:$failed_progs"
 [ $total_skip -gt 0 ] && echo "($total_skip test programs skipped: see above; skips are not passes)"
 echo "$total_pass passed, $total_fail failed"
