@@ -179,6 +179,10 @@ if [ "$(id -u)" = 0 ]; then
     make --no-print-directory -s BUILD="$BUILD" agent-static guest-tools >/dev/null 2>&1
     vm-images/build-guest.sh >"$logdir/build-guest.log" 2>&1 ||
         echo "tests/run.sh: the test guest did not build (the tests that boot it will say so): $(tail -n 1 "$logdir/build-guest.log")"
+    if [ -n "$SAN_BUILD" ]; then
+        BUILD=$SAN_BUILD SANITIZE=1 vm-images/build-guest.sh >"$logdir/build-guest-san.log" 2>&1 ||
+            echo "tests/run.sh: the test guest of $SAN_BUILD did not build (the tests that boot it will say so): $(tail -n 1 "$logdir/build-guest-san.log")"
+    fi
 fi
 make --no-print-directory -s BUILD="$BUILD" fuzz-build "$BUILD/fuzz/fuzz-proto-host-replay" >"$logdir/prebuild.log" 2>&1 ||
     echo "tests/run.sh: make fuzz-build failed (cli/fuzz and cli/valgrind will say so): $(tail -n 1 "$logdir/prebuild.log")"
@@ -197,11 +201,13 @@ pool_job() {
     local name=$1 key host cmd
     key=$(job_key "$name")
     host=$hosts_dir/$key
-    local base=${name%\[asan\]} build=$BUILD
-    [ "$base" != "$name" ] && build=$SAN_BUILD
+    # (SANITIZE=1 with the ASan build, as `make check SANITIZE=1` passes it: what a test builds
+    # on demand, such as the guest's static programs, is then built as that build wants it)
+    local base=${name%\[asan\]} env=(BUILD="$BUILD" UBSAN_OPTIONS=print_stacktrace=1)
+    [ "$base" != "$name" ] && env=(BUILD="$SAN_BUILD" SANITIZE=1 UBSAN_OPTIONS=print_stacktrace=1)
     case $base in
-    *"[kvm]") cmd=(env BUILD="$build" UBSAN_OPTIONS=print_stacktrace=1 VN_ACCEL=kvm bash "tests/${base%\[kvm\]}.sh") ;;
-    *) cmd=(env BUILD="$build" UBSAN_OPTIONS=print_stacktrace=1 bash "tests/$base.sh") ;;
+    *"[kvm]") cmd=(env "${env[@]}" VN_ACCEL=kvm bash "tests/${base%\[kvm\]}.sh") ;;
+    *) cmd=(env "${env[@]}" bash "tests/$base.sh") ;;
     esac
     mkdir -p "$host"
     (
