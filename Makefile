@@ -116,6 +116,9 @@ GUEST_TOOLS := $(BUILD)/guest-tools/memtouch $(BUILD)/guest-tools/pft $(BUILD)/g
 
 UNIT_SRCS  := $(wildcard tests/unit/test-*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Kept: made through a pattern chain they are intermediate files, which make deletes after a
+# first build; the next make (its .d files now name them) then built every unit test again.
+.SECONDARY: $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.o)
 
 PROGRAMS   := $(BUILD)/vnumad $(BUILD)/vnumactl $(BUILD)/vnuma-agent
 
