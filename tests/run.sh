@@ -167,8 +167,7 @@ run_script() {
 # libvirtd, virtlogd, /run/libvirt, /var/lib/libvirt, /etc/libvirt...), so tests that run at once
 # share no libvirtd, no domain and no vnumad. Most of their time is waiting on libvirt, QEMU and
 # guests, so their waits overlap on two cores; none assumes a speed (tests/slow-stack.sh). What a
-# test left is checked in its own host (own-host.sh's DIR/leftovers, and any process still in its
-# namespace). Each test's lines are printed when it ends. Two tests that change or race for the
+# test left is checked in its own host, before its namespace goes (own-host.sh's DIR/leftovers). Each test's lines are printed when it ends. Two tests that change or race for the
 # same thing of this machine are never run at once (job_group). VN_JOBS=1 runs the tests one
 # after the other, on the same hosts.
 JOBS=${VN_JOBS:-3}
@@ -232,19 +231,13 @@ job_group() {
     *) echo "" ;;
     esac
 }
-# own_host_left NAME HOST: what the test left in its own host is its failure: what own-host.sh
-# found (and removed) and any process still in the namespace
+# own_host_left NAME HOST: what the test left in its own host is its failure, as own-host.sh
+# found it (and removed it) while the namespace was still there. (Not looked for again here by
+# the namespace's inode: once a namespace is gone the kernel gives its number to the next one,
+# another test's, whose processes were seen as this one's and killed.)
 own_host_left() {
-    local name=$1 host=$2 ns p new=""
+    local name=$1 host=$2 new=""
     [ -s "$host/leftovers" ] && new=$(paste -sd' ' "$host/leftovers")
-    if [ -s "$host/mntns" ]; then
-        ns=$(cat "$host/mntns")
-        for p in /proc/[0-9]*; do
-            [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
-            new="$new process:${p#/proc/}($(cat "$p/comm" 2>/dev/null))"
-            kill -KILL "${p#/proc/}" 2>/dev/null
-        done
-    fi
     if [ -n "$new" ]; then
         total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name(leftovers)"
         printf '%-28s FAIL (left behind: %s)\n' "$name" "$new"

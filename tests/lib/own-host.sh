@@ -14,8 +14,8 @@
 # line (a domain named vnuma-e2e-* still defined, its configuration file, a process of the test
 # still running in the namespace, a QEMU of the host still running), then removed: the domains
 # destroyed and undefined, libvirtd and virtlogd stopped, the QEMUs they leave killed, the
-# processes left killed. Exits with COMMAND's status. DIR/mntns names the namespace
-# (readlink /proc/PID/ns/mnt): tests/run.sh checks that no process is left in it.
+# processes left killed, all while the namespace is still there (once it is gone, the kernel
+# gives its inode number to the next namespace made). Exits with COMMAND's status.
 set -u
 if [ "${1:-}" = --inside ]; then
     shift
@@ -27,7 +27,6 @@ if [ "${1:-}" = --inside ]; then
         echo "own-host.sh: cannot bind the host's directories" >&2
         exit 1
     }
-    readlink /proc/self/ns/mnt >"$dir/mntns"
     export VN_HOST=$dir
     # shellcheck source=tests/services.sh
     . "$(dirname "$0")/../services.sh"
