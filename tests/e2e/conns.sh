@@ -272,7 +272,9 @@ ok $? "the log says both $D1 were restored ($(restored) lines)"
 # ---- nothing of the hosts is left ----
 hosts_stop
 # (a QEMU killed by its host's stop is gone once the kernel has reaped it: waited for, as every
-# event here; seen left for a moment with other tests running at once)
+# event here. Seen once with other tests running at once: a qemu-system-x86 "left" in a host's
+# namespace, most likely another test's QEMU in a new namespace that had the gone one's inode
+# number; hosts_stop now holds each host's namespace open until this look)
 hosts_gone() { [ -z "$(hosts_left)" ]; }
 wait_for 30 hosts_gone
 left=$(hosts_left)

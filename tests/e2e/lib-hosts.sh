@@ -187,10 +187,20 @@ host_stop() {
     ns_libvirt_stop "$HOSTS/h$1" "$(host_sock "$1")" "$(host_pid "$1" libvirtd)" \
         "$(host_pid "$1" virtlogd)"
 }
-# hosts_stop: every numbered host stopped, all at once
+# hosts_stop: every numbered host stopped, all at once. The mount namespace of each host still
+# running is held open first (HOSTS_HELD: its inode, as $HOSTS/hN/mntns has it), so that its
+# number is not given to another namespace while hosts_left looks for what is left in it: a
+# gone namespace's number goes to the next one made, another test's or a QEMU's.
+HOSTS_HELD=()
 hosts_stop() {
-    local d p pids=()
+    local d p pids=() fd
     for p in "${HOST_JOBS[@]}"; do wait "$p" 2>/dev/null; done
+    for d in "$HOSTS"/h*; do
+        [ -f "$d/mntns" ] || continue
+        p=$(host_pid "${d##*/h}" virtlogd) || p=$(host_pid "${d##*/h}" libvirtd) || continue
+        [ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$(cat "$d/mntns")" ] || continue
+        exec {fd}<"/proc/$p/ns/mnt" && HOSTS_HELD+=("$(cat "$d/mntns")")
+    done
     for d in "$HOSTS"/h*; do
         [ -d "$d" ] || continue
         host_stop "${d##*/h}" &
@@ -201,13 +211,11 @@ hosts_stop() {
 }
 e2e_at_exit hosts_stop
 
-# hosts_left: "PID COMM" of every process still in a numbered host's mount namespace, and of
-# every QEMU of a domain named with the test's prefix
+# hosts_left: "PID COMM" of every process still in a numbered host's mount namespace (one that
+# hosts_stop held: HOSTS_HELD), and of every QEMU of a domain named with the test's prefix
 hosts_left() {
-    local f ns p
-    for f in "$HOSTS"/h*/mntns; do
-        [ -f "$f" ] || continue
-        ns=$(cat "$f")
+    local ns p
+    for ns in "${HOSTS_HELD[@]}"; do
         for p in /proc/[0-9]*; do
             [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
         done
