@@ -1,7 +1,9 @@
 #!/bin/bash
 # End to end: the guest agent in a real guest. Builds the test guest (vm-images/build-guest.sh),
 # boots it as a libvirt domain (TCG, direct kernel boot, 2 vCPUs, 2 NUMA cells of 128 MiB, the
-# org.vnuma.agent.0 channel) with memtouch writing 48 MiB bound to guest node 1, then speaks the
+# org.vnuma.agent.0 channel) with memtouch writing 48 MiB bound to guest node 1 (a pass, then
+# 20 ms asleep: every page written within each 4 s soft-dirty period, and the thread charged
+# CPU ticks in every collection, which the vCPUs it ran on are read from), then speaks the
 # protocol from the host over the channel's unix socket (tests/e2e/agent-client.py): hello, a
 # few get-hints; the hint set must name memtouch, with its pages mostly on node 1 and its hot
 # ranges inside guest node 1's guest-physical range (HMP `info mtree -f`, ram-node1). The host
@@ -28,7 +30,7 @@ CONSOLE=$DIR/console.log
 chmod 666 "$CONSOLE"
 
 
-cmdline="console=ttyS0 rdinit=/init panic=-1 ${GUEST_LOGLEVEL:-loglevel=4} mitigations=off vnuma.workload=memtouch,node=1,mib=48"
+cmdline="console=ttyS0 rdinit=/init panic=-1 ${GUEST_LOGLEVEL:-loglevel=4} mitigations=off vnuma.workload=memtouch,node=1,mib=48,pause=20"
 agent_guest_xml "$NAME" "$DIR" "$cmdline" "$CONSOLE" 128 >"$DIR/$NAME.xml"
 echo "$NAME" >>"$E2E_TMP/domains"  # lib.sh's trap destroys and undefines it
 if ! $VIRSH define "$DIR/$NAME.xml" >"$E2E_TMP/define.out" 2>&1 ||

@@ -1,6 +1,7 @@
 #!/bin/bash
 # vnumad and real guests' agents over the virtio-serial channel:
-#   - a good guest (vnuma-agent, memtouch writing 48 MiB on guest node 1, opted in): vnumad
+#   - a good guest (vnuma-agent, memtouch writing 48 MiB on guest node 1 every 250 ms, opted
+#     in: hot to the agent's 4 s soft-dirty scan without a whole vCPU spent on it): vnumad
 #     opens the channel when the guest opens its port (VSERPORT_CHANGE), receives validated
 #     hints naming memtouch, and the hottest hot range decide gets for cell 1 lies inside
 #     guest node 1's RAM (ram-node1 in `info mtree -f`); vnumactl status shows the agent;
@@ -31,7 +32,7 @@ base="console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off"
 GOOD=${E2E_PREFIX}good
 BAD=${E2E_PREFIX}hostile
 start_vnumad "interval = 1" "log_level = debug"
-boot "$GOOD" "$base vnuma.workload=memtouch,node=1,mib=48" ||
+boot "$GOOD" "$base vnuma.workload=memtouch,node=1,mib=48,pause=250" ||
     skip_all "cannot start a TCG guest with direct kernel boot here: $(tail -n 1 "$E2E_TMP/define.out")"
 boot "$BAD" "$base vnuma.agent=0 vnuma.workload=hostile" ||
     skip_all "cannot start a second TCG guest here: $(tail -n 1 "$E2E_TMP/define.out")"

@@ -8,12 +8,15 @@
  * /proc/self/pagemap: the hot set a host-side benchmark follows, tests/bench/hotset.sh):
  *   memtouch: pid P gpa 0xSTART+0xLEN ...     (up to 8 ranges a line)
  *   memtouch: pid P gpa done R ranges N pages
+ * --pause MS sleeps MS milliseconds after each pass over the buffer (every page is still
+ * written once a pass: hot to a soft-dirty or page-idle scan whose period is longer than a
+ * pass and its pause; the tests that only need hot memory need no whole vCPU for it).
  * --hold 1 writes every page once and then keeps the memory without touching it (cold memory
  * that stays allocated); --ready FILE creates FILE once every page is written, --wait FILE
  * waits for FILE before allocating (so one memtouch's buffer is allocated after another's).
  *
  *   memtouch [--node N] [--mib M] [--threads T] [--seconds S] [--gpa 0|1] [--hold 0|1]
- *            [--ready FILE] [--wait FILE]
+ *            [--pause MS] [--ready FILE] [--wait FILE]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +39,7 @@ typedef struct slice {
     volatile char *base;
     size_t len;
     unsigned seconds;
+    unsigned pause_ms;
     unsigned long passes;
 } slice;
 
@@ -57,6 +61,11 @@ static void *toucher(void *arg)
         s->passes++;
         if (s->seconds && now_s() >= end)
             break;
+        if (s->pause_ms) {
+            struct timespec ts = {.tv_sec = s->pause_ms / 1000,
+                                  .tv_nsec = (long)(s->pause_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
     }
     return NULL;
 }
@@ -113,7 +122,7 @@ static void print_gpa(const char *p, size_t len)
 
 int main(int argc, char **argv)
 {
-    unsigned node = 0, threads = 1, seconds = 0, gpa = 0, hold = 0;
+    unsigned node = 0, threads = 1, seconds = 0, gpa = 0, hold = 0, pause_ms = 0;
     const char *ready = NULL, *wait = NULL;
     unsigned long mib = 32, mask[2] = {0};
     pthread_t tid[64];
@@ -139,6 +148,8 @@ int main(int argc, char **argv)
             seconds = (unsigned)v;
         else if (strcmp(argv[i], "--gpa") == 0)
             gpa = v != 0;
+        else if (strcmp(argv[i], "--pause") == 0)
+            pause_ms = v > 10000 ? 10000 : (unsigned)v;
         else {
             fprintf(stderr, "memtouch: unknown option %s\n", argv[i]);
             return 2;
@@ -173,8 +184,10 @@ int main(int argc, char **argv)
         pause();
     per = (len / threads) & ~(PAGE - 1);
     for (unsigned t = 0; t < threads; t++) {
-        sl[t] = (slice){
-            .base = p + t * per, .len = t + 1 == threads ? len - t * per : per, .seconds = seconds};
+        sl[t] = (slice){.base = p + t * per,
+                        .len = t + 1 == threads ? len - t * per : per,
+                        .seconds = seconds,
+                        .pause_ms = pause_ms};
         if (pthread_create(&tid[t], NULL, toucher, &sl[t]) != 0) {
             fprintf(stderr, "memtouch: cannot start thread %u\n", t);
             return 1;
