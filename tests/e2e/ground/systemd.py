@@ -95,6 +95,10 @@ def main():
     # vnumad; an operator's host has none (the ground's copy is an overlay: the host keeps it)
     if os.path.exists("/usr/sbin/policy-rc.d"):
         os.unlink("/usr/sbin/policy-rc.d")
+    # man-db's dpkg trigger (mandb over this machine's 9p root, in the ground's TCG) is none of
+    # the package's doing: off, as man-db's own switch turns it off (the overlay's copy only)
+    if os.path.exists("/var/lib/man-db/auto-update"):
+        os.unlink("/var/lib/man-db/auto-update")
     t = time.monotonic()
     r = run("dpkg", "-i", host_deb) if host_deb else None
     num["dpkg_rc"] = r.returncode if r else None
