@@ -11,7 +11,8 @@
 # their [kvm] run is made here, and the TCG one is reported as SKIP; where they do not, the TCG
 # one runs here as usual.
 # Each test's line gives its seconds; the pass's wall time is printed before the closing line.
-# The unit tests run first, one after the other; then every cli and e2e test but the proving
+# The unit tests run first, each build's one after the other, the builds' side by side and beside
+# the prebuilds of the guest image and the fuzzer; then every cli and e2e test but the proving
 # ground, VN_JOBS (default 3) at a time, each on a libvirt host of its own (below); then the
 # proving ground's tests, one at a time with nothing beside them.
 set -u
@@ -84,24 +85,50 @@ run_one() {
     fi
 }
 
-for t in "$BUILD"/tests/test-*; do
-    [ -x "$t" ] || continue
-    case "$t" in *-live) continue ;; esac  # drivers run by tests/e2e scripts against real domains
-    run_one "$(basename "$t")" "$t"
-done
+# units_job KEY DIR [SUFFIX [ENV...]]: in the background, DIR's unit test programs one after the
+# other (named with SUFFIX, run under ENV); their lines go to $logdir/units-KEY.out, their counts
+# to $logdir/units-KEY.counts (units_collect). Each build's unit tests are such a job, and the
+# prebuilds of the pool below run beside them: each unit test uses one CPU, and one after the
+# other they left the machine's second CPU idle.
+units_job() {
+    local key=$1 dir=$2 suffix=${3:-} t
+    shift 3 2>/dev/null || shift $#
+    (
+        total_pass=0 total_fail=0 total_skip=0 failed_progs=""
+        for t in "$dir"/tests/test-*; do
+            [ -x "$t" ] || continue
+            case "$t" in *-live) continue ;; esac  # drivers run by tests/e2e scripts against real domains
+            run_one "$(basename "$t")$suffix" env "$@" "$t"
+        done >"$logdir/units-$key.out" 2>&1
+        echo "$total_pass $total_fail $total_skip $failed_progs" >"$logdir/units-$key.counts"
+    ) &
+    units_pids+=("$!:$key")
+}
+# units_collect: waits for the units jobs, prints their lines and adds their counts
+units_collect() {
+    local j bp bf bs bprogs
+    for j in "${units_pids[@]}"; do
+        wait "${j%%:*}"
+        cat "$logdir/units-${j#*:}.out" 2>/dev/null
+        if read -r bp bf bs bprogs <"$logdir/units-${j#*:}.counts" 2>/dev/null; then
+            total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
+            failed_progs="$failed_progs${bprogs:+ $bprogs}"
+        else
+            total_fail=$((total_fail + 1)); failed_progs="$failed_progs units-${j#*:}"
+            printf '%-28s FAIL (its job left no counts)\n' "units-${j#*:}"
+        fi
+    done
+    units_pids=()
+}
+units_pids=()
+units_job plain "$BUILD" ""
 # VN_SAN_BUILD=build-san (.ci/run): one pass over both builds. Every unit test runs on both;
 # each cli and e2e test runs once, on the ASan+UBSan build, but those of VN_PLAIN_ONLY (the
 # proving ground, the packages, what measures the plain build or cannot run sanitized) on
 # BUILD only, and those of VN_BOTH (a check that holds on the plain build only, such as an RSS
 # bound ASan's quarantine breaks) on both. A test on the ASan build is named NAME[asan].
 SAN_BUILD=${VN_SAN_BUILD:-}
-if [ -n "$SAN_BUILD" ]; then
-    for t in "$SAN_BUILD"/tests/test-*; do
-        [ -x "$t" ] || continue
-        case "$t" in *-live) continue ;; esac
-        run_one "$(basename "$t")[asan]" env UBSAN_OPTIONS=print_stacktrace=1 "$t"
-    done
-fi
+[ -n "$SAN_BUILD" ] && units_job asan "$SAN_BUILD" "[asan]" UBSAN_OPTIONS=print_stacktrace=1
 # The e2e tests that sample, pin or move run twice: with TCG domains and with type='kvm'
 # ones (firmware only: no guest kernel boots under this machine's /dev/kvm, but QEMU runs
 # with real KVM memory slots, "CPU n/KVM" threads and KVM statistics, and prints and behaves
@@ -193,6 +220,10 @@ case " ${VN_SKIP_TESTS:-} " in
 *" e2e/ground-systemd "*) ;;
 *) [ "$(id -u)" = 0 ] && { tests/lib/build-virtqemud.sh "$BUILD/virtqemud" >"$logdir/build-virtqemud.out" 2>&1 200>&- & vqd_pid=$!; } ;;
 esac
+
+units_collect  # (the unit tests ran beside the prebuilds above)
+units_said="the unit tests and the prebuilds: $(cpu_since "$pass_mark")"
+echo "# $units_said"
 
 # pool_job NAME: in the background, NAME's test on a host of its own; its result lines go to
 # $logdir/KEY.out, its counts to $logdir/KEY.counts
@@ -371,7 +402,7 @@ else
 fi
 
 echo
-echo "# the pass took $(cpu_since "$pass_mark"); $pool_said; $ground_said"
+echo "# the pass took $(cpu_since "$pass_mark"); $units_said; $pool_said; $ground_said"
 [ -n "$failed_progs" ] && echo "failed:$failed_progs"
 [ $total_skip -gt 0 ] && echo "($total_skip test programs skipped: see above; skips are not passes)"
 echo "$total_pass passed, $total_fail failed"
