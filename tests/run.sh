@@ -279,7 +279,7 @@ own_host_left() {
 # pool_collect: waits for one job of the pool to end (polled: bash's wait -n misses a job that
 # ended before it was called); prints its lines and adds its counts
 pool_collect() {
-    local pid="" p name key bp bf bs bprogs
+    local pid="" p name
     while [ -z "$pid" ]; do
         for p in "${!pool_pids[@]}"; do
             kill -0 "$p" 2>/dev/null || { pid=$p; break; }
@@ -289,6 +289,11 @@ pool_collect() {
     wait "$pid"
     name=${pool_pids[$pid]}
     unset "pool_pids[$pid]"
+    job_report "$name"
+}
+# job_report NAME: the lines of NAME's ended job, its counts added
+job_report() {
+    local name=$1 key bp bf bs bprogs
     key=$(job_key "$name")
     cat "$logdir/$key.out" 2>/dev/null
     if read -r bp bf bs bprogs <"$logdir/$key.counts" 2>/dev/null; then
@@ -355,6 +360,37 @@ for name in "${names[@]}"; do
         queue_add "$name[kvm]"
     fi
 done
+# ---- beside the proving ground: what only computes ----
+# The tests of VN_BESIDE (default below: valgrind, the offline advise and topology runs, the
+# text and manifest checks: no libvirt, no daemon, nothing waited for but their own work) run
+# while the proving ground runs, not in the pool, at SCHED_IDLE (chrt --idle): the kernel gives
+# them only CPU time the ground leaves idle (a quarter of its CPUs: its scenarios wait on
+# vnumad's passes), and the ground's threads preempt them at once. Without a ground to run (or
+# chrt) they run in the pool.
+BESIDE=${VN_BESIDE-cli/valgrind cli/advise cli/topology cli/completion cli/house cli/docs cli/man cli/promtool cli/install cli/k8s-manifest}
+ground_runs=0
+for name in "${grounds[@]}"; do
+    case " ${VN_SKIP_TESTS:-} " in *" $name "*) ;; *) ground_runs=1 ;; esac
+done
+beside=()
+if [ $ground_runs = 1 ] && [ -n "$BESIDE" ] && (chrt --idle -p 0 $BASHPID) 2>/dev/null; then
+    rest=()
+    for q in "${queue[@]}"; do
+        case " $BESIDE " in *" ${q%\[asan\]} "*) beside+=("$q") ;; *) rest+=("$q") ;; esac
+    done
+    queue=("${rest[@]}")
+fi
+# beside_stream NAME...: (in a subshell) at SCHED_IDLE, each NAME's job on a host of its own,
+# one after the other; their lines and counts are read after the ground (job_report)
+beside_stream() {
+    local n
+    chrt --idle -p 0 $BASHPID || return 1
+    for n in "$@"; do
+        pool_job "$n"
+        wait $!
+    done
+}
+
 # the pool: the first job of the queue whose group is not running, whenever fewer than JOBS run
 pool_mark=$(cpu_mark)
 while [ ${#queue[@]} -gt 0 ]; do
@@ -377,21 +413,37 @@ while [ ${#queue[@]} -gt 0 ]; do
     queue=("${queue[@]}")
 done
 while [ ${#pool_pids[@]} -gt 0 ]; do pool_collect; done
-rmdir "$hosts_dir" 2>/dev/null
 trap - INT TERM HUP
 pool_said="the cli and e2e tests, $JOBS at a time: $(cpu_since "$pool_mark")"
 echo "# $pool_said"
 [ -n "$vqd_pid" ] && wait "$vqd_pid"
 
 # ---- the proving ground: one boot at a time, with the CPUs to itself (its scenarios measure how
-# busy its guests' vCPUs are) ----
+# busy its guests' vCPUs are) but for what runs beside it at SCHED_IDLE (above) ----
 ground_mark=$(cpu_mark)
+beside_pids=()
+if [ ${#beside[@]} -gt 0 ]; then
+    # two streams, the first job (the longest: valgrind) alone in one
+    (beside_stream "${beside[0]}") &
+    beside_pids+=($!)
+    [ ${#beside[@]} -gt 1 ] && { (beside_stream "${beside[@]:1}") & beside_pids+=($!); }
+    echo "# beside the proving ground, at SCHED_IDLE: ${beside[*]}"
+    trap 'for p in "${beside_pids[@]}"; do pkill -P "$p"; kill "$p"; done 2>/dev/null; exit 130' INT TERM HUP
+fi
 for name in "${grounds[@]}"; do
     run_script "$name" bash "tests/$name.sh"
 done
 ground_said="the proving ground: $(cpu_since "$ground_mark")"
 echo "# $ground_said"
+if [ ${#beside[@]} -gt 0 ]; then
+    for p in "${beside_pids[@]}"; do wait "$p"; done
+    trap - INT TERM HUP
+    for name in "${beside[@]}"; do job_report "$name"; done
+    ground_said="$ground_said; the tests beside it ended $((SECONDS - ${ground_mark%% *})) s after it began"
+    echo "# the tests beside the proving ground ended $((SECONDS - ${ground_mark%% *})) s after it began"
+fi
 
+rmdir "$hosts_dir" 2>/dev/null
 left=$(leftovers)
 if [ -n "$left" ]; then
     total_fail=$((total_fail + 1)); failed_progs="$failed_progs suite/leftovers"
