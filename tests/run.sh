@@ -106,19 +106,25 @@ units_job() {
 }
 # units_collect: waits for the units jobs, prints their lines and adds their counts
 units_collect() {
-    local j bp bf bs bprogs
+    local j
     for j in "${units_pids[@]}"; do
         wait "${j%%:*}"
-        cat "$logdir/units-${j#*:}.out" 2>/dev/null
-        if read -r bp bf bs bprogs <"$logdir/units-${j#*:}.counts" 2>/dev/null; then
-            total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
-            failed_progs="$failed_progs${bprogs:+ $bprogs}"
-        else
-            total_fail=$((total_fail + 1)); failed_progs="$failed_progs units-${j#*:}"
-            printf '%-28s FAIL (its job left no counts)\n' "units-${j#*:}"
-        fi
+        job_files "$logdir/units-${j#*:}" "units-${j#*:}"
     done
     units_pids=()
+}
+# job_files BASE NAME: an ended job's lines (BASE.out) printed, its counts (BASE.counts) added;
+# a job that left no counts is NAME's failure
+job_files() {
+    local bp bf bs bprogs
+    cat "$1.out" 2>/dev/null
+    if read -r bp bf bs bprogs 2>/dev/null <"$1.counts"; then
+        total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
+        failed_progs="$failed_progs${bprogs:+ $bprogs}"
+    else
+        total_fail=$((total_fail + 1)); failed_progs="$failed_progs $2"
+        printf '%-28s FAIL (its job left no counts)\n' "$2"
+    fi
 }
 units_pids=()
 units_job plain "$BUILD" ""
@@ -292,18 +298,7 @@ pool_collect() {
     job_report "$name"
 }
 # job_report NAME: the lines of NAME's ended job, its counts added
-job_report() {
-    local name=$1 key bp bf bs bprogs
-    key=$(job_key "$name")
-    cat "$logdir/$key.out" 2>/dev/null
-    if read -r bp bf bs bprogs <"$logdir/$key.counts" 2>/dev/null; then
-        total_pass=$((total_pass + bp)); total_fail=$((total_fail + bf)); total_skip=$((total_skip + bs))
-        failed_progs="$failed_progs${bprogs:+ $bprogs}"
-    else
-        total_fail=$((total_fail + 1)); failed_progs="$failed_progs $name"
-        printf '%-28s FAIL (its job left no counts)\n' "$name"
-    fi
-}
+job_report() { job_files "$logdir/$(job_key "$1")" "$1"; }
 # pool_busy GROUP: a job of GROUP runs
 pool_busy() {
     local p
