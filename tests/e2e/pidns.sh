@@ -89,7 +89,10 @@ pod_start() {
     [ ! -e "$POD/start.failed" ] || { cat "$POD/start.out" >&2; return 1; }
     POD_INIT=$(pgrep -P "$POD_UNSHARE" -x python3)
     if [ "$MODE" = root ]; then
-        POD_LIBVIRTD=$(pod_host_pid "$(cat "$POD/libvirtd.pid")")
+        # (libvirtd -d returns once its pid file is written; a libvirtd that starts late, as
+        # tests/slow-stack.sh's, may return first: its pid file is waited for, not assumed)
+        wait_for 30 test -s "$POD/libvirtd.pid" &&
+            POD_LIBVIRTD=$(pod_host_pid "$(cat "$POD/libvirtd.pid")")
         POD_VIRTLOGD=$(pod_host_pid "$(cat "$POD/virtlogd.pid")")
     else
         wait_for 30 test -s "$POD/run/libvirtd.pid" &&
