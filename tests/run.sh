@@ -360,7 +360,8 @@ done
 # text and manifest checks: no libvirt, no daemon, nothing waited for but their own work) run
 # while the proving ground runs, not in the pool, at SCHED_IDLE (chrt --idle): the kernel gives
 # them only CPU time the ground leaves idle (a quarter of its CPUs: its scenarios wait on
-# vnumad's passes), and the ground's threads preempt them at once. Without a ground to run (or
+# vnumad's passes), and the ground's threads preempt them at once; once the ground has ended,
+# what is left of them goes back to the normal priority (unidle). Without a ground to run (or
 # chrt) they run in the pool.
 BESIDE=${VN_BESIDE-cli/valgrind cli/advise cli/topology cli/completion cli/house cli/docs cli/man cli/promtool cli/install cli/k8s-manifest}
 ground_runs=0
@@ -375,8 +376,24 @@ if [ $ground_runs = 1 ] && [ -n "$BESIDE" ] && (chrt --idle -p 0 $BASHPID) 2>/de
     done
     queue=("${rest[@]}")
 fi
+# unidle PID...: PID and all its descendants back at SCHED_OTHER, each thread (three walks: a
+# process forked during one is found in the next). Once the ground has ended, what is left of
+# the tests beside it must not wait on idle CPUs that may never come: under tests/slow-stack.sh's
+# busy loops, SCHED_IDLE valgrind had run 7 of its 80 programs in 30 minutes.
+unidle() {
+    local walk p all i
+    for walk in 1 2 3; do
+        all=("$@") i=0
+        while [ $i -lt ${#all[@]} ]; do
+            for p in $(pgrep -P "${all[$i]}"); do all+=("$p"); done
+            i=$((i + 1))
+        done
+        for p in "${all[@]}"; do chrt --other -a -p 0 "$p" 2>/dev/null; done
+    done
+}
 # beside_stream NAME...: (in a subshell) at SCHED_IDLE, each NAME's job on a host of its own,
-# one after the other; their lines and counts are read after the ground (job_report)
+# one after the other; their lines and counts are read after the ground (job_report). A job
+# that starts after the ground ended (unidle made this shell SCHED_OTHER) runs as any other.
 beside_stream() {
     local n
     chrt --idle -p 0 $BASHPID || return 1
@@ -431,6 +448,7 @@ done
 ground_said="the proving ground: $(cpu_since "$ground_mark")"
 echo "# $ground_said"
 if [ ${#beside[@]} -gt 0 ]; then
+    unidle "${beside_pids[@]}"
     for p in "${beside_pids[@]}"; do wait "$p"; done
     trap - INT TERM HUP
     for name in "${beside[@]}"; do job_report "$name"; done
