@@ -17,6 +17,9 @@
 #include "nsroot.h"
 #include "util.h"
 
+/* how many times an openat2 that ends in EAGAIN is tried */
+#define NSROOT_EAGAIN_TRIES 8
+
 /* Symbolic links followed in one lookup at most, as the kernel's (MAXSYMLINKS). */
 #define NSROOT_LINKS_MAX 40
 /* Directories deep a lookup goes at most (each an fd held while it walks). */
@@ -152,7 +155,14 @@ int nsroot_open(const char *root, pid_t pid, const char *path, int flags)
         return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
     while (*path == '/')
         path++; /* (RESOLVE_IN_ROOT starts an absolute path at rfd too: said once more) */
-    fd = (int)syscall(SYS_openat2, rfd, *path ? path : ".", &how, sizeof(how));
+    /* EAGAIN: a rename or mount anywhere on the host raced a '..' of the path, and the kernel
+     * could not rule out an escape; it may be tried again (openat2(2)). Bounded: whoever owns
+     * that root can keep renaming, and the caller then gets the error. */
+    for (int tries = 0; tries < NSROOT_EAGAIN_TRIES; tries++) {
+        fd = (int)syscall(SYS_openat2, rfd, *path ? path : ".", &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
     if (fd < 0 && errno == ENOSYS)
         return nsroot_walk(rfd, path, flags); /* a kernel before 5.6, or valgrind (3.19) */
     return fd < 0 ? -errno : fd;
