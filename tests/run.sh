@@ -14,7 +14,8 @@
 # The unit tests run first, each build's one after the other, the builds' side by side and beside
 # the prebuilds of the guest image and the fuzzer; then every cli and e2e test but the proving
 # ground, VN_JOBS (default 4) at a time, each on a libvirt host of its own (below); then the
-# proving ground's tests, one at a time with nothing beside them.
+# proving ground's tests, one at a time, with only the tests that compute (VN_BESIDE) beside
+# them at SCHED_IDLE.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -91,8 +92,8 @@ run_one() {
 # prebuilds of the pool below run beside them: each unit test uses one CPU, and one after the
 # other they left the machine's second CPU idle.
 units_job() {
-    local key=$1 dir=$2 suffix=${3:-} t
-    shift 3 2>/dev/null || shift $#
+    local key=$1 dir=$2 suffix=$3 t
+    shift 3
     (
         total_pass=0 total_fail=0 total_skip=0 failed_progs=""
         for t in "$dir"/tests/test-*; do
@@ -200,8 +201,8 @@ run_script() {
 # libvirtd, virtlogd, /run/libvirt, /var/lib/libvirt, /etc/libvirt...), so tests that run at once
 # share no libvirtd, no domain and no vnumad. Most of their time is waiting on libvirt, QEMU and
 # guests, so their waits overlap on two cores; none assumes a speed (tests/slow-stack.sh). What a
-# test left is checked in its own host, before its namespace goes (own-host.sh's DIR/leftovers). Each test's lines are printed when it ends. Two tests that change or race for the
-# same thing of this machine are never run at once (job_group). VN_JOBS=1 runs the tests one
+# test left is checked in its own host, before its namespace goes (own-host.sh's DIR/leftovers).
+# Each test's lines are printed when it ends. Two tests that change or race for the same thing of this machine are never run at once (job_group). VN_JOBS=1 runs the tests one
 # after the other, on the same hosts.
 JOBS=${VN_JOBS:-4} # 3 left the CPUs 16% idle (the migration tests mostly wait on hooks and guests)
 hosts_dir=$(mktemp -d /tmp/vnuma-hosts.XXXXXX)
@@ -452,8 +453,9 @@ if [ ${#beside[@]} -gt 0 ]; then
     for p in "${beside_pids[@]}"; do wait "$p"; done
     trap - INT TERM HUP
     for name in "${beside[@]}"; do job_report "$name"; done
-    ground_said="$ground_said; the tests beside it ended $((SECONDS - ${ground_mark%% *})) s after it began"
-    echo "# the tests beside the proving ground ended $((SECONDS - ${ground_mark%% *})) s after it began"
+    beside_said="the tests beside it ended $((SECONDS - ${ground_mark%% *})) s after it began"
+    echo "# $beside_said"
+    ground_said="$ground_said; $beside_said"
 fi
 
 rmdir "$hosts_dir" 2>/dev/null
