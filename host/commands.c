@@ -20,6 +20,7 @@
 #include "core.h"
 #include "decide.h"
 #include "domains.h"
+#include "heap.h"
 #include "holds.h"
 #include "live_snapshot.h"
 #include "log.h"
@@ -282,6 +283,7 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
     json_object_object_add(o, "paused", json_object_new_boolean(dm->host_paused));
     json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
     json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
+    json_object_object_add(o, "heap_bytes", json_object_new_uint64(vn_heap_bytes()));
     {
         mover_stats ms;
         struct json_object *mv = json_object_new_object();

@@ -132,8 +132,7 @@ units_job plain "$BUILD" ""
 # VN_SAN_BUILD=build-san (.ci/run): one pass over both builds. Every unit test runs on both;
 # each cli and e2e test runs once, on the ASan+UBSan build, but those of VN_PLAIN_ONLY (the
 # proving ground, the packages, what measures the plain build or cannot run sanitized) on
-# BUILD only, and those of VN_BOTH (a check that holds on the plain build only, such as an RSS
-# bound ASan's quarantine breaks) on both. A test on the ASan build is named NAME[asan].
+# BUILD only, and those of VN_BOTH (a check that needs the plain build as well) on both. A test on the ASan build is named NAME[asan].
 SAN_BUILD=${VN_SAN_BUILD:-}
 [ -n "$SAN_BUILD" ] && units_job asan "$SAN_BUILD" "[asan]" UBSAN_OPTIONS=print_stacktrace=1
 # The e2e tests that sample, pin or move run twice: with TCG domains and with type='kvm'

@@ -467,6 +467,14 @@ define_stopped() {
 # (KiB, /proc/PID/status); vnumad_cpu_ticks: its utime+stime (clock ticks, /proc/PID/stat).
 vnumad_fds() { ls "/proc/$VN_PID/fd" 2>/dev/null | wc -l; }
 vnumad_kib() { awk -v f="$1:" '$1 == f {print $2}' "/proc/$VN_PID/status" 2>/dev/null; }
+# vnumad_heap: the bytes its allocator has handed out and not taken back (status "heap_bytes":
+# glibc's mallinfo2, or ASan's own count in an ASan build), in KiB
+vnumad_heap() {
+    vnctl status --json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin); j = j.get("return", j)
+print(j["heap_bytes"] // 1024)'
+}
 vnumad_cpu_ticks() { awk '{print $14 + $15}' "/proc/$VN_PID/stat" 2>/dev/null; }
 # vnumad_warnings: lines at level warning or worse in the running vnumad's log
 vnumad_warnings() { grep -c '^<[0-4]>' "$VN_LOG"; }
