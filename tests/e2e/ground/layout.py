@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The operator's layout (issue 13), inside a proving ground booted with isolcpus=3 (one CPU of
-node 1 isolated) by tests/e2e/ground-layout.sh. Runs after scenarios.sh brought libvirt up.
+node 1 isolated) by tests/e2e/ground-tiers.sh, after the tiers (tiers.py) and the migration
+(migrate.py) in that boot; alone with GROUND_SUITE=layout tests/e2e/ground.sh.
 
   - housekeeping: vnumad runs in a cgroup confined to CPU 0; the guests' cgroup (libvirt's
     /machine) may use CPUs 1-7, so CPU 0 is foreign to every guest and CPU 3 isolated;
@@ -47,10 +48,10 @@ def main():
     cg_write(f"{CG}/housekeeping", "cpuset.cpus", str(HOUSEKEEPING))
 
     S.clear_state()
-    conf = os.path.join(S.R, "vnumad.conf")
+    conf = os.path.join(S.R, "vnumad-layout.conf")
     with open(conf, "w") as f:
         f.write(f"interval = 1\nevent_delay = 0.2\nsocket = {S.SOCK}\nstate_dir = {S.STATE}\nlog_level = debug\n")
-    vlog = open(os.path.join(S.R, "vnumad.log"), "w")
+    vlog = open(os.path.join(S.R, "vnumad-layout.log"), "w")
     vn = S.start_vnumad(conf, vlog)
     cg_write(f"{CG}/housekeeping", "cgroup.procs", str(vn.pid))
     num["vnumad_cpus"] = open(f"/proc/{vn.pid}/status").read().split("Cpus_allowed_list:")[1].split()[0]
