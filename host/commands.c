@@ -283,7 +283,11 @@ static int ctl_status(void *opaque, const control_request *req, struct json_obje
     json_object_object_add(o, "paused", json_object_new_boolean(dm->host_paused));
     json_object_object_add(o, "interval_s", json_object_new_double(dm->cfg.interval_s));
     json_object_object_add(o, "rate_limit_mib", json_object_new_int((int)dm->cfg.rate_limit_mib));
-    json_object_object_add(o, "heap_bytes", json_object_new_uint64(vn_heap_bytes()));
+    {
+        uint64_t heap;
+        json_object_object_add(o, "heap_bytes",
+                               vn_heap_bytes(&heap) == 0 ? json_object_new_uint64(heap) : NULL);
+    }
     {
         mover_stats ms;
         struct json_object *mv = json_object_new_object();

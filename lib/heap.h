@@ -12,6 +12,7 @@
 /*
  * glibc's mallinfo2() (every arena, and the chunks it mmapped); in an ASan build, the sanitizer
  * allocator's own count (__sanitizer_get_current_allocated_bytes), which replaces glibc's
- * malloc there.
+ * malloc there. 0, or -ENODATA when another allocator replaced glibc's (valgrind's memcheck, a
+ * preloaded jemalloc): glibc's arenas are then empty.
  */
-uint64_t vn_heap_bytes(void);
+int vn_heap_bytes(uint64_t *ret);

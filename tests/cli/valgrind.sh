@@ -29,6 +29,7 @@ set -u
 BUILD=${BUILD:-build}
 SUPP=tests/valgrind.supp
 VG_EXIT=99   # memcheck's exit code when it found an error (no test program uses it)
+export VN_HEAP_UNCOUNTED=1  # memcheck's malloc replaces glibc's: test-heap checks it says so
 export VN_TOPOLOGIES=${VN_TOPOLOGIES:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/topologies}
 if [ ! -d "$VN_TOPOLOGIES" ]; then
     VN_TOPOLOGIES=$(cd "$(dirname "$0")/../.." && pwd)/../shared/topologies
