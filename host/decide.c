@@ -138,10 +138,15 @@ void dplace_cost(const topology *t, const snap_domain *d, const vn_config *c, co
                          TOPO_DISTANCE_LOCAL;
         }
         double capacity = dcell_capacity(t, cv, n);
+        /* The margin to enter is for a node the cell would come to. A cell whose vCPUs float
+         * (no home: nothing pinned them to one node) is at home where most of its memory is:
+         * its vCPUs pinned there fill the node exactly, no more (issue 56: with the margin, the
+         * second of two busy cells whose memory shared a 2-CPU node moved its memory away, and
+         * so did every busy cell that opted in after it). */
+        bool at_home = (int)n == cv->home || (cv->home < 0 && cv->mem_frac[n] > 0.5);
         nc->over_cores = ps->load[n] + cv->busy > capacity;
-        nc->over_capacity =
-            ps->load[n] + cv->busy >
-            capacity - ((int)n == cv->home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
+        nc->over_capacity = ps->load[n] + cv->busy >
+                            capacity - (at_home || cv->busy <= 0 ? 0 : CAPACITY_ENTER_MARGIN);
         /* room: free memory (or huge pages) not yet promised, above the reserve */
         uint64_t room = dcell_room(t, c, ps, cv->cell, n);
         /* (a node with a lower tier the cell's cold memory may go to has that room too) */

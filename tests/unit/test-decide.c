@@ -171,6 +171,50 @@ static void test_capacity_band(void)
 }
 
 /*
+ * The band is for entering a node: a cell whose vCPUs float (pinned nowhere, as before a
+ * domain's first pass) is at home where its memory is. Two nodes of 2 CPUs and 2 LLCs (the
+ * proving ground's). Two busy 1-vCPU cells with their memory on one node both stay there, their
+ * vCPUs pinned to it, and a third one moves (issue 56: with the band, the second one's memory moved
+ * too, and every busy cell that opted in after it).
+ */
+static void test_capacity_floating(void)
+{
+    topology *t = load_synth("pack:2 numa:1 l3:2 core:1 pu:1"); /* imb_numa_nr 2 */
+    snapshot s;
+    plan p;
+
+    snap_init(&s);
+    snap_domain *a = add_domain(&s, "f-a", VN_MODE_AUTO, 10, 0);
+    snap_cell *ac = add_cell(a, 1, 0, 0.9, &t->cpus, &t->cpus);
+    set_mem(ac, 0, 64);
+    snap_domain *b = add_domain(&s, "f-b", VN_MODE_AUTO, 10, 0);
+    snap_cell *bc = add_cell(b, 1, 0, 0.9, &t->cpus, &t->cpus);
+    set_mem(bc, 0, 64);
+    run(t, &s, &p);
+    const plan_cell *pa = find_cell(&p, "f-a", 0), *pb = find_cell(&p, "f-b", 0);
+    CHECK(pa && pb && pa->target_node == 0 && pb->target_node == 0 && pa->nr_moves == 0 &&
+              pb->nr_moves == 0 && pa->nr_pins == 1 && pb->nr_pins == 1,
+          "two floating busy cells, memory on a 2-CPU node: both pinned there, no memory moves "
+          "(targets %d %d)",
+          pa ? pa->target_node : -9, pb ? pb->target_node : -9);
+    plan_clear(&p);
+    snap_domain *c = add_domain(&s, "f-c", VN_MODE_AUTO, 10, 0);
+    snap_cell *cc = add_cell(c, 1, 0, 0.9, &t->cpus, &t->cpus);
+    set_mem(cc, 0, 64);
+    run(t, &s, &p);
+    unsigned on0 = 0, on1 = 0;
+    for (unsigned i = 0; i < p.nr_domains; i++) {
+        on0 += p.domains[i].cells[0].target_node == 0;
+        on1 += p.domains[i].cells[0].target_node == 1;
+    }
+    CHECK(on0 == 2 && on1 == 1, "a third one: two stay on the node, one goes to the other (%u, %u)",
+          on0, on1);
+    plan_clear(&p);
+    snapshot_clear(&s);
+    topo_free(t);
+}
+
+/*
  * Rule 3's two-stage filter for vCPUs: a cell at home with its memory leaves for another node
  * (here: its home is over capacity) only when two consecutive passes agree; a new domain
  * moves at once. One noisy pass must not send it away and back.
@@ -816,6 +860,7 @@ int main(void)
     test_unmeasured();
     test_hysteresis();
     test_capacity_band();
+    test_capacity_floating();
     test_vcpu_two_stage();
     test_imbalance_pair_and_spread();
     test_imbalance_multi_llc();
