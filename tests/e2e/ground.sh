@@ -57,6 +57,9 @@ systemd)
     took=$(tests/lib/build-virtqemud.sh "$vqd")
     ok $? "virtqemud is built from Debian's libvirt source package (tests/lib/build-virtqemud.sh: ${took:-failed}$(case $took in [0-9]*) echo " s" ;; esac))"
     ;;
+# GROUND_SUITE=stagger: busy domains that opt in one after another (tests/e2e/ground/stagger.py,
+# issue 56; STAGGER_ARGS="gap=3 order=A:B:C:I")
+stagger) run=stagger append="" expect="40-stagger" extra_run="${STAGGER_ARGS:-}" ;;
 *) run=scenarios append="" ;;
 esac
 timeout=${GROUND_TIMEOUT:-${long:-900}}
